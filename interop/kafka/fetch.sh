@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Resolves Apache Kafka's jars (server, tools, shell, logging) from Maven Central into
+# interop/.kafka/<version>/lib, once per version, and prints that lib directory.
+# Usage: interop/kafka/fetch.sh [VERSION]   (default: $KAFKA_VERSION or 4.1.2)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+version=${1:-${KAFKA_VERSION:-4.1.2}}
+lib="$here/../.kafka/$version/lib"
+if [ ! -f "$lib/.complete" ]; then
+  mkdir -p "$lib"
+  mvn -B -q -f "$here/pom.xml" package -Dkafka.version="$version" -Dlib.dir="$lib" >&2
+  touch "$lib/.complete"
+fi
+cd "$lib" && pwd

@@ -1,0 +1,1 @@
+//! Command line (filled by the foundation work).

@@ -1,0 +1,1 @@
+//! Configuration (filled by the foundation work).

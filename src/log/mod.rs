@@ -1,0 +1,1 @@
+//! log (filled by the storage work).

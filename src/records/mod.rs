@@ -1,0 +1,1 @@
+//! records (filled by the storage work).

@@ -1,0 +1,1 @@
+//! snapshot (filled by the storage work).

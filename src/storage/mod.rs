@@ -1,0 +1,1 @@
+//! storage (filled by the storage work).
