@@ -1,0 +1,113 @@
+//! Typed request and response bodies for every API in [`super::versions::ADVERTISED`].
+//!
+//! One macro row per API keeps the request enum, the response enum and their version-checked
+//! decode/encode in step with the advertised table: adding an API is one row here and one in
+//! `versions.rs`.
+
+use bytes::{Bytes, BytesMut};
+use kafka_protocol::messages::{
+    AddRaftVoterRequest, AddRaftVoterResponse, ApiKey, ApiVersionsRequest, ApiVersionsResponse,
+    BeginQuorumEpochRequest, BeginQuorumEpochResponse, DescribeClusterRequest,
+    DescribeClusterResponse, DescribeQuorumRequest, DescribeQuorumResponse, EndQuorumEpochRequest,
+    EndQuorumEpochResponse, FetchRequest, FetchResponse, FetchSnapshotRequest,
+    FetchSnapshotResponse, RemoveRaftVoterRequest, RemoveRaftVoterResponse, UpdateRaftVoterRequest,
+    UpdateRaftVoterResponse, VoteRequest, VoteResponse,
+};
+use kafka_protocol::protocol::{Decodable, Encodable};
+
+use super::error::CodecError;
+
+macro_rules! kraft_apis {
+    ($($variant:ident => $req:ident, $resp:ident;)*) => {
+        /// A decoded request body of an API we serve.
+        #[derive(Debug, Clone, PartialEq)]
+        #[allow(missing_docs)]
+        pub enum RequestBody {
+            $($variant($req),)*
+        }
+
+        /// A response body of an API we serve.
+        #[derive(Debug, Clone, PartialEq)]
+        #[allow(missing_docs)]
+        pub enum ResponseBody {
+            $($variant($resp),)*
+        }
+
+        impl RequestBody {
+            /// Decodes the body of `api_key` at `version`. Unknown trailing bytes are left in
+            /// `buf` (Kafka ignores them too).
+            pub fn decode(api_key: ApiKey, version: i16, buf: &mut Bytes) -> Result<Self, CodecError> {
+                let malformed = |e: anyhow::Error| CodecError::MalformedBody {
+                    api_key,
+                    version,
+                    reason: format!("{e:#}"),
+                };
+                match api_key {
+                    $(ApiKey::$variant => Ok(Self::$variant($req::decode(buf, version).map_err(malformed)?)),)*
+                    _ => Err(CodecError::ApiNotEnabled { api_key, version }),
+                }
+            }
+
+            /// Encodes the body at `version` (what we send to peers).
+            pub fn encode(&self, version: i16, buf: &mut BytesMut) -> Result<(), CodecError> {
+                let api_key = self.api_key();
+                let failed = |e: anyhow::Error| CodecError::Encode { api_key, version, reason: format!("{e:#}") };
+                match self {
+                    $(Self::$variant(m) => m.encode(buf, version).map_err(failed),)*
+                }
+            }
+
+            /// The API this body belongs to.
+            pub fn api_key(&self) -> ApiKey {
+                match self {
+                    $(Self::$variant(_) => ApiKey::$variant,)*
+                }
+            }
+        }
+
+        impl ResponseBody {
+            /// Decodes a response body of `api_key` at `version` (what peers answer us).
+            pub fn decode(api_key: ApiKey, version: i16, buf: &mut Bytes) -> Result<Self, CodecError> {
+                let malformed = |e: anyhow::Error| CodecError::MalformedBody {
+                    api_key,
+                    version,
+                    reason: format!("{e:#}"),
+                };
+                match api_key {
+                    $(ApiKey::$variant => Ok(Self::$variant($resp::decode(buf, version).map_err(malformed)?)),)*
+                    _ => Err(CodecError::ApiNotEnabled { api_key, version }),
+                }
+            }
+
+            /// Encodes the body at `version`, the version of the request it answers.
+            pub fn encode(&self, version: i16, buf: &mut BytesMut) -> Result<(), CodecError> {
+                let api_key = self.api_key();
+                let failed = |e: anyhow::Error| CodecError::Encode { api_key, version, reason: format!("{e:#}") };
+                match self {
+                    $(Self::$variant(m) => m.encode(buf, version).map_err(failed),)*
+                }
+            }
+
+            /// The API this body belongs to.
+            pub fn api_key(&self) -> ApiKey {
+                match self {
+                    $(Self::$variant(_) => ApiKey::$variant,)*
+                }
+            }
+        }
+    };
+}
+
+kraft_apis! {
+    Fetch => FetchRequest, FetchResponse;
+    ApiVersions => ApiVersionsRequest, ApiVersionsResponse;
+    Vote => VoteRequest, VoteResponse;
+    BeginQuorumEpoch => BeginQuorumEpochRequest, BeginQuorumEpochResponse;
+    EndQuorumEpoch => EndQuorumEpochRequest, EndQuorumEpochResponse;
+    DescribeQuorum => DescribeQuorumRequest, DescribeQuorumResponse;
+    FetchSnapshot => FetchSnapshotRequest, FetchSnapshotResponse;
+    DescribeCluster => DescribeClusterRequest, DescribeClusterResponse;
+    AddRaftVoter => AddRaftVoterRequest, AddRaftVoterResponse;
+    RemoveRaftVoter => RemoveRaftVoterRequest, RemoveRaftVoterResponse;
+    UpdateRaftVoter => UpdateRaftVoterRequest, UpdateRaftVoterResponse;
+}

@@ -1,0 +1,81 @@
+//! Turning a frame body into a request we can serve, with Kafka's controller-side rules:
+//!
+//! - an unknown API key, an API this listener does not serve, or a version outside the
+//!   advertised range is refused (Kafka's `SocketServer` throws InvalidRequestException and
+//!   closes the connection);
+//! - except ApiVersions, which is accepted at *any* version: an unknown version is answered at
+//!   v0 with UNSUPPORTED_VERSION and our API list, so the client retries (KIP-511);
+//! - a body that does not decode is refused the same way; trailing bytes are ignored, as in Kafka.
+
+use bytes::{Bytes, BytesMut};
+use kafka_protocol::messages::ApiKey;
+
+use super::error::CodecError;
+use super::header::{decode_request_header, encode_request_header, RequestHeader};
+use super::messages::RequestBody;
+use super::versions;
+
+/// A request we can hand to the node.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InboundRequest {
+    /// A request at a version we serve.
+    Request {
+        /// Its header.
+        header: RequestHeader,
+        /// Its decoded body.
+        body: RequestBody,
+    },
+    /// An ApiVersions request at a version we do not know: answer v0 + UNSUPPORTED_VERSION.
+    UnsupportedApiVersions {
+        /// Its header (the version is the unknown one).
+        header: RequestHeader,
+    },
+}
+
+impl InboundRequest {
+    /// The header of the request.
+    pub fn header(&self) -> &RequestHeader {
+        match self {
+            Self::Request { header, .. } | Self::UnsupportedApiVersions { header } => header,
+        }
+    }
+}
+
+/// Decodes one frame body (without its size prefix).
+pub fn decode_request(mut frame: Bytes) -> Result<InboundRequest, CodecError> {
+    let header = decode_request_header(&mut frame)?;
+    let api_key = header.api_key;
+    let version = header.api_version;
+    let Some(range) = versions::advertised(api_key) else {
+        return Err(CodecError::ApiNotEnabled { api_key, version });
+    };
+    if !range.contains(version) {
+        if api_key == ApiKey::ApiVersions && version > range.max_version {
+            return Ok(InboundRequest::UnsupportedApiVersions { header });
+        }
+        return Err(CodecError::ApiNotEnabled { api_key, version });
+    }
+    let body = RequestBody::decode(api_key, version, &mut frame)?;
+    Ok(InboundRequest::Request { header, body })
+}
+
+/// Encodes a request we send, with its size prefix.
+pub fn encode_request(
+    body: &RequestBody,
+    version: i16,
+    correlation_id: i32,
+    client_id: &str,
+) -> Result<Bytes, CodecError> {
+    let mut buf = BytesMut::with_capacity(64);
+    buf.extend_from_slice(&[0; 4]);
+    encode_request_header(&mut buf, body.api_key(), version, correlation_id, client_id);
+    body.encode(version, &mut buf)?;
+    patch_size_prefix(&mut buf);
+    Ok(buf.freeze())
+}
+
+/// Writes the frame length into the 4 reserved bytes at the front of `buf`.
+pub(crate) fn patch_size_prefix(buf: &mut BytesMut) {
+    let body_len = (buf.len() - 4) as u32;
+    buf[..4].copy_from_slice(&body_len.to_be_bytes());
+}

@@ -1,0 +1,102 @@
+//! The single table of the APIs and version ranges this node advertises on its controller
+//! listener, and the features it reports in ApiVersions.
+//!
+//! The ranges are those of an Apache Kafka 4.1 controller for the KRaft APIs (Java peers pick
+//! `min(their max, our max)` per API, so advertising a version means implementing it).
+
+use kafka_protocol::messages::ApiKey;
+
+/// One advertised API and its inclusive version range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApiRange {
+    /// The API.
+    pub api_key: ApiKey,
+    /// Lowest version served.
+    pub min_version: i16,
+    /// Highest version served.
+    pub max_version: i16,
+}
+
+impl ApiRange {
+    /// Whether `version` is inside the range.
+    pub fn contains(&self, version: i16) -> bool {
+        (self.min_version..=self.max_version).contains(&version)
+    }
+}
+
+const fn api(api_key: ApiKey, min_version: i16, max_version: i16) -> ApiRange {
+    ApiRange {
+        api_key,
+        min_version,
+        max_version,
+    }
+}
+
+/// Every API we advertise, in ascending key order (Kafka lists them that way too).
+pub const ADVERTISED: &[ApiRange] = &[
+    // Fetch below v13 cannot carry the metadata topic id, which KRaft matches on; Kafka 4.x
+    // still advertises 4+ (KIP-896 removed 0-3) and rejects the partition later, so do we.
+    api(ApiKey::Fetch, 4, 18),
+    api(ApiKey::ApiVersions, 0, 4),
+    api(ApiKey::Vote, 0, 2),
+    api(ApiKey::BeginQuorumEpoch, 0, 1),
+    api(ApiKey::EndQuorumEpoch, 0, 1),
+    api(ApiKey::DescribeQuorum, 0, 2),
+    api(ApiKey::FetchSnapshot, 0, 1),
+    api(ApiKey::DescribeCluster, 0, 2),
+    api(ApiKey::AddRaftVoter, 0, 0),
+    api(ApiKey::RemoveRaftVoter, 0, 0),
+    api(ApiKey::UpdateRaftVoter, 0, 0),
+];
+
+/// The advertised range of `api_key`, if we serve it at all.
+pub fn advertised(api_key: ApiKey) -> Option<ApiRange> {
+    ADVERTISED.iter().copied().find(|r| r.api_key == api_key)
+}
+
+/// A feature in ApiVersions' SupportedFeatures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SupportedFeature {
+    /// Feature name, e.g. `kraft.version`.
+    pub name: &'static str,
+    /// Lowest level supported.
+    pub min_version: i16,
+    /// Highest level supported.
+    pub max_version: i16,
+}
+
+/// Features this node supports. `kraft.version` 0 (static voters) and 1 (KIP-853).
+pub const SUPPORTED_FEATURES: &[SupportedFeature] = &[SupportedFeature {
+    name: "kraft.version",
+    min_version: 0,
+    max_version: 1,
+}];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn advertised_ranges_are_within_what_the_codec_can_decode() {
+        for r in ADVERTISED {
+            let valid = r.api_key.valid_versions();
+            assert!(
+                r.min_version >= valid.min && r.max_version <= valid.max,
+                "{:?} {}..{} outside crate range {}",
+                r.api_key,
+                r.min_version,
+                r.max_version,
+                valid
+            );
+        }
+    }
+
+    #[test]
+    fn advertised_is_sorted_by_key_without_duplicates() {
+        let keys: Vec<i16> = ADVERTISED.iter().map(|r| r.api_key as i16).collect();
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(keys, sorted);
+    }
+}
