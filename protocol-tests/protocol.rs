@@ -1,1 +1,1 @@
-fn main(){}
+//! Golden-vector tests against Apache Kafka's own classes (see protocol-tests/README.md).

@@ -1,1 +1,94 @@
-//! Command line (filled by the foundation work).
+//! The command line, mirroring Kafka's verbs so operators feel at home.
+//!
+//! `ferrokraft start [-c FILE]` runs a node (`kafka-server-start`); `format`, `info` and
+//! `random-uuid` are `kafka-storage`'s verbs with its flags. Every failure exits 1 with a
+//! one-line cause on stderr, as Kafka's scripts do (clap's usage errors included).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// A KRaft controller node, wire- and disk-compatible with Apache Kafka 4.x.
+#[derive(Debug, Parser)]
+#[command(name = "ferrokraft", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The verbs.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a controller node. Without -c: a single-voter development quorum on
+    /// 127.0.0.1:9093 with data under ./ferrokraft-data, formatted on first start.
+    Start(StartArgs),
+    /// Format the node's log directories (as `kafka-storage format`).
+    Format(FormatArgs),
+    /// Describe the node's log directories (as `kafka-storage info`).
+    Info(InfoArgs),
+    /// Print a new random cluster or directory id (as `kafka-storage random-uuid`).
+    RandomUuid,
+}
+
+/// Arguments of `start`.
+#[derive(Debug, Args)]
+pub struct StartArgs {
+    /// The server.properties file.
+    #[arg(short = 'c', long = "config")]
+    pub config: Option<PathBuf>,
+    /// Override a property: key=value (applied after the file, as kafka.Kafka --override).
+    #[arg(long = "override", value_name = "KEY=VALUE")]
+    pub overrides: Vec<String>,
+}
+
+/// Arguments of `format`.
+#[derive(Debug, Args)]
+pub struct FormatArgs {
+    /// The server.properties file.
+    #[arg(short = 'c', long = "config")]
+    pub config: PathBuf,
+    /// The cluster id (22 base64url characters, e.g. from random-uuid).
+    #[arg(short = 't', long = "cluster-id")]
+    pub cluster_id: String,
+    /// The metadata.version to bootstrap with, e.g. 4.1 or 4.1-IV1 (default: the latest
+    /// production version of the pinned Kafka release).
+    #[arg(short = 'r', long = "release-version")]
+    pub release_version: Option<String>,
+    /// Skip directories that are already formatted instead of failing.
+    #[arg(short = 'g', long = "ignore-formatted")]
+    pub ignore_formatted: bool,
+    /// Format as the single voter of a new dynamic quorum.
+    #[arg(short = 's', long = "standalone", group = "quorum_mode")]
+    pub standalone: bool,
+    /// The initial voters of a new dynamic quorum: id@host:port:directoryId,...
+    #[arg(short = 'I', long = "initial-controllers", group = "quorum_mode")]
+    pub initial_controllers: Option<String>,
+    /// Join an existing dynamic quorum later (no bootstrap voter set).
+    #[arg(short = 'N', long = "no-initial-controllers", group = "quorum_mode")]
+    pub no_initial_controllers: bool,
+}
+
+/// Arguments of `info`.
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// The server.properties file.
+    #[arg(short = 'c', long = "config")]
+    pub config: PathBuf,
+}
+
+/// Parses argv; help and version print and exit 0, any usage error exits 1 (Kafka's convention).
+pub fn parse() -> Cli {
+    match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            let code = match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => 0,
+                _ => 1,
+            };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    }
+}

@@ -54,9 +54,8 @@ pub fn decode_request_header(buf: &mut Bytes) -> Result<RequestHeader, CodecErro
         return Err(malformed(-1, "frame shorter than an api key"));
     }
     let raw_key = buf.get_i16();
-    let api_key = ApiKey::try_from(raw_key).map_err(|()| CodecError::UnknownApiKey {
-        api_key: raw_key,
-    })?;
+    let api_key =
+        ApiKey::try_from(raw_key).map_err(|()| CodecError::UnknownApiKey { api_key: raw_key })?;
     if buf.remaining() < 2 + 4 + 2 {
         return Err(malformed(raw_key, "header cut short"));
     }
@@ -143,7 +142,10 @@ pub fn decode_response_header(
             let _tag = read_uvarint(buf, api_key as i16)?;
             let size = read_uvarint(buf, api_key as i16)? as usize;
             if buf.remaining() < size {
-                return Err(malformed(api_key as i16, "tagged field longer than the frame"));
+                return Err(malformed(
+                    api_key as i16,
+                    "tagged field longer than the frame",
+                ));
             }
             buf.advance(size);
         }

@@ -16,6 +16,8 @@ use super::messages::RequestBody;
 use super::versions;
 
 /// A request we can hand to the node.
+// Moved once from the codec to the handler; boxing the large variant would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum InboundRequest {
     /// A request at a version we serve.

@@ -1,1 +1,49 @@
-//! Network (filled by the foundation work).
+//! The controller listener: tokio accept loops and one task per connection.
+//!
+//! ```text
+//!   TcpListener ─accept (bounded by a semaphore)─▶ connection task
+//!   connection task: bytes ─check_frame─▶ decode_request ─▶ RequestHandler ─▶ response bytes
+//! ```
+//!
+//! Requests on one connection are read ahead (pipelined) and answered strictly in order, one at
+//! a time, as Kafka's socket server does (it mutes a channel until its response is sent). What a
+//! request means is the handler's business; this module only moves frames and enforces limits.
+pub mod connection;
+pub mod listener;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+
+use bytes::Bytes;
+
+use crate::codec::request::InboundRequest;
+
+/// Who sent a request and on which listener it arrived.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestContext {
+    /// The listener name (upper case), e.g. `CONTROLLER`.
+    pub listener_name: String,
+    /// The peer's address.
+    pub peer: SocketAddr,
+}
+
+/// A pending answer: the encoded response frame, or `None` to close the connection.
+pub type PendingResponse = Pin<Box<dyn Future<Output = Option<Bytes>> + Send>>;
+
+/// Serves decoded requests. Implemented by the node.
+pub trait RequestHandler: Send + Sync + 'static {
+    /// Starts serving `request`; the connection writes whatever the future yields, in order.
+    fn handle(&self, ctx: &RequestContext, request: InboundRequest) -> PendingResponse;
+}
+
+/// Limits every connection obeys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionLimits {
+    /// `socket.request.max.bytes`: the largest frame body accepted.
+    pub request_max_bytes: usize,
+    /// `max.connections`: connections served at once per listener.
+    pub max_connections: usize,
+    /// `connections.max.idle.ms`: a connection that sends nothing this long is closed.
+    pub idle_timeout_ms: u64,
+}

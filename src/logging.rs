@@ -1,0 +1,115 @@
+//! Log output in Kafka's pattern: `[2025-01-01 12:00:00,123] INFO message (target)`.
+//!
+//! Lines go to stderr (stdout is for command output). `RUST_LOG` filters, as usual with
+//! tracing; the default is `info`. Span fields (such as `node_id`) are printed in brackets before
+//! the message, like Kafka's `[RaftManager id=1]` log prefixes.
+
+use std::fmt;
+
+use tracing::{Event, Subscriber};
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFields};
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::EnvFilter;
+
+/// Kafka's log line format.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct KafkaFormat;
+
+/// Converts days since 1970-01-01 to a (year, month, day) civil date (proleptic Gregorian).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// Formats milliseconds since the epoch as `2025-01-01 12:00:00,123` (UTC).
+pub fn format_timestamp_ms(epoch_ms: i64) -> String {
+    let secs = epoch_ms.div_euclid(1000);
+    let ms = epoch_ms.rem_euclid(1000);
+    let (y, mo, d) = civil_from_days(secs.div_euclid(86_400));
+    let sod = secs.rem_euclid(86_400);
+    format!(
+        "{y:04}-{mo:02}-{d:02} {:02}:{:02}:{:02},{ms:03}",
+        sod / 3600,
+        (sod % 3600) / 60,
+        sod % 60
+    )
+}
+
+#[allow(clippy::disallowed_methods)] // log timestamps are wall-clock by definition
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+impl<S, N> FormatEvent<S, N> for KafkaFormat
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &Event<'_>,
+    ) -> fmt::Result {
+        let meta = event.metadata();
+        write!(
+            writer,
+            "[{}] {} ",
+            format_timestamp_ms(now_ms()),
+            meta.level()
+        )?;
+        if let Some(scope) = ctx.event_scope() {
+            for span in scope.from_root() {
+                let ext = span.extensions();
+                if let Some(fields) = ext.get::<FormattedFields<N>>() {
+                    if !fields.is_empty() {
+                        write!(writer, "[{} {}] ", span.name(), fields)?;
+                    }
+                }
+            }
+        }
+        ctx.field_format().format_fields(writer.by_ref(), event)?;
+        writeln!(writer, " ({})", meta.target())
+    }
+}
+
+/// Installs the global subscriber (once; later calls are no-ops).
+pub fn init() {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .event_format(KafkaFormat)
+        .try_init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_use_kafka_layout() {
+        assert_eq!(format_timestamp_ms(0), "1970-01-01 00:00:00,000");
+        assert_eq!(
+            format_timestamp_ms(1_700_000_000_123),
+            "2023-11-14 22:13:20,123"
+        );
+        assert_eq!(
+            format_timestamp_ms(951_782_400_000),
+            "2000-02-29 00:00:00,000"
+        );
+    }
+}
