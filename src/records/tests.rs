@@ -1,4 +1,5 @@
 //! Tests for batches, control records and framing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::batch::*;
 use super::*;
@@ -90,8 +91,8 @@ fn control_records_round_trip() {
         ControlRecord::LeaderChange(
             LeaderChangeMessage::default()
                 .with_leader_id(2.into())
-                .with_voters(vec![LcVoter::default().with_voter_id(1.into())])
-                .with_granting_voters(vec![LcVoter::default().with_voter_id(2.into())]),
+                .with_voters(vec![LcVoter::default().with_voter_id(1)])
+                .with_granting_voters(vec![LcVoter::default().with_voter_id(2)]),
         ),
         ControlRecord::kraft_version(1),
         ControlRecord::Voters(sample_voters(&[(1, uuid::Uuid::from_u128(7), "h", 1)])),

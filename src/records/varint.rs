@@ -79,6 +79,7 @@ pub fn get_varlong(buf: &[u8], pos: &mut usize) -> Result<i64, RecordsError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
