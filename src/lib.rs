@@ -19,6 +19,7 @@ pub mod log;
 pub mod logging;
 pub mod network;
 pub mod node;
+pub mod raft;
 pub mod records;
 pub mod snapshot;
 pub mod storage;

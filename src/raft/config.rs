@@ -1,0 +1,50 @@
+//! What the core needs to know about this replica and its quorum.
+
+use uuid::Uuid;
+
+use super::types::{Endpoint, Endpoints, VoterSet};
+
+/// Configuration of one Raft replica (from `server.properties` and `meta.properties`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RaftConfig {
+    /// `node.id`.
+    pub node_id: i32,
+    /// `directory.id` of the metadata log directory (nil with static voters).
+    pub directory_id: Uuid,
+    /// The cluster id requests are checked against.
+    pub cluster_id: String,
+    /// The first of `controller.listener.names`: peers are reached on it.
+    pub listener_name: String,
+    /// Our advertised controller listeners.
+    pub local_endpoints: Endpoints,
+    /// The voters (static `controller.quorum.voters`, or the bootstrap voter set).
+    pub voters: VoterSet,
+    /// `controller.quorum.bootstrap.servers` (discovery; ids -2, -3, …).
+    pub bootstrap_servers: Vec<Endpoint>,
+    /// `controller.quorum.election.timeout.ms`.
+    pub election_timeout_ms: u64,
+    /// `controller.quorum.fetch.timeout.ms`.
+    pub fetch_timeout_ms: u64,
+    /// `controller.quorum.election.backoff.max.ms`.
+    pub election_backoff_max_ms: u64,
+    /// `controller.quorum.request.timeout.ms`.
+    pub request_timeout_ms: u64,
+    /// `controller.quorum.retry.backoff.ms`.
+    pub retry_backoff_ms: u64,
+    /// `controller.quorum.append.linger.ms`.
+    pub append_linger_ms: u64,
+    /// Seed of the election jitter.
+    pub rng_seed: u64,
+}
+
+impl RaftConfig {
+    /// Check-quorum timeout: 1.5 × fetch timeout (LeaderState.CHECK_QUORUM_TIMEOUT_FACTOR).
+    pub fn check_quorum_timeout_ms(&self) -> u64 {
+        self.fetch_timeout_ms * 3 / 2
+    }
+
+    /// BeginQuorumEpoch heartbeat period: fetch timeout / 2.
+    pub fn begin_quorum_epoch_period_ms(&self) -> u64 {
+        self.fetch_timeout_ms / 2
+    }
+}

@@ -1,0 +1,728 @@
+//! `RaftCore`: the replica's state machine, driven only through inputs and outputs.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use bytes::Bytes;
+
+use super::config::RaftConfig;
+use super::errors::RaftError;
+use super::io::{Destination, ElectionState, InboundRequest, Output, ResponseResult};
+use super::log::LogReader;
+use super::requests::RequestManager;
+use super::rng::Rng;
+use super::state::{
+    Candidate, Follower, Leader, Prospective, ReplicaState, Resigned, Role, Unattached,
+};
+use super::types::{Endpoint, OffsetAndEpoch, ReplicaKey};
+use crate::codec::RequestBody;
+
+/// A Fetch parked until new data, a high-watermark change, leadership loss or its wait expires.
+#[derive(Debug, Clone)]
+pub(super) struct ParkedFetch {
+    pub(super) request: InboundRequest,
+    pub(super) fetch_offset: i64,
+    /// The fetcher's high watermark (v18), to complete early when ours moves past it.
+    pub(super) fetcher_high_watermark: Option<i64>,
+    pub(super) deadline_ms: u64,
+}
+
+/// What a sent request was, to route its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct SentRequest {
+    pub(super) destination_id: i32,
+    pub(super) api_key: kafka_protocol::messages::ApiKey,
+    pub(super) epoch: i32,
+}
+
+/// One KRaft replica. See the module docs of [`super`] for the call order.
+#[derive(Debug)]
+pub struct RaftCore {
+    pub(super) cfg: RaftConfig,
+    pub(super) local: ReplicaKey,
+    pub(super) role: Role,
+    /// Known high watermark (None = unknown; a new leader starts unknown).
+    pub(super) high_watermark: Option<i64>,
+    pub(super) rng: Rng,
+    pub(super) outputs: VecDeque<Output>,
+    pub(super) requests: RequestManager,
+    pub(super) sent: BTreeMap<u64, SentRequest>,
+    pub(super) next_correlation_id: u64,
+    pub(super) parked: Vec<ParkedFetch>,
+    /// Parked fetches released by a high-watermark change, answered at the next poll.
+    pub(super) deferred_parked: Vec<ParkedFetch>,
+    /// A truncation was emitted: the reader must catch up before the next Fetch is built.
+    pub(super) log_refresh_needed: bool,
+    /// Log end as changed by writes emitted during the current call (the reader shows them
+    /// only after the driver carried them out).
+    pub(super) written_end: Option<OffsetAndEpoch>,
+    /// A graceful shutdown in progress: its deadline.
+    pub(super) shutdown_deadline_ms: Option<u64>,
+    pub(super) shutdown_complete: bool,
+    pub(super) fatal: Option<RaftError>,
+}
+
+impl RaftCore {
+    /// Starts a replica from its persisted election state, as Kafka's `QuorumState.initialize`.
+    pub fn new(
+        cfg: RaftConfig,
+        stored: Option<ElectionState>,
+        log: &dyn LogReader,
+        now_ms: u64,
+    ) -> Self {
+        let local = ReplicaKey::new(cfg.node_id, cfg.directory_id);
+        let rng = Rng::new(cfg.rng_seed);
+        let mut core = RaftCore {
+            cfg,
+            local,
+            role: Role::Unattached(Unattached {
+                epoch: 0,
+                leader_id: None,
+                voted_key: None,
+                election_deadline_ms: None,
+            }),
+            high_watermark: None,
+            rng,
+            outputs: VecDeque::new(),
+            requests: RequestManager::default(),
+            sent: BTreeMap::new(),
+            next_correlation_id: 1,
+            parked: Vec::new(),
+            deferred_parked: Vec::new(),
+            log_refresh_needed: false,
+            written_end: None,
+            shutdown_deadline_ms: None,
+            shutdown_complete: false,
+            fatal: None,
+        };
+        core.initialize(stored, log, now_ms);
+        core.poll_roles(now_ms, log);
+        core
+    }
+
+    fn initialize(&mut self, stored: Option<ElectionState>, log: &dyn LogReader, now_ms: u64) {
+        let log_epoch = log.end_offset().epoch;
+        let is_voter = self.is_voter();
+        let stored = stored.unwrap_or(ElectionState {
+            epoch: 0,
+            leader_id: None,
+            voted_key: None,
+        });
+        let role = if stored.epoch < log_epoch {
+            tracing::warn!(
+                "epoch in quorum-state ({}) is older than the log's last epoch ({log_epoch}); starting unattached in {log_epoch}",
+                stored.epoch
+            );
+            Role::Unattached(Unattached {
+                epoch: log_epoch,
+                leader_id: None,
+                voted_key: None,
+                election_deadline_ms: self.election_deadline(is_voter, now_ms),
+            })
+        } else if stored.leader_id == Some(self.local.id) && is_voter {
+            // Never start as leader: resign the epoch and let the others elect.
+            Role::Resigned(Resigned {
+                epoch: stored.epoch,
+                preferred_successors: Vec::new(),
+                unacknowledged: BTreeSet::new(),
+                election_deadline_ms: now_ms + self.random_election_timeout_ms(),
+            })
+        } else if stored.voted_key.is_some_and(|k| k.matches(&self.local)) && is_voter {
+            Role::Candidate(Candidate {
+                epoch: stored.epoch,
+                granted: [self.local.id].into_iter().collect(),
+                rejected: BTreeSet::new(),
+                election_deadline_ms: now_ms + self.random_election_timeout_ms(),
+            })
+        } else if let Some(leader_id) = stored.leader_id {
+            match self.voter_endpoint(leader_id) {
+                Some(endpoint) if leader_id != self.local.id => Role::Follower(Follower {
+                    epoch: stored.epoch,
+                    leader_id,
+                    leader_endpoint: endpoint,
+                    voted_key: stored.voted_key,
+                    fetch_deadline_ms: now_ms + self.cfg.fetch_timeout_ms,
+                    has_fetched: false,
+                    update_voter_deadline_ms: now_ms,
+                }),
+                _ => Role::Unattached(Unattached {
+                    epoch: stored.epoch,
+                    leader_id: Some(leader_id),
+                    voted_key: stored.voted_key,
+                    election_deadline_ms: self.election_deadline(is_voter, now_ms),
+                }),
+            }
+        } else {
+            Role::Unattached(Unattached {
+                epoch: stored.epoch,
+                leader_id: None,
+                voted_key: stored.voted_key,
+                election_deadline_ms: self.election_deadline(is_voter, now_ms),
+            })
+        };
+        self.role = role;
+        if !matches!(self.role, Role::Resigned(_)) {
+            self.persist();
+        }
+        self.emit_role_changed();
+        if let Role::Resigned(_) = &self.role {
+            self.prepare_resigned_state();
+        }
+        // A lone voter elects itself at once (KafkaRaftClient.initialize).
+        if self.is_only_voter() && !matches!(self.role, Role::Leader(_)) {
+            self.transition_to_candidate(log, now_ms);
+        }
+    }
+
+    // ---- what the driver calls ----------------------------------------------------------
+
+    /// Handles a request that arrived.
+    pub fn handle_request(&mut self, now_ms: u64, log: &dyn LogReader, request: InboundRequest) {
+        self.written_end = None;
+        self.log_refresh_needed = false;
+        if self.fatal.is_some() {
+            return;
+        }
+        self.dispatch_request(now_ms, log, request);
+        self.poll_roles(now_ms, log);
+    }
+
+    /// Handles the outcome of a request this core sent.
+    pub fn handle_response(
+        &mut self,
+        now_ms: u64,
+        log: &dyn LogReader,
+        correlation_id: u64,
+        result: ResponseResult,
+    ) {
+        self.written_end = None;
+        self.log_refresh_needed = false;
+        if self.fatal.is_some() {
+            return;
+        }
+        let Some(sent) = self.sent.remove(&correlation_id) else {
+            return;
+        };
+        if !self
+            .requests
+            .is_expected(sent.destination_id, correlation_id)
+        {
+            // A stale answer (its slot was reset by a transition, or it timed out).
+            return;
+        }
+        self.dispatch_response(now_ms, log, sent, result);
+        self.poll_roles(now_ms, log);
+    }
+
+    /// Advances timers to `now_ms`.
+    pub fn handle_timeout(&mut self, now_ms: u64, log: &dyn LogReader) {
+        self.written_end = None;
+        self.log_refresh_needed = false;
+        if self.fatal.is_some() {
+            return;
+        }
+        for (node_id, correlation_id) in self.requests.expire(now_ms, self.cfg.retry_backoff_ms) {
+            self.sent.remove(&correlation_id);
+            self.on_request_timeout(node_id, now_ms);
+        }
+        self.expire_parked_fetches(now_ms, log);
+        self.poll_roles(now_ms, log);
+    }
+
+    /// Appends records through the leader's write path; returns the offset of the last one,
+    /// or `None` when this replica is not the leader.
+    pub fn propose(
+        &mut self,
+        now_ms: u64,
+        log: &dyn LogReader,
+        records: Vec<Bytes>,
+    ) -> Option<i64> {
+        self.written_end = None;
+        let last = self.accumulate(now_ms, log, records);
+        self.poll_roles(now_ms, log);
+        last
+    }
+
+    /// Starts a graceful shutdown: a leader resigns first; done within `timeout_ms`.
+    pub fn begin_shutdown(&mut self, now_ms: u64, log: &dyn LogReader, timeout_ms: u64) {
+        self.written_end = None;
+        self.shutdown_deadline_ms = Some(now_ms + timeout_ms);
+        if let Role::Leader(_) = self.role {
+            self.transition_to_resigned(now_ms, log);
+        }
+        self.poll_roles(now_ms, log);
+    }
+
+    /// The next output to carry out, in order.
+    pub fn poll_output(&mut self) -> Option<Output> {
+        self.outputs.pop_front()
+    }
+
+    /// When `handle_timeout` should next be called.
+    pub fn poll_timeout(&self) -> Option<u64> {
+        let role = match &self.role {
+            Role::Unattached(s) => s.election_deadline_ms,
+            Role::Prospective(s) => Some(s.election_deadline_ms),
+            Role::Candidate(s) => Some(s.election_deadline_ms),
+            Role::Follower(s) => Some(s.fetch_deadline_ms),
+            Role::Leader(s) => Some(
+                s.begin_quorum_deadline_ms
+                    .min(s.check_quorum_deadline_ms)
+                    .min(s.linger_deadline_ms.unwrap_or(u64::MAX)),
+            ),
+            Role::Resigned(s) => Some(s.election_deadline_ms),
+        };
+        [
+            role,
+            self.requests.next_deadline_ms(),
+            self.parked.iter().map(|p| p.deadline_ms).min(),
+            self.shutdown_deadline_ms,
+            (self.log_refresh_needed || !self.deferred_parked.is_empty()).then_some(0),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// A fatal error, if the core stopped (the node must stop too).
+    pub fn fatal_error(&self) -> Option<&RaftError> {
+        self.fatal.as_ref()
+    }
+
+    /// The current role.
+    pub fn role(&self) -> &Role {
+        &self.role
+    }
+
+    /// The current epoch.
+    pub fn epoch(&self) -> i32 {
+        self.role.epoch()
+    }
+
+    /// The known leader, if any.
+    pub fn leader_id(&self) -> Option<i32> {
+        self.role.leader_id(self.local.id)
+    }
+
+    /// The known high watermark.
+    pub fn high_watermark(&self) -> Option<i64> {
+        self.high_watermark
+    }
+
+    /// Kafka's `current-state` metric value.
+    pub fn state_name(&self) -> &'static str {
+        match &self.role {
+            Role::Leader(_) => "leader",
+            Role::Candidate(_) => "candidate",
+            Role::Prospective(p) if p.voted_key.is_some() => "prospective-voted",
+            Role::Prospective(_) => "prospective",
+            Role::Follower(_) if !self.is_voter() => "observer",
+            Role::Follower(_) => "follower",
+            Role::Unattached(u) if u.voted_key.is_some() => "unattached-voted",
+            Role::Unattached(_) | Role::Resigned(_) => "unattached",
+        }
+    }
+
+    // ---- helpers shared by the handlers ------------------------------------------------
+
+    pub(super) fn is_voter(&self) -> bool {
+        self.cfg.voters.is_voter(&self.local)
+    }
+
+    pub(super) fn is_only_voter(&self) -> bool {
+        self.cfg.voters.len() == 1 && self.is_voter()
+    }
+
+    pub(super) fn random_election_timeout_ms(&mut self) -> u64 {
+        let t = self.cfg.election_timeout_ms;
+        if t == 0 {
+            return 0;
+        }
+        t + self.rng.below(t)
+    }
+
+    fn election_deadline(&mut self, is_voter: bool, now_ms: u64) -> Option<u64> {
+        is_voter.then(|| now_ms + self.random_election_timeout_ms())
+    }
+
+    /// Voter `id`'s address on our controller listener.
+    pub(super) fn voter_endpoint(&self, id: i32) -> Option<Endpoint> {
+        self.cfg
+            .voters
+            .endpoint(id, &self.cfg.listener_name)
+            .cloned()
+    }
+
+    /// The endpoint of `leader_id` for `listener` (answers carry it for the request's listener).
+    pub(super) fn leader_endpoint_for(&self, leader_id: i32, listener: &str) -> Option<Endpoint> {
+        if leader_id == self.local.id {
+            return self.cfg.local_endpoints.get(listener).cloned();
+        }
+        self.cfg.voters.endpoint(leader_id, listener).cloned()
+    }
+
+    /// Log end offset and epoch, including writes emitted in this call.
+    pub(super) fn log_end(&self, log: &dyn LogReader) -> OffsetAndEpoch {
+        self.written_end.unwrap_or_else(|| log.end_offset())
+    }
+
+    pub(super) fn persist(&mut self) {
+        let state = ElectionState {
+            epoch: self.role.epoch(),
+            leader_id: self.role.leader_id(self.local.id),
+            voted_key: self.role.voted_key(self.local),
+        };
+        self.outputs.push_back(Output::PersistElectionState(state));
+    }
+
+    pub(super) fn emit_role_changed(&mut self) {
+        let out = Output::RoleChanged {
+            epoch: self.role.epoch(),
+            leader_id: self.role.leader_id(self.local.id),
+            state: self.state_name(),
+        };
+        tracing::info!(
+            node_id = self.local.id,
+            "Transitioned to {} in epoch {} (leader {:?})",
+            self.state_name(),
+            self.role.epoch(),
+            self.role.leader_id(self.local.id)
+        );
+        self.outputs.push_back(out);
+    }
+
+    pub(super) fn send(&mut self, now_ms: u64, destination: Destination, request: RequestBody) {
+        let correlation_id = self.next_correlation_id;
+        self.next_correlation_id += 1;
+        let api_key = request.api_key();
+        self.requests.on_send(
+            destination.node_id,
+            correlation_id,
+            api_key,
+            now_ms + self.cfg.request_timeout_ms,
+        );
+        self.sent.insert(
+            correlation_id,
+            SentRequest {
+                destination_id: destination.node_id,
+                api_key,
+                epoch: self.role.epoch(),
+            },
+        );
+        self.outputs.push_back(Output::Send {
+            correlation_id,
+            destination,
+            request,
+        });
+    }
+
+    pub(super) fn set_fatal(&mut self, error: RaftError) {
+        tracing::error!(node_id = self.local.id, "fatal: {error}");
+        self.fatal = Some(error);
+    }
+
+    pub(super) fn update_high_watermark(&mut self, hw: i64) {
+        if self.high_watermark.is_none_or(|old| hw > old) {
+            self.high_watermark = Some(hw);
+            self.outputs.push_back(Output::HighWatermark(hw));
+        }
+    }
+
+    /// Runs the per-role timers and sends whatever each role sends.
+    pub(super) fn poll_roles(&mut self, now_ms: u64, log: &dyn LogReader) {
+        // Transitions may cascade (a lone voter: Prospective → Candidate → Leader).
+        for _ in 0..4 {
+            if self.fatal.is_some() {
+                return;
+            }
+            let before = (self.role.epoch(), std::mem::discriminant(&self.role));
+            match &self.role {
+                Role::Unattached(_) => self.poll_unattached(now_ms, log),
+                Role::Prospective(_) => self.poll_prospective(now_ms, log),
+                Role::Candidate(_) => self.poll_candidate(now_ms, log),
+                Role::Follower(_) => self.poll_follower(now_ms, log),
+                Role::Leader(_) => self.poll_leader(now_ms, log),
+                Role::Resigned(_) => self.poll_resigned(now_ms, log),
+            }
+            if (self.role.epoch(), std::mem::discriminant(&self.role)) == before {
+                break;
+            }
+        }
+        self.maybe_complete_shutdown(now_ms);
+    }
+
+    fn maybe_complete_shutdown(&mut self, now_ms: u64) {
+        let Some(deadline) = self.shutdown_deadline_ms else {
+            return;
+        };
+        if self.shutdown_complete {
+            return;
+        }
+        let done = now_ms >= deadline
+            || !self.is_voter()
+            || self.is_only_voter()
+            || matches!(&self.role, Role::Follower(f) if f.leader_id != self.local.id)
+            || matches!(&self.role, Role::Resigned(r) if r.unacknowledged.is_empty());
+        if done {
+            self.shutdown_complete = true;
+            self.outputs.push_back(Output::ShutdownComplete);
+        }
+    }
+
+    // ---- transitions (each with what it persists) ----------------------------------------
+
+    fn leave_role(&mut self, log: &dyn LogReader) {
+        if matches!(self.role, Role::Leader(_) | Role::Resigned(_)) {
+            self.fail_parked_fetches(log);
+        }
+        self.requests.reset();
+        self.sent.clear();
+    }
+
+    /// Unattached in `epoch` (> current, or == current from Prospective), durable.
+    pub(super) fn transition_to_unattached(
+        &mut self,
+        epoch: i32,
+        leader_id: Option<i32>,
+        now_ms: u64,
+        log: &dyn LogReader,
+    ) {
+        let is_voter = self.is_voter();
+        // Keep the remaining election time if already waiting for an election.
+        let deadline = match &self.role {
+            Role::Unattached(u) if is_voter => u.election_deadline_ms,
+            Role::Candidate(c) if is_voter => Some(c.election_deadline_ms),
+            Role::Prospective(p) if is_voter && p.rejected.is_empty() => {
+                Some(p.election_deadline_ms)
+            }
+            _ => self.election_deadline(is_voter, now_ms),
+        };
+        let voted_key = if epoch == self.role.epoch() {
+            self.role.voted_key(self.local)
+        } else {
+            None
+        };
+        self.leave_role(log);
+        self.role = Role::Unattached(Unattached {
+            epoch,
+            leader_id,
+            voted_key,
+            election_deadline_ms: deadline,
+        });
+        self.persist();
+        self.emit_role_changed();
+    }
+
+    /// Grants a vote in the current epoch (Unattached or Prospective), durable.
+    pub(super) fn transition_to_voted(&mut self, candidate: ReplicaKey, now_ms: u64) {
+        let deadline = now_ms + self.random_election_timeout_ms();
+        let epoch = self.role.epoch();
+        let leader_id = self.role.leader_id(self.local.id);
+        self.requests.reset();
+        self.sent.clear();
+        self.role = Role::Unattached(Unattached {
+            epoch,
+            leader_id,
+            voted_key: Some(candidate),
+            election_deadline_ms: Some(deadline),
+        });
+        self.persist();
+        self.emit_role_changed();
+    }
+
+    /// Follower of `leader_id` in `epoch`, durable.
+    pub(super) fn transition_to_follower(
+        &mut self,
+        epoch: i32,
+        leader_id: i32,
+        endpoint: Endpoint,
+        now_ms: u64,
+        log: &dyn LogReader,
+    ) {
+        let voted_key = if epoch == self.role.epoch() {
+            self.role.voted_key(self.local)
+        } else {
+            None
+        };
+        self.leave_role(log);
+        self.role = Role::Follower(Follower {
+            epoch,
+            leader_id,
+            leader_endpoint: endpoint,
+            voted_key,
+            fetch_deadline_ms: now_ms + self.cfg.fetch_timeout_ms,
+            has_fetched: false,
+            update_voter_deadline_ms: now_ms,
+        });
+        self.persist();
+        self.emit_role_changed();
+    }
+
+    /// Prospective (pre-vote) in the current epoch; memory only.
+    pub(super) fn transition_to_prospective(&mut self, now_ms: u64, log: &dyn LogReader) {
+        let leader = match &self.role {
+            Role::Follower(f) => Some((f.leader_id, Some(f.leader_endpoint.clone()))),
+            Role::Unattached(u) => u.leader_id.map(|id| (id, self.voter_endpoint(id))),
+            Role::Prospective(p) => p.leader.clone(),
+            _ => None,
+        };
+        let voted_key = self.role.voted_key(self.local);
+        let epoch = self.role.epoch();
+        let deadline = now_ms + self.random_election_timeout_ms();
+        self.leave_role(log);
+        self.role = Role::Prospective(Prospective {
+            epoch,
+            leader,
+            voted_key,
+            granted: [self.local.id].into_iter().collect(),
+            rejected: BTreeSet::new(),
+            election_deadline_ms: deadline,
+        });
+        self.emit_role_changed();
+    }
+
+    /// Candidate in epoch + 1, voted for self, durable.
+    pub(super) fn transition_to_candidate(&mut self, log: &dyn LogReader, now_ms: u64) {
+        let epoch = self.role.epoch() + 1;
+        let deadline = now_ms + self.random_election_timeout_ms();
+        self.leave_role(log);
+        self.role = Role::Candidate(Candidate {
+            epoch,
+            granted: [self.local.id].into_iter().collect(),
+            rejected: BTreeSet::new(),
+            election_deadline_ms: deadline,
+        });
+        self.persist();
+        self.emit_role_changed();
+    }
+
+    /// Leader of the current epoch (from a won candidacy), durable; writes the epoch-start batch.
+    pub(super) fn transition_to_leader(&mut self, now_ms: u64, log: &dyn LogReader) {
+        let Role::Candidate(c) = &self.role else {
+            return;
+        };
+        let epoch = c.epoch;
+        let granting = c.granted.clone();
+        let epoch_start_offset = self.log_end(log).offset;
+        self.leave_role(log);
+        let voters = self
+            .cfg
+            .voters
+            .nodes()
+            .map(|n| (n.key.id, ReplicaState::new(n.key)))
+            .collect();
+        self.high_watermark = None;
+        self.role = Role::Leader(Leader {
+            epoch,
+            epoch_start_offset,
+            voters,
+            observers: BTreeMap::new(),
+            granting_voters: granting,
+            acknowledged: [self.local.id].into_iter().collect(),
+            begin_quorum_deadline_ms: now_ms,
+            fetched_voters: BTreeSet::new(),
+            check_quorum_deadline_ms: now_ms + self.cfg.check_quorum_timeout_ms(),
+            pending_records: Vec::new(),
+            pending_bytes: 0,
+            linger_deadline_ms: None,
+        });
+        self.persist();
+        self.emit_role_changed();
+        self.append_epoch_start_batch(now_ms, log);
+    }
+
+    /// Resigned (graceful step-down or check-quorum failure); memory only.
+    pub(super) fn transition_to_resigned(&mut self, now_ms: u64, log: &dyn LogReader) {
+        let Role::Leader(l) = &self.role else {
+            return;
+        };
+        let epoch = l.epoch;
+        let mut others: Vec<&ReplicaState> = l
+            .voters
+            .values()
+            .filter(|r| r.key.id != self.local.id)
+            .collect();
+        // Most caught-up first (testEndQuorumEpochSentBasedOnFetchOffset).
+        others.sort_by_key(|r| std::cmp::Reverse(r.end_offset.unwrap_or(-1)));
+        let preferred: Vec<ReplicaKey> = others.iter().map(|r| r.key).collect();
+        self.leave_role(log);
+        let deadline = now_ms + self.random_election_timeout_ms();
+        self.role = Role::Resigned(Resigned {
+            epoch,
+            preferred_successors: preferred,
+            unacknowledged: BTreeSet::new(),
+            election_deadline_ms: deadline,
+        });
+        self.prepare_resigned_state();
+        self.emit_role_changed();
+    }
+
+    fn prepare_resigned_state(&mut self) {
+        let others: BTreeSet<i32> = self
+            .cfg
+            .voters
+            .ids()
+            .filter(|id| *id != self.local.id)
+            .collect();
+        if let Role::Resigned(r) = &mut self.role {
+            r.unacknowledged = others;
+        }
+    }
+
+    /// Moves to a leader learned from a request or response, with Kafka's consistency rule.
+    /// Returns false when the claim contradicts what we know (then the core is fatal).
+    pub(super) fn maybe_transition(
+        &mut self,
+        leader_id: Option<i32>,
+        epoch: i32,
+        endpoint: Option<Endpoint>,
+        now_ms: u64,
+        log: &dyn LogReader,
+    ) -> bool {
+        let local_epoch = self.role.epoch();
+        if epoch == local_epoch {
+            let known = self.role.leader_id(self.local.id);
+            if let (Some(known_id), Some(claimed)) = (known, leader_id) {
+                if known_id != claimed {
+                    self.set_fatal(RaftError::InconsistentLeader {
+                        epoch,
+                        known: Some(known_id),
+                        claimed,
+                    });
+                    return false;
+                }
+            }
+            if leader_id == Some(self.local.id)
+                && !matches!(self.role, Role::Leader(_) | Role::Resigned(_))
+            {
+                self.set_fatal(RaftError::InconsistentLeader {
+                    epoch,
+                    known,
+                    claimed: self.local.id,
+                });
+                return false;
+            }
+        }
+        if epoch > local_epoch {
+            match (leader_id, endpoint) {
+                (Some(id), Some(ep)) if id != self.local.id => {
+                    self.transition_to_follower(epoch, id, ep, now_ms, log)
+                }
+                (id, _) => self.transition_to_unattached(
+                    epoch,
+                    id.filter(|i| *i != self.local.id),
+                    now_ms,
+                    log,
+                ),
+            }
+        } else if epoch == local_epoch {
+            if let (Some(id), Some(ep)) = (leader_id, endpoint) {
+                let follows_already = matches!(&self.role, Role::Follower(f) if f.leader_id == id);
+                if id != self.local.id && !follows_already && !matches!(self.role, Role::Leader(_))
+                {
+                    self.transition_to_follower(epoch, id, ep, now_ms, log);
+                }
+            }
+        }
+        true
+    }
+}

@@ -1,0 +1,217 @@
+//! Routing inputs to handlers, and the response handling every API shares
+//! (`maybeHandleCommonResponse`, `handleTopLevelError`).
+
+use super::core::{RaftCore, SentRequest};
+use super::errors::{self, RaftError};
+use super::io::{InboundRequest, ResponseResult};
+use super::log::LogReader;
+use super::state::Role;
+use super::types::Endpoint;
+use crate::codec::{RequestBody, ResponseBody};
+
+impl RaftCore {
+    pub(super) fn dispatch_request(
+        &mut self,
+        now_ms: u64,
+        log: &dyn LogReader,
+        request: InboundRequest,
+    ) {
+        match &request.body {
+            RequestBody::Vote(body) => {
+                let body = body.clone();
+                self.handle_vote_request(now_ms, log, &request, &body)
+            }
+            RequestBody::BeginQuorumEpoch(body) => {
+                let body = body.clone();
+                self.handle_begin_quorum_epoch_request(now_ms, log, &request, &body)
+            }
+            RequestBody::EndQuorumEpoch(body) => {
+                let body = body.clone();
+                self.handle_end_quorum_epoch_request(now_ms, log, &request, &body)
+            }
+            RequestBody::Fetch(body) => {
+                let body = body.clone();
+                self.handle_fetch_request(now_ms, log, &request, &body)
+            }
+            RequestBody::FetchSnapshot(body) => {
+                let body = body.clone();
+                self.handle_fetch_snapshot_request(now_ms, log, &request, &body)
+            }
+            RequestBody::DescribeQuorum(body) => {
+                let body = body.clone();
+                self.handle_describe_quorum_request(now_ms, log, &request, &body)
+            }
+            // ApiVersions and DescribeCluster are the node's; voter changes belong to the
+            // dynamic-quorum work and are answered by the node for now.
+            RequestBody::ApiVersions(_)
+            | RequestBody::DescribeCluster(_)
+            | RequestBody::AddRaftVoter(_)
+            | RequestBody::RemoveRaftVoter(_)
+            | RequestBody::UpdateRaftVoter(_) => {
+                tracing::warn!(
+                    "request {:?} is not the Raft core's to answer",
+                    request.body.api_key()
+                );
+            }
+        }
+    }
+
+    pub(super) fn dispatch_response(
+        &mut self,
+        now_ms: u64,
+        log: &dyn LogReader,
+        sent: SentRequest,
+        result: ResponseResult,
+    ) {
+        let from = sent.destination_id;
+        let body = match result {
+            ResponseResult::Answered(body) => body,
+            ResponseResult::UnsupportedVersion => {
+                return self.handle_top_level_error_for(
+                    now_ms,
+                    log,
+                    sent,
+                    errors::UNSUPPORTED_VERSION,
+                )
+            }
+            ResponseResult::Failed => {
+                return self.handle_top_level_error_for(
+                    now_ms,
+                    log,
+                    sent,
+                    errors::BROKER_NOT_AVAILABLE,
+                )
+            }
+        };
+        match body {
+            ResponseBody::Vote(r) => self.handle_vote_response(now_ms, log, from, &r),
+            ResponseBody::BeginQuorumEpoch(r) => {
+                self.handle_begin_quorum_epoch_response(now_ms, log, from, &r)
+            }
+            ResponseBody::EndQuorumEpoch(r) => {
+                self.handle_end_quorum_epoch_response(now_ms, log, from, &r)
+            }
+            ResponseBody::Fetch(r) => self.handle_fetch_response(now_ms, log, from, &r),
+            _ => {
+                self.requests.on_success(from);
+            }
+        }
+    }
+
+    /// A synthetic top-level error for a request that got no real answer.
+    fn handle_top_level_error_for(
+        &mut self,
+        now_ms: u64,
+        log: &dyn LogReader,
+        sent: SentRequest,
+        error: i16,
+    ) {
+        // A peer that cannot take Vote v2 cannot pre-vote: go straight to a real election
+        // (testPreVoteNotSupportedByRemote).
+        if error == errors::UNSUPPORTED_VERSION
+            && sent.api_key == kafka_protocol::messages::ApiKey::Vote
+            && matches!(self.role, Role::Prospective(_))
+        {
+            self.requests
+                .on_error(sent.destination_id, now_ms + self.cfg.retry_backoff_ms);
+            self.transition_to_candidate(log, now_ms);
+            return;
+        }
+        if sent.api_key == kafka_protocol::messages::ApiKey::Fetch {
+            self.on_fetch_failure(now_ms, sent.destination_id);
+        }
+        self.handle_top_level_error(now_ms, sent.destination_id, error);
+    }
+
+    /// Kafka's `handleTopLevelError`: back off; CLUSTER_AUTHORIZATION_FAILED is fatal.
+    pub(super) fn handle_top_level_error(&mut self, now_ms: u64, from: i32, error: i16) {
+        if error == errors::CLUSTER_AUTHORIZATION_FAILED {
+            self.set_fatal(RaftError::ClusterAuthorizationFailed { peer: from });
+            return;
+        }
+        if error != errors::BROKER_NOT_AVAILABLE {
+            tracing::debug!(
+                node_id = self.local.id,
+                "top-level error {error} from node {from}"
+            );
+        }
+        self.requests
+            .on_error(from, now_ms + self.cfg.retry_backoff_ms);
+    }
+
+    /// Kafka's `maybeHandleCommonResponse`. Returns true when the response is fully handled.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn handle_common_response(
+        &mut self,
+        now_ms: u64,
+        log: &dyn LogReader,
+        from: i32,
+        error: i16,
+        leader_id: i32,
+        epoch: i32,
+        endpoint: Option<Endpoint>,
+    ) -> bool {
+        let local_epoch = self.role.epoch();
+        let leader = (leader_id >= 0).then_some(leader_id);
+        let endpoint = endpoint.or_else(|| leader.and_then(|id| self.voter_endpoint(id)));
+        if epoch < local_epoch || error == errors::UNKNOWN_LEADER_EPOCH {
+            self.requests.on_success(from);
+            return true;
+        }
+        if epoch > local_epoch
+            || error == errors::FENCED_LEADER_EPOCH
+            || error == errors::NOT_LEADER_OR_FOLLOWER
+        {
+            self.requests.on_success(from);
+            self.maybe_transition(leader, epoch, endpoint, now_ms, log);
+            return true;
+        }
+        if let (Some(id), None) = (leader, self.role.leader_id(self.local.id)) {
+            if let Some(ep) = endpoint {
+                if id != self.local.id {
+                    self.transition_to_follower(epoch, id, ep, now_ms, log);
+                    if error == errors::NONE {
+                        // The request's slot was reset by the transition; the caller goes on.
+                        return false;
+                    }
+                    return true;
+                }
+            }
+        }
+        match error {
+            errors::NONE => false,
+            errors::BROKER_NOT_AVAILABLE => {
+                self.requests
+                    .on_error(from, now_ms + self.cfg.retry_backoff_ms);
+                true
+            }
+            errors::INVALID_VOTER_KEY => {
+                tracing::warn!(
+                    node_id = self.local.id,
+                    "node {from} answered INVALID_VOTER_KEY"
+                );
+                self.requests.on_success(from);
+                true
+            }
+            other => {
+                // Kafka throws on INVALID_REQUEST here; we log loudly and back off instead of
+                // stopping, since the peer, not this node, is at fault.
+                tracing::error!(
+                    node_id = self.local.id,
+                    "node {from} answered error {other}"
+                );
+                self.requests
+                    .on_error(from, now_ms + self.cfg.retry_backoff_ms);
+                true
+            }
+        }
+    }
+
+    pub(super) fn on_request_timeout(&mut self, node_id: i32, now_ms: u64) {
+        tracing::debug!(
+            node_id = self.local.id,
+            "request to node {node_id} timed out"
+        );
+        self.on_fetch_failure(now_ms, node_id);
+    }
+}

@@ -1,0 +1,54 @@
+//! Kafka error codes the Raft layer answers with (values from Kafka's `Errors`).
+//!
+//! Protocol outcomes are values in responses; `RaftError` is for local failures only.
+
+#![allow(missing_docs)]
+
+pub const NONE: i16 = 0;
+pub const UNKNOWN_SERVER_ERROR: i16 = -1;
+pub const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
+pub const NOT_LEADER_OR_FOLLOWER: i16 = 6;
+pub const REQUEST_TIMED_OUT: i16 = 7;
+pub const BROKER_NOT_AVAILABLE: i16 = 8;
+pub const CLUSTER_AUTHORIZATION_FAILED: i16 = 31;
+pub const UNSUPPORTED_VERSION: i16 = 35;
+pub const INVALID_REQUEST: i16 = 42;
+pub const FENCED_LEADER_EPOCH: i16 = 74;
+pub const UNKNOWN_LEADER_EPOCH: i16 = 75;
+pub const INCONSISTENT_CLUSTER_ID: i16 = 104;
+pub const SNAPSHOT_NOT_FOUND: i16 = 98;
+pub const POSITION_OUT_OF_RANGE: i16 = 99;
+pub const INVALID_VOTER_KEY: i16 = 116;
+pub const DUPLICATE_VOTER: i16 = 117;
+pub const VOTER_NOT_FOUND: i16 = 118;
+
+/// A local failure that stops the Raft core (Kafka throws and the raft thread dies).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RaftError {
+    /// The leader told us to truncate below our high watermark: committed data would be lost.
+    #[error(
+        "leader asked to truncate to {truncate_to}, below the high watermark {high_watermark}"
+    )]
+    TruncateBelowHighWatermark {
+        /// Requested truncation offset.
+        truncate_to: i64,
+        /// Our high watermark.
+        high_watermark: i64,
+    },
+    /// A peer claimed a different leader for an epoch whose leader we know.
+    #[error("inconsistent leader for epoch {epoch}: we know {known:?}, peer says {claimed}")]
+    InconsistentLeader {
+        /// The epoch.
+        epoch: i32,
+        /// Leader we know.
+        known: Option<i32>,
+        /// Leader claimed.
+        claimed: i32,
+    },
+    /// A peer answered CLUSTER_AUTHORIZATION_FAILED (fatal in Kafka).
+    #[error("cluster authorization failed talking to node {peer}")]
+    ClusterAuthorizationFailed {
+        /// The peer.
+        peer: i32,
+    },
+}

@@ -1,0 +1,119 @@
+//! The core's inputs and outputs.
+//!
+//! Contract with the driver: outputs are carried out **in order**, and each write output
+//! (`PersistElectionState`, `Append*`, `Truncate`, `Flush`) is durable before any later output
+//! is carried out. That is how every response and request waits for the write it depends on:
+//! a granted vote's `PersistElectionState` precedes its `Respond`, a follower's `Flush`
+//! precedes its next `Send(Fetch)`. Before the core is called again, all outputs drained so far
+//! must have been carried out, so the [`super::LogReader`] shows them.
+
+use bytes::Bytes;
+
+use crate::codec::{RequestBody, ResponseBody};
+
+use super::types::{Endpoint, ReplicaKey};
+
+/// The persisted election state (`quorum-state`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ElectionState {
+    /// The epoch.
+    pub epoch: i32,
+    /// The leader of the epoch, if known.
+    pub leader_id: Option<i32>,
+    /// The replica we voted for in the epoch, if any.
+    pub voted_key: Option<ReplicaKey>,
+}
+
+/// A request that arrived, with what the core needs to answer it.
+#[derive(Debug, Clone)]
+pub struct InboundRequest {
+    /// Opaque id the driver uses to route the answer.
+    pub request_id: u64,
+    /// The request's API version (the answer is encoded at it).
+    pub api_version: i16,
+    /// The listener it arrived on (leader endpoints in answers are for this listener).
+    pub listener_name: String,
+    /// The body.
+    pub body: RequestBody,
+}
+
+/// The outcome of a request the core sent.
+#[derive(Debug, Clone)]
+pub enum ResponseResult {
+    /// The peer answered.
+    Answered(ResponseBody),
+    /// The peer could not take the request at any version both sides know (a field the
+    /// negotiated version cannot carry, e.g. PreVote below Vote v2). Kafka's client turns this
+    /// into a synthetic UNSUPPORTED_VERSION.
+    UnsupportedVersion,
+    /// No answer: disconnected, unreachable or timed out (Kafka: BROKER_NOT_AVAILABLE).
+    Failed,
+}
+
+/// Where a request goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Destination {
+    /// Node id (bootstrap servers have negative ids: -2, -3, …).
+    pub node_id: i32,
+    /// Its controller-listener address.
+    pub endpoint: Endpoint,
+}
+
+/// What the core asks the driver to do.
+#[derive(Debug, Clone)]
+pub enum Output {
+    /// Write `quorum-state` (tmp, fsync, rename, fsync dir).
+    PersistElectionState(ElectionState),
+    /// Append a batch built by the leader (offsets assigned, epoch stamped).
+    AppendAsLeader {
+        /// The batch bytes.
+        batch: Bytes,
+        /// The leader epoch.
+        epoch: i32,
+    },
+    /// Append batches fetched from the leader, verbatim.
+    AppendAsFollower {
+        /// Whole batches.
+        records: Bytes,
+        /// The epoch of the Fetch response they came in.
+        epoch: i32,
+    },
+    /// Remove every record at or after `offset`.
+    Truncate {
+        /// The new log end offset.
+        offset: i64,
+    },
+    /// fsync the log up to its end.
+    Flush,
+    /// Send a request; the answer comes back through `handle_response(correlation_id, …)`.
+    Send {
+        /// Matches the response to the request.
+        correlation_id: u64,
+        /// Where to.
+        destination: Destination,
+        /// What.
+        request: RequestBody,
+    },
+    /// Answer an inbound request.
+    Respond {
+        /// The request being answered.
+        request_id: u64,
+        /// Its API version.
+        api_version: i16,
+        /// The answer.
+        body: ResponseBody,
+    },
+    /// The high watermark moved: records below it are committed.
+    HighWatermark(i64),
+    /// The role changed (for logs, metrics and the controller on top).
+    RoleChanged {
+        /// New epoch.
+        epoch: i32,
+        /// Leader, if known.
+        leader_id: Option<i32>,
+        /// Name of the role (Kafka's `current-state` metric value).
+        state: &'static str,
+    },
+    /// A graceful shutdown finished; the driver may stop.
+    ShutdownComplete,
+}

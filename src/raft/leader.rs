@@ -1,0 +1,210 @@
+//! The leader: epoch-start batch, write path with linger, high watermark, BeginQuorumEpoch
+//! heartbeats and check-quorum.
+
+use bytes::Bytes;
+use kafka_protocol::messages::leader_change_message::Voter;
+use kafka_protocol::messages::{BrokerId, LeaderChangeMessage};
+
+use super::core::RaftCore;
+use super::io::{Destination, Output};
+use super::log::LogReader;
+use super::state::Role;
+use super::types::{OffsetAndEpoch, MAX_BATCH_SIZE_BYTES};
+use crate::records::batch::{build_control_batch, build_data_batch};
+use crate::records::control::ControlRecord;
+
+impl RaftCore {
+    /// Writes the LeaderChange control batch at the epoch start offset.
+    pub(super) fn append_epoch_start_batch(&mut self, now_ms: u64, log: &dyn LogReader) {
+        let Role::Leader(l) = &self.role else { return };
+        let voters: Vec<Voter> = l
+            .voters
+            .keys()
+            .map(|id| Voter::default().with_voter_id(*id))
+            .collect();
+        let granting: Vec<Voter> = l
+            .granting_voters
+            .iter()
+            .map(|id| Voter::default().with_voter_id(*id))
+            .collect();
+        let message = LeaderChangeMessage::default()
+            .with_version(0)
+            .with_leader_id(BrokerId(self.local.id))
+            .with_voters(voters)
+            .with_granting_voters(granting);
+        let epoch = l.epoch;
+        let base = l.epoch_start_offset;
+        match build_control_batch(
+            base,
+            epoch,
+            now_ms as i64,
+            &[ControlRecord::LeaderChange(message)],
+        ) {
+            Ok(batch) => self.append_as_leader(now_ms, log, Bytes::from(batch), base + 1, epoch),
+            Err(e) => tracing::error!("cannot build the LeaderChange batch: {e}"),
+        }
+    }
+
+    /// Emits an append + flush of a leader batch ending before `next_offset`, then counts it.
+    fn append_as_leader(
+        &mut self,
+        now_ms: u64,
+        log: &dyn LogReader,
+        batch: Bytes,
+        next_offset: i64,
+        epoch: i32,
+    ) {
+        self.outputs
+            .push_back(Output::AppendAsLeader { batch, epoch });
+        self.outputs.push_back(Output::Flush);
+        self.written_end = Some(OffsetAndEpoch::new(next_offset, epoch));
+        let local_id = self.local.id;
+        if let Role::Leader(l) = &mut self.role {
+            if let Some(me) = l.voters.get_mut(&local_id) {
+                me.record_fetch(next_offset, next_offset, now_ms);
+            }
+        }
+        self.maybe_update_leader_high_watermark(log);
+        self.complete_parked_fetches_after_append(now_ms, log);
+    }
+
+    /// Queues records for the next batch; returns the offset the last one will have.
+    pub(super) fn accumulate(
+        &mut self,
+        now_ms: u64,
+        log: &dyn LogReader,
+        records: Vec<Bytes>,
+    ) -> Option<i64> {
+        if records.is_empty()
+            || !matches!(self.role, Role::Leader(_))
+            || self.shutdown_deadline_ms.is_some()
+        {
+            return None;
+        }
+        let size: usize = records.iter().map(|r| r.len() + 8).sum();
+        let needs_drain =
+            matches!(&self.role, Role::Leader(l) if l.pending_bytes + size > MAX_BATCH_SIZE_BYTES);
+        if needs_drain {
+            self.drain_pending(now_ms, log);
+        }
+        let linger = self.cfg.append_linger_ms;
+        let end = self.log_end(log).offset;
+        let Role::Leader(l) = &mut self.role else {
+            return None;
+        };
+        l.pending_bytes += size;
+        l.pending_records.extend(records);
+        if l.linger_deadline_ms.is_none() {
+            l.linger_deadline_ms = Some(now_ms + linger);
+        }
+        let last = end + l.pending_records.len() as i64 - 1;
+        if linger == 0 {
+            self.drain_pending(now_ms, log);
+        }
+        Some(last)
+    }
+
+    /// Writes the pending records as one batch.
+    pub(super) fn drain_pending(&mut self, now_ms: u64, log: &dyn LogReader) {
+        let end = self.log_end(log).offset;
+        let Role::Leader(l) = &mut self.role else {
+            return;
+        };
+        if l.pending_records.is_empty() {
+            l.linger_deadline_ms = None;
+            return;
+        }
+        let records = std::mem::take(&mut l.pending_records);
+        l.pending_bytes = 0;
+        l.linger_deadline_ms = None;
+        let epoch = l.epoch;
+        let values: Vec<&[u8]> = records.iter().map(|r| r.as_ref()).collect();
+        match build_data_batch(end, epoch, now_ms as i64, &values) {
+            Ok(batch) => {
+                let next = end + records.len() as i64;
+                self.append_as_leader(now_ms, log, Bytes::from(batch), next, epoch);
+            }
+            Err(e) => tracing::error!(
+                "cannot build a data batch of {} records: {e}",
+                records.len()
+            ),
+        }
+    }
+
+    /// Kafka's `maybeUpdateHighWatermark`: the majority-th largest voter end offset, once it
+    /// is past the epoch start offset; never decreasing.
+    pub(super) fn maybe_update_leader_high_watermark(&mut self, _log: &dyn LogReader) {
+        let Role::Leader(l) = &self.role else { return };
+        let mut offsets: Vec<i64> = l
+            .voters
+            .values()
+            .map(|r| r.end_offset.unwrap_or(-1))
+            .collect();
+        offsets.sort_unstable_by(|a, b| b.cmp(a));
+        let Some(&candidate) = offsets.get(l.voters.len() / 2) else {
+            return;
+        };
+        if candidate > l.epoch_start_offset {
+            let before = self.high_watermark;
+            self.update_high_watermark(candidate);
+            if self.high_watermark != before {
+                self.complete_parked_fetches_after_high_watermark();
+            }
+        }
+    }
+
+    pub(super) fn poll_leader(&mut self, now_ms: u64, log: &dyn LogReader) {
+        let linger_due = matches!(&self.role, Role::Leader(l) if l.linger_deadline_ms.is_some_and(|d| now_ms >= d));
+        if linger_due {
+            self.drain_pending(now_ms, log);
+        }
+        let Role::Leader(l) = &mut self.role else {
+            return;
+        };
+        // Check quorum (never for a lone voter).
+        if now_ms >= l.check_quorum_deadline_ms {
+            let others = l.voters.len().saturating_sub(1);
+            let needed = (l.voters.len() / 2 + 1).saturating_sub(1);
+            if others == 0 || l.fetched_voters.len() >= needed {
+                l.fetched_voters.clear();
+                l.check_quorum_deadline_ms = now_ms + self.cfg.check_quorum_timeout_ms();
+            } else {
+                tracing::info!(
+                    node_id = self.local.id,
+                    "Did not receive fetch requests from a majority of voters within {} ms; resigning",
+                    self.cfg.check_quorum_timeout_ms()
+                );
+                self.transition_to_resigned(now_ms, log);
+                return;
+            }
+        }
+        // BeginQuorumEpoch to every other voter, every fetch.timeout / 2.
+        if now_ms >= l.begin_quorum_deadline_ms {
+            l.begin_quorum_deadline_ms = now_ms + self.cfg.begin_quorum_epoch_period_ms();
+            let voters: Vec<_> = self
+                .cfg
+                .voters
+                .nodes()
+                .map(|n| n.key)
+                .filter(|k| k.id != self.local.id)
+                .collect();
+            for voter in voters {
+                if !self.requests.is_ready(voter.id, now_ms) {
+                    continue;
+                }
+                let Some(endpoint) = self.voter_endpoint(voter.id) else {
+                    continue;
+                };
+                let request = self.build_begin_quorum_epoch_request(voter);
+                self.send(
+                    now_ms,
+                    Destination {
+                        node_id: voter.id,
+                        endpoint,
+                    },
+                    request,
+                );
+            }
+        }
+    }
+}

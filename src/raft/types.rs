@@ -1,0 +1,220 @@
+//! Kafka's KRaft vocabulary: replica keys, offsets with epochs, endpoints, the voter set.
+
+use std::collections::BTreeMap;
+
+use uuid::Uuid;
+
+/// The metadata partition's topic name.
+pub const METADATA_TOPIC_NAME: &str = "__cluster_metadata";
+/// Its only partition.
+pub const METADATA_PARTITION: i32 = 0;
+/// Its topic id, `Uuid.ONE_UUID` (AAAAAAAAAAAAAAAAAAAAAQ): Fetch matches on this, not the name.
+pub const METADATA_TOPIC_ID: Uuid = Uuid::from_u128(1);
+
+/// Largest batch a leader writes, and the most a Fetch or FetchSnapshot answer carries.
+pub const MAX_BATCH_SIZE_BYTES: usize = 8 * 1024 * 1024;
+/// MaxWaitMs a follower puts in its Fetch requests (KafkaRaftClient.MAX_FETCH_WAIT_MS).
+pub const MAX_FETCH_WAIT_MS: i32 = 500;
+/// Observers not heard from this long drop out of DescribeQuorum.
+pub const OBSERVER_SESSION_TIMEOUT_MS: u64 = 300_000;
+
+/// A replica's identity: node id plus (KIP-853) metadata directory id; nil = unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ReplicaKey {
+    /// Node id (-1 = none).
+    pub id: i32,
+    /// Directory id; nil when unknown (static voters, old RPC versions).
+    pub directory_id: Uuid,
+}
+
+impl ReplicaKey {
+    /// A key with a known or unknown directory id.
+    pub fn new(id: i32, directory_id: Uuid) -> Self {
+        Self { id, directory_id }
+    }
+
+    /// A key with no directory id.
+    pub fn of_id(id: i32) -> Self {
+        Self {
+            id,
+            directory_id: Uuid::nil(),
+        }
+    }
+
+    /// Whether `other` names this replica: ids equal, and directory ids equal where both known.
+    pub fn matches(&self, other: &ReplicaKey) -> bool {
+        self.id == other.id
+            && (self.directory_id.is_nil()
+                || other.directory_id.is_nil()
+                || self.directory_id == other.directory_id)
+    }
+}
+
+/// An offset and the epoch of the record before it (or of a snapshot's last record).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OffsetAndEpoch {
+    /// Offset (exclusive end for log end offsets and snapshot ids).
+    pub offset: i64,
+    /// Epoch.
+    pub epoch: i32,
+}
+
+impl OffsetAndEpoch {
+    /// Builds one.
+    pub const fn new(offset: i64, epoch: i32) -> Self {
+        Self { offset, epoch }
+    }
+}
+
+impl PartialOrd for OffsetAndEpoch {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for OffsetAndEpoch {
+    /// Epoch first, then offset (Kafka's `OffsetAndEpoch.compareTo`).
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.epoch
+            .cmp(&other.epoch)
+            .then(self.offset.cmp(&other.offset))
+    }
+}
+
+/// A listener address of a replica.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Endpoint {
+    /// Host.
+    pub host: String,
+    /// Port.
+    pub port: u16,
+}
+
+/// A replica's listeners by (upper-case) listener name.
+pub type Endpoints = BTreeMap<String, Endpoint>;
+
+/// A voter: key, listeners, supported kraft.version range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VoterNode {
+    /// Its key.
+    pub key: ReplicaKey,
+    /// Its controller listeners.
+    pub endpoints: Endpoints,
+    /// Lowest kraft.version it supports.
+    pub kraft_version_min: i16,
+    /// Highest kraft.version it supports.
+    pub kraft_version_max: i16,
+}
+
+/// The voters of the quorum, by id.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct VoterSet {
+    voters: BTreeMap<i32, VoterNode>,
+}
+
+impl VoterSet {
+    /// A voter set from nodes; later duplicates replace earlier ones.
+    pub fn new(nodes: impl IntoIterator<Item = VoterNode>) -> Self {
+        Self {
+            voters: nodes.into_iter().map(|n| (n.key.id, n)).collect(),
+        }
+    }
+
+    /// Static voters (`controller.quorum.voters`): no directory ids, kraft.version [0, 0].
+    pub fn from_static(listener_name: &str, voters: &[(i32, String, u16)]) -> Self {
+        Self::new(voters.iter().map(|(id, host, port)| {
+            VoterNode {
+                key: ReplicaKey::of_id(*id),
+                endpoints: [(
+                    listener_name.to_ascii_uppercase(),
+                    Endpoint {
+                        host: host.clone(),
+                        port: *port,
+                    },
+                )]
+                .into_iter()
+                .collect(),
+                kraft_version_min: 0,
+                kraft_version_max: 0,
+            }
+        }))
+    }
+
+    /// Number of voters.
+    pub fn len(&self) -> usize {
+        self.voters.len()
+    }
+
+    /// Whether there are no voters.
+    pub fn is_empty(&self) -> bool {
+        self.voters.is_empty()
+    }
+
+    /// Voter ids in ascending order.
+    pub fn ids(&self) -> impl Iterator<Item = i32> + '_ {
+        self.voters.keys().copied()
+    }
+
+    /// The voters in ascending id order.
+    pub fn nodes(&self) -> impl Iterator<Item = &VoterNode> {
+        self.voters.values()
+    }
+
+    /// The voter with `id`, if any.
+    pub fn get(&self, id: i32) -> Option<&VoterNode> {
+        self.voters.get(&id)
+    }
+
+    /// Whether `key` is a voter (id matches; directory ids compared when both known).
+    pub fn is_voter(&self, key: &ReplicaKey) -> bool {
+        self.voters.get(&key.id).is_some_and(|v| v.key.matches(key))
+    }
+
+    /// Whether `id` is a voter regardless of directory id.
+    pub fn contains_id(&self, id: i32) -> bool {
+        self.voters.contains_key(&id)
+    }
+
+    /// Votes needed for a majority.
+    pub fn majority(&self) -> usize {
+        self.voters.len() / 2 + 1
+    }
+
+    /// The address of voter `id` on `listener`.
+    pub fn endpoint(&self, id: i32, listener: &str) -> Option<&Endpoint> {
+        self.voters.get(&id)?.endpoints.get(listener)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offset_and_epoch_compare_epoch_first() {
+        assert!(OffsetAndEpoch::new(5, 2) > OffsetAndEpoch::new(100, 1));
+        assert!(OffsetAndEpoch::new(6, 2) > OffsetAndEpoch::new(5, 2));
+    }
+
+    #[test]
+    fn replica_keys_match_on_unknown_directory() {
+        let a = Uuid::from_u128(7);
+        assert!(ReplicaKey::new(1, a).matches(&ReplicaKey::of_id(1)));
+        assert!(!ReplicaKey::new(1, a).matches(&ReplicaKey::new(1, Uuid::from_u128(8))));
+        assert!(!ReplicaKey::of_id(1).matches(&ReplicaKey::of_id(2)));
+    }
+
+    #[test]
+    fn majority_of_voters() {
+        let v = |n: i32| {
+            VoterSet::from_static(
+                "C",
+                &(1..=n).map(|i| (i, "h".to_string(), 1)).collect::<Vec<_>>(),
+            )
+        };
+        assert_eq!(v(1).majority(), 1);
+        assert_eq!(v(2).majority(), 2);
+        assert_eq!(v(3).majority(), 2);
+        assert_eq!(v(5).majority(), 3);
+    }
+}
