@@ -3,6 +3,8 @@
 //! Nothing under `src/raft/` may touch tokio, the filesystem, sockets, threads, the clock or
 //! a thread RNG (clippy's `disallowed-methods` covers the clock calls everywhere else).
 
+#![allow(clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
