@@ -8,8 +8,10 @@
 //! Requests on one connection are read ahead (pipelined) and answered strictly in order, one at
 //! a time, as Kafka's socket server does (it mutes a channel until its response is sent). What a
 //! request means is the handler's business; this module only moves frames and enforces limits.
+pub mod adapt;
 pub mod connection;
 pub mod listener;
+pub mod peers;
 
 use std::future::Future;
 use std::net::SocketAddr;

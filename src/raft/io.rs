@@ -51,7 +51,7 @@ pub enum ResponseResult {
 }
 
 /// Where a request goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Destination {
     /// Node id (bootstrap servers have negative ids: -2, -3, …).
     pub node_id: i32,

@@ -1,0 +1,264 @@
+//! Outbound connections to other controllers (Kafka's `KafkaNetworkChannel` + `NetworkClient`).
+//!
+//! ```text
+//!   core Output::Send ─▶ Peers::send ─▶ per-destination task (bounded queue)
+//!       task: connect (reconnect backoff 50 ms doubling to 500 ms) ─▶ ApiVersions handshake
+//!             ─▶ pick min(our max, their max) per API ─▶ adapt fields ─▶ encode ─▶ await answer
+//!   answer / failure ─▶ sink(PeerResponse) ─▶ driver ─▶ core.handle_response
+//! ```
+//!
+//! The core keeps at most one request in flight per destination, so each task handles one
+//! request at a time. Every request ends in exactly one `PeerResponse`: an answer,
+//! `UnsupportedVersion` (no common version, or a field the version cannot carry), or `Failed`
+//! (unreachable, disconnected, timed out).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use kafka_protocol::messages::{ApiKey, ApiVersionsRequest};
+use kafka_protocol::protocol::StrBytes;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+
+use super::adapt::adapt_request;
+use crate::codec::frame::SIZE_PREFIX_BYTES;
+use crate::codec::request::encode_request;
+use crate::codec::response::decode_response;
+use crate::codec::{versions, RequestBody, ResponseBody};
+use crate::raft::{Destination, ResponseResult};
+
+/// Largest response frame accepted from a peer (a Fetch answer carries ≤ 8 MiB of records).
+const RESPONSE_MAX_BYTES: usize = 64 * 1024 * 1024;
+/// Requests queued per destination before further ones fail at once.
+const QUEUE_DEPTH: usize = 16;
+const RECONNECT_BACKOFF_MS: u64 = 50;
+const RECONNECT_BACKOFF_MAX_MS: u64 = 500;
+
+/// A request for a peer.
+#[derive(Debug, Clone)]
+pub struct PeerRequest {
+    /// The core's correlation id.
+    pub correlation_id: u64,
+    /// Where.
+    pub destination: Destination,
+    /// What (built for the newest version; adapted here).
+    pub request: RequestBody,
+}
+
+/// The outcome of a [`PeerRequest`].
+#[derive(Debug, Clone)]
+pub struct PeerResponse {
+    /// The core's correlation id.
+    pub correlation_id: u64,
+    /// What happened.
+    pub result: ResponseResult,
+}
+
+/// Where outcomes go (the driver's queue).
+pub type ResponseSink = Arc<dyn Fn(PeerResponse) + Send + Sync>;
+
+/// Settings of outbound connections.
+#[derive(Debug, Clone)]
+pub struct PeerConfig {
+    /// `raft-client-<node id>`, as Kafka names it.
+    pub client_id: String,
+    /// `controller.quorum.request.timeout.ms`.
+    pub request_timeout_ms: u64,
+}
+
+/// The set of destination tasks.
+pub struct Peers {
+    config: PeerConfig,
+    sink: ResponseSink,
+    tasks: HashMap<Destination, mpsc::Sender<PeerRequest>>,
+}
+
+impl std::fmt::Debug for Peers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Peers").field("destinations", &self.tasks.len()).finish()
+    }
+}
+
+impl Peers {
+    /// Peers reporting outcomes to `sink`. Must be used inside a tokio runtime.
+    pub fn new(config: PeerConfig, sink: ResponseSink) -> Self {
+        Self {
+            config,
+            sink,
+            tasks: HashMap::new(),
+        }
+    }
+
+    /// Queues `request` for its destination, starting the destination's task if needed.
+    pub fn send(&mut self, request: PeerRequest) {
+        let destination = request.destination.clone();
+        let sender = self.tasks.entry(destination.clone()).or_insert_with(|| {
+            let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
+            tokio::spawn(peer_task(destination, rx, self.sink.clone(), self.config.clone()));
+            tx
+        });
+        if let Err(e) = sender.try_send(request) {
+            let request = match e {
+                mpsc::error::TrySendError::Full(r) | mpsc::error::TrySendError::Closed(r) => r,
+            };
+            (self.sink)(PeerResponse {
+                correlation_id: request.correlation_id,
+                result: ResponseResult::Failed,
+            });
+        }
+    }
+}
+
+/// An open connection whose peer's API versions are known.
+struct Connection {
+    stream: TcpStream,
+    peer_versions: BTreeMap<i16, (i16, i16)>,
+    next_correlation_id: i32,
+}
+
+#[derive(Debug)]
+enum CallError {
+    /// No version both sides know, or the body cannot be carried at the negotiated version.
+    Unsupported,
+    /// The connection is unusable.
+    Broken(String),
+}
+
+impl Connection {
+    async fn open(destination: &Destination, config: &PeerConfig) -> Result<Self, String> {
+        let addr = format!("{}:{}", destination.endpoint.host, destination.endpoint.port);
+        let stream = TcpStream::connect(&addr)
+            .await
+            .map_err(|e| format!("connect to {addr}: {e}"))?;
+        let _ = stream.set_nodelay(true);
+        let mut conn = Connection {
+            stream,
+            peer_versions: BTreeMap::new(),
+            next_correlation_id: 0,
+        };
+        conn.handshake(config).await?;
+        Ok(conn)
+    }
+
+    /// ApiVersions at our newest version; on UNSUPPORTED_VERSION retry at the peer's newest.
+    async fn handshake(&mut self, config: &PeerConfig) -> Result<(), String> {
+        let mut version = versions::advertised(ApiKey::ApiVersions).map_or(0, |r| r.max_version);
+        for _ in 0..2 {
+            let request = RequestBody::ApiVersions(
+                ApiVersionsRequest::default()
+                    .with_client_software_name(StrBytes::from_static_str("ferrokraft"))
+                    .with_client_software_version(StrBytes::from_static_str(env!("CARGO_PKG_VERSION"))),
+            );
+            let body = self.round_trip(&request, version, config).await.map_err(|e| format!("{e:?}"))?;
+            let ResponseBody::ApiVersions(r) = body else {
+                return Err("ApiVersions answered with another API".into());
+            };
+            if r.error_code == 35 {
+                version = r
+                    .api_keys
+                    .iter()
+                    .find(|k| k.api_key == ApiKey::ApiVersions as i16)
+                    .map_or(0, |k| k.max_version.min(version));
+                continue;
+            }
+            if r.error_code != 0 {
+                return Err(format!("ApiVersions error {}", r.error_code));
+            }
+            self.peer_versions = r.api_keys.iter().map(|k| (k.api_key, (k.min_version, k.max_version))).collect();
+            return Ok(());
+        }
+        Err("ApiVersions version negotiation failed".into())
+    }
+
+    fn negotiate(&self, api_key: ApiKey) -> Option<i16> {
+        let ours = versions::advertised(api_key)?;
+        let (their_min, their_max) = *self.peer_versions.get(&(api_key as i16))?;
+        let version = ours.max_version.min(their_max);
+        (version >= ours.min_version.max(their_min)).then_some(version)
+    }
+
+    async fn call(&mut self, request: RequestBody, config: &PeerConfig) -> Result<ResponseBody, CallError> {
+        let version = self.negotiate(request.api_key()).ok_or(CallError::Unsupported)?;
+        let request = adapt_request(request, version);
+        self.round_trip(&request, version, config).await
+    }
+
+    async fn round_trip(&mut self, request: &RequestBody, version: i16, config: &PeerConfig) -> Result<ResponseBody, CallError> {
+        self.next_correlation_id = self.next_correlation_id.wrapping_add(1);
+        let correlation_id = self.next_correlation_id;
+        let frame = encode_request(request, version, correlation_id, &config.client_id).map_err(|_| CallError::Unsupported)?;
+        self.stream.write_all(&frame).await.map_err(|e| CallError::Broken(e.to_string()))?;
+        let body = read_frame(&mut self.stream).await.map_err(CallError::Broken)?;
+        let (got, response) = decode_response(body, request.api_key(), version).map_err(|e| CallError::Broken(e.to_string()))?;
+        if got != correlation_id {
+            return Err(CallError::Broken(format!("correlation id {got}, expected {correlation_id}")));
+        }
+        Ok(response)
+    }
+}
+
+async fn read_frame(stream: &mut TcpStream) -> Result<Bytes, String> {
+    let mut size = [0u8; SIZE_PREFIX_BYTES];
+    stream.read_exact(&mut size).await.map_err(|e| e.to_string())?;
+    let len = i32::from_be_bytes(size);
+    if len < 0 || len as usize > RESPONSE_MAX_BYTES {
+        return Err(format!("invalid response size {len}"));
+    }
+    let mut body = BytesMut::zeroed(len as usize);
+    stream.read_exact(&mut body).await.map_err(|e| e.to_string())?;
+    Ok(body.freeze())
+}
+
+#[allow(clippy::disallowed_methods)] // reconnect backoff is wall-clock by nature; not the core
+fn now() -> tokio::time::Instant {
+    tokio::time::Instant::now()
+}
+
+async fn peer_task(destination: Destination, mut rx: mpsc::Receiver<PeerRequest>, sink: ResponseSink, config: PeerConfig) {
+    let mut connection: Option<Connection> = None;
+    let mut backoff_ms = RECONNECT_BACKOFF_MS;
+    let mut next_connect = now();
+    let timeout = Duration::from_millis(config.request_timeout_ms);
+    while let Some(request) = rx.recv().await {
+        let correlation_id = request.correlation_id;
+        let outcome = tokio::time::timeout(timeout, async {
+            if connection.is_none() {
+                if now() < next_connect {
+                    return ResponseResult::Failed;
+                }
+                match Connection::open(&destination, &config).await {
+                    Ok(c) => {
+                        backoff_ms = RECONNECT_BACKOFF_MS;
+                        connection = Some(c);
+                    }
+                    Err(e) => {
+                        tracing::debug!("node {}: {e}", destination.node_id);
+                        next_connect = now() + Duration::from_millis(backoff_ms);
+                        backoff_ms = (backoff_ms * 2).min(RECONNECT_BACKOFF_MAX_MS);
+                        return ResponseResult::Failed;
+                    }
+                }
+            }
+            let Some(conn) = connection.as_mut() else { return ResponseResult::Failed };
+            match conn.call(request.request, &config).await {
+                Ok(body) => ResponseResult::Answered(body),
+                Err(CallError::Unsupported) => ResponseResult::UnsupportedVersion,
+                Err(CallError::Broken(e)) => {
+                    tracing::debug!("node {}: connection lost: {e}", destination.node_id);
+                    connection = None;
+                    ResponseResult::Failed
+                }
+            }
+        })
+        .await;
+        let result = outcome.unwrap_or_else(|_| {
+            // A timed-out connection may still deliver the late answer: drop it.
+            connection = None;
+            ResponseResult::Failed
+        });
+        sink(PeerResponse { correlation_id, result });
+    }
+}
