@@ -51,10 +51,13 @@ fn golden_path() -> PathBuf {
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Label {
+    /// `API_KEY VERSION request|response [null]`: every field non-default, or (`null`) every
+    /// nullable field null, records empty, arrays of one element and tagged fields absent.
     Body {
         api_key: i16,
         version: i16,
         request: bool,
+        nulls: bool,
     },
     RequestHeader {
         api_key: i16,
@@ -111,13 +114,18 @@ fn parse_label(tokens: &[&str]) -> Result<Label, String> {
         Some("batch") if tokens.len() == 2 => Label::Batch {
             name: tokens[1].to_string(),
         },
-        Some(_) if tokens.len() == 3 => Label::Body {
+        Some(_) if tokens.len() == 3 || tokens.len() == 4 => Label::Body {
             api_key: num(0)?,
             version: num(1)?,
             request: match tokens[2] {
                 "request" => true,
                 "response" => false,
                 other => return Err(format!("neither request nor response: {other}")),
+            },
+            nulls: match tokens.get(3).copied() {
+                None => false,
+                Some("null") => true,
+                Some(other) => return Err(format!("unknown body variant {other}")),
             },
         },
         _ => return Err("unknown label".to_string()),
@@ -165,7 +173,7 @@ fn golden_vectors() -> Vec<Vector> {
 }
 
 fn unhex(s: &str) -> Result<Vec<u8>, String> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err("odd number of hex digits".to_string());
     }
     (0..s.len())
@@ -334,6 +342,7 @@ fn reencode(vector: &Vector) -> Result<Vec<u8>, String> {
             api_key: key,
             version,
             request,
+            ..
         } => reencode_body(api_key(*key), *version, *request, &vector.bytes),
         Label::RequestHeader { .. } | Label::ResponseHeader { .. } => {
             reencode_header(&vector.label, &vector.bytes)
@@ -444,11 +453,14 @@ fn every_advertised_api_version_has_vectors_and_no_other() {
         let key = range.api_key as i16;
         for version in range.min_version..=range.max_version {
             for request in [true, false] {
-                wanted.insert(Label::Body {
-                    api_key: key,
-                    version,
-                    request,
-                });
+                for nulls in [false, true] {
+                    wanted.insert(Label::Body {
+                        api_key: key,
+                        version,
+                        request,
+                        nulls,
+                    });
+                }
             }
             wanted.insert(Label::RequestHeader {
                 api_key: key,
@@ -478,7 +490,7 @@ fn every_advertised_api_version_has_vectors_and_no_other() {
     eprintln!(
         "{} APIs, {} API versions, {bodies} body vectors",
         ADVERTISED.len(),
-        bodies / 2
+        bodies / 4
     );
 }
 
@@ -696,7 +708,8 @@ fn batch_vectors_are_well_formed_kraft_batches() {
     for (name, types) in expected {
         let vector = batches[name];
         let result = check_kraft_batch(&vector.bytes).and_then(|(control, records)| {
-            if control != !types.is_empty() {
+            let want_control = !types.is_empty();
+            if control != want_control {
                 return Err(format!("control bit {control}"));
             }
             if types.is_empty() && records.len() < 2 {

@@ -55,7 +55,8 @@ import org.apache.kafka.common.utils.AppInfoParser;
  * </pre>
  *
  * A vector line is {@code LABEL... HEX} ({@code -} for no bytes); the labels are
- * {@code API_KEY VERSION request|response}, {@code request_header API_KEY VERSION HEADER_VERSION},
+ * {@code API_KEY VERSION request|response}, {@code API_KEY VERSION request|response null} (nullable
+ * fields null, other arrays one element, tagged fields absent), {@code request_header API_KEY VERSION HEADER_VERSION},
  * {@code response_header API_KEY VERSION HEADER_VERSION},
  * {@code control_record NAME TYPE VERSION} and {@code batch NAME}.
  *
@@ -114,6 +115,8 @@ public final class Oracle {
             for (short v = Short.parseShort(minMax[0]); v <= Short.parseShort(minMax[1]); v++) {
                 labels.add(key + " " + v + " request");
                 labels.add(key + " " + v + " response");
+                labels.add(key + " " + v + " request null");
+                labels.add(key + " " + v + " response null");
                 headers.add("request_header " + key + " " + v + " " + type.requestHeaderVersion(v));
                 headers.add("response_header " + key + " " + v + " " + type.responseHeaderVersion(v));
             }
@@ -226,7 +229,7 @@ public final class Oracle {
                     throw new IllegalArgumentException("control record type " + label[2] + " is " + cls.getSimpleName());
                 }
                 short version = Short.parseShort(label[3]);
-                return filled(() -> newInstance(cls), schemas(cls), version, seed(label));
+                return filled(() -> newInstance(cls), schemas(cls), version, seed(label), false);
             }
             case "batch": {
                 MemoryRecords records = batch(label[1]);
@@ -245,8 +248,12 @@ public final class Oracle {
                     case "response" -> false;
                     default -> throw new IllegalArgumentException("neither request nor response: " + label[2]);
                 };
+                boolean nulls = label.length == 4 && label[3].equals("null");
+                if (label.length != 3 && !nulls) {
+                    throw new IllegalArgumentException("unknown body variant " + String.join(" ", label));
+                }
                 return filled(request ? type::newRequest : type::newResponse,
-                    request ? type.requestSchemas() : type.responseSchemas(), version, seed(label));
+                    request ? type.requestSchemas() : type.responseSchemas(), version, seed(label), nulls);
             }
         }
     }
@@ -276,12 +283,12 @@ public final class Oracle {
      * Fills every field of the schema with generated values, writes that with the schema, reads it
      * back with the generated message class and checks the class writes the same bytes.
      */
-    static Vector filled(Supplier<Message> empty, Schema[] schemas, short version, long seed) {
+    static Vector filled(Supplier<Message> empty, Schema[] schemas, short version, long seed, boolean nulls) {
         if (version < 0 || version >= schemas.length || schemas[version] == null) {
             throw new IllegalArgumentException("no schema for version " + version);
         }
         Schema schema = schemas[version];
-        Struct struct = new Values(new Random(seed)).struct(schema);
+        Struct struct = new Values(new Random(seed), nulls).struct(schema);
         ByteBuffer buf = ByteBuffer.allocate(schema.sizeOf(struct));
         schema.write(buf, struct);
         buf.flip();
@@ -306,12 +313,18 @@ public final class Oracle {
 
     // ---------------------------------------------------------------- values
 
-    /** Non-default values for every schema type used by Kafka's generated messages. */
+    /**
+     * Values for every schema type used by Kafka's generated messages: non-default ones, or with
+     * {@code nulls} every nullable field null (records empty), every other array one element long
+     * and every tagged field absent (left at its default), the other fields still non-default.
+     */
     static final class Values {
         final Random rng;
+        final boolean nulls;
 
-        Values(Random rng) {
+        Values(Random rng, boolean nulls) {
             this.rng = rng;
+            this.nulls = nulls;
         }
 
         Struct struct(Schema schema) {
@@ -324,8 +337,12 @@ public final class Oracle {
 
         Object value(Type t) {
             if (t instanceof Schema schema) return struct(schema);
+            // The records types claim to be nullable whether or not the field is: give them no bytes.
+            if (nulls && (t == Type.RECORDS || t == Type.COMPACT_RECORDS)) return MemoryRecords.EMPTY;
+            if (nulls && t.isNullable()) return null;
             if (t instanceof TaggedFields tagged) {
                 TreeMap<Integer, Object> values = new TreeMap<>();
+                if (nulls) return values;
                 for (Map.Entry<Integer, Field> e : new TreeMap<>(tagged.fields()).entrySet()) {
                     values.put(e.getKey(), value(e.getValue().type));
                 }
@@ -333,6 +350,7 @@ public final class Oracle {
             }
             Optional<Type> element = t.arrayElementType();
             if (element.isPresent()) {
+                if (nulls) return new Object[] {value(element.get())};
                 return new Object[] {value(element.get()), value(element.get())};
             }
             if (t == Type.BOOLEAN) return true;
