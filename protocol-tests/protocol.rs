@@ -69,10 +69,13 @@ enum Label {
         version: i16,
         header_version: i16,
     },
+    /// `control_record NAME TYPE VERSION [as_written]`: a KRaft control record value, every field
+    /// non-default, or (`as_written`) with its `Version` field equal to the schema version.
     ControlRecord {
         name: String,
         type_id: i16,
         version: i16,
+        as_written: bool,
     },
     Batch {
         name: String,
@@ -106,10 +109,15 @@ fn parse_label(tokens: &[&str]) -> Result<Label, String> {
             version: num(2)?,
             header_version: num(3)?,
         },
-        Some("control_record") if tokens.len() == 4 => Label::ControlRecord {
+        Some("control_record") if tokens.len() == 4 || tokens.len() == 5 => Label::ControlRecord {
             name: tokens[1].to_string(),
             type_id: num(2)?,
             version: num(3)?,
+            as_written: match tokens.get(4).copied() {
+                None => false,
+                Some("as_written") => true,
+                Some(other) => return Err(format!("unknown control record variant {other}")),
+            },
         },
         Some("batch") if tokens.len() == 2 => Label::Batch {
             name: tokens[1].to_string(),
@@ -351,6 +359,7 @@ fn reencode(vector: &Vector) -> Result<Vec<u8>, String> {
             name,
             type_id,
             version,
+            ..
         } => {
             if !CONTROL_NAMES.contains(&(*type_id, name.as_str())) {
                 return Err(format!("control record type {type_id} is not {name}"));
@@ -514,14 +523,19 @@ fn header_vectors_round_trip_through_our_header_functions() {
 #[test]
 fn control_record_vectors_round_trip_through_kafka_protocol() {
     let vectors = golden_vectors();
-    let names: BTreeSet<&str> = vectors
+    let names: BTreeSet<(&str, bool)> = vectors
         .iter()
         .filter_map(|v| match &v.label {
-            Label::ControlRecord { name, .. } => Some(name.as_str()),
+            Label::ControlRecord {
+                name, as_written, ..
+            } => Some((name.as_str(), *as_written)),
             _ => None,
         })
         .collect();
-    let expected: BTreeSet<&str> = CONTROL_NAMES.iter().map(|(_, n)| *n).collect();
+    let expected: BTreeSet<(&str, bool)> = CONTROL_NAMES
+        .iter()
+        .flat_map(|(_, n)| [(*n, false), (*n, true)])
+        .collect();
     assert_eq!(names, expected, "control record vectors");
     let (checked, failures) = round_trip_failures(|l| matches!(l, Label::ControlRecord { .. }));
     assert_no_failures("control record value", checked, &failures);

@@ -14,6 +14,7 @@ import java.util.Random;
 import java.util.TreeMap;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
@@ -58,7 +59,9 @@ import org.apache.kafka.common.utils.AppInfoParser;
  * {@code API_KEY VERSION request|response}, {@code API_KEY VERSION request|response null} (nullable
  * fields null, other arrays one element, tagged fields absent), {@code request_header API_KEY VERSION HEADER_VERSION},
  * {@code response_header API_KEY VERSION HEADER_VERSION},
- * {@code control_record NAME TYPE VERSION} and {@code batch NAME}.
+ * {@code control_record NAME TYPE VERSION [as_written]} ({@code as_written}: the record's own
+ * {@code Version} field equals the schema version, as Kafka always writes it) and
+ * {@code batch NAME}.
  *
  * <p>Bodies and control records are filled by walking Kafka's schema for the exact version: every
  * field, tagged ones included, gets a non-default value drawn from a Random seeded by the label,
@@ -124,6 +127,7 @@ public final class Oracle {
         labels.addAll(headers);
         for (ControlRecordType t : CONTROL_TYPES) {
             labels.add("control_record " + controlClass(t).getSimpleName() + " " + t.type() + " 0");
+            labels.add("control_record " + controlClass(t).getSimpleName() + " " + t.type() + " 0 as_written");
         }
         labels.addAll(List.of("batch data", "batch kraft_bootstrap", "batch leader_change",
             "batch snapshot_header", "batch snapshot_footer"));
@@ -229,7 +233,12 @@ public final class Oracle {
                     throw new IllegalArgumentException("control record type " + label[2] + " is " + cls.getSimpleName());
                 }
                 short version = Short.parseShort(label[3]);
-                return filled(() -> newInstance(cls), schemas(cls), version, seed(label), false);
+                boolean asWritten = label.length == 5 && label[4].equals("as_written");
+                if (label.length != 4 && !asWritten) {
+                    throw new IllegalArgumentException("unknown control record variant " + String.join(" ", label));
+                }
+                UnaryOperator<Struct> adjust = asWritten ? s -> s.set("version", version) : s -> s;
+                return filled(() -> newInstance(cls), schemas(cls), version, seed(label), false, adjust);
             }
             case "batch": {
                 MemoryRecords records = batch(label[1]);
@@ -253,7 +262,7 @@ public final class Oracle {
                     throw new IllegalArgumentException("unknown body variant " + String.join(" ", label));
                 }
                 return filled(request ? type::newRequest : type::newResponse,
-                    request ? type.requestSchemas() : type.responseSchemas(), version, seed(label), nulls);
+                    request ? type.requestSchemas() : type.responseSchemas(), version, seed(label), nulls, s -> s);
             }
         }
     }
@@ -282,13 +291,15 @@ public final class Oracle {
     /**
      * Fills every field of the schema with generated values, writes that with the schema, reads it
      * back with the generated message class and checks the class writes the same bytes.
+     * {@code adjust} may override generated values before writing.
      */
-    static Vector filled(Supplier<Message> empty, Schema[] schemas, short version, long seed, boolean nulls) {
+    static Vector filled(Supplier<Message> empty, Schema[] schemas, short version, long seed, boolean nulls,
+                         UnaryOperator<Struct> adjust) {
         if (version < 0 || version >= schemas.length || schemas[version] == null) {
             throw new IllegalArgumentException("no schema for version " + version);
         }
         Schema schema = schemas[version];
-        Struct struct = new Values(new Random(seed), nulls).struct(schema);
+        Struct struct = adjust.apply(new Values(new Random(seed), nulls).struct(schema));
         ByteBuffer buf = ByteBuffer.allocate(schema.sizeOf(struct));
         schema.write(buf, struct);
         buf.flip();
