@@ -239,6 +239,7 @@ fn reencode_body(
         if buf.has_remaining() {
             return Err(format!("decode left {} bytes unread", buf.remaining()));
         }
+        no_unknown_tagged_fields(&body)?;
         body.encode(version, &mut out)
             .map_err(|e| format!("encode: {e}"))?;
     } else {
@@ -247,10 +248,33 @@ fn reencode_body(
         if buf.has_remaining() {
             return Err(format!("decode left {} bytes unread", buf.remaining()));
         }
+        no_unknown_tagged_fields(&body)?;
         body.encode(version, &mut out)
             .map_err(|e| format!("encode: {e}"))?;
     }
     Ok(out.to_vec())
+}
+
+/// kafka-protocol keeps tagged fields it does not know as raw bytes and writes them back, so a
+/// field Kafka has and the crate lacks would still round-trip. Every tagged field of a vector is
+/// one Kafka defines, so any the crate left unknown is a field our codec cannot see.
+fn no_unknown_tagged_fields(message: &impl std::fmt::Debug) -> Result<(), String> {
+    const MARK: &str = "unknown_tagged_fields: {";
+    let debug = format!("{message:?}");
+    let unknown: Vec<&str> = debug
+        .match_indices(MARK)
+        .map(|(at, _)| &debug[at + MARK.len()..])
+        .filter(|rest| !rest.starts_with('}'))
+        .map(|rest| &rest[..rest.find('}').unwrap_or(rest.len()).min(80)])
+        .collect();
+    if unknown.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "kafka-protocol does not know tagged fields Kafka wrote: {}",
+            unknown.join(" | ")
+        ))
+    }
 }
 
 /// Decodes a header vector with our header functions and encodes it again.
@@ -310,12 +334,16 @@ fn reencode_header(label: &Label, bytes: &[u8]) -> Result<Vec<u8>, String> {
     Ok(out.to_vec())
 }
 
-fn reencode_with<T: Decodable + Encodable>(version: i16, bytes: &[u8]) -> Result<Vec<u8>, String> {
+fn reencode_with<T: Decodable + Encodable + std::fmt::Debug>(
+    version: i16,
+    bytes: &[u8],
+) -> Result<Vec<u8>, String> {
     let mut buf = Bytes::copy_from_slice(bytes);
     let message = T::decode(&mut buf, version).map_err(|e| format!("decode: {e:#}"))?;
     if buf.has_remaining() {
         return Err(format!("decode left {} bytes unread", buf.remaining()));
     }
+    no_unknown_tagged_fields(&message)?;
     let mut out = BytesMut::new();
     message
         .encode(&mut out, version)
