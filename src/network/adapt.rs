@@ -39,25 +39,21 @@ pub fn adapt_request(mut body: RequestBody, version: i16) -> RequestBody {
                 }
             }
         }
-        RequestBody::Vote(v) => {
-            if version < 1 {
-                v.voter_id = BrokerId(-1);
-                for t in &mut v.topics {
-                    for p in &mut t.partitions {
-                        p.replica_directory_id = Uuid::nil();
-                        p.voter_directory_id = Uuid::nil();
-                    }
+        RequestBody::Vote(v) if version < 1 => {
+            v.voter_id = BrokerId(-1);
+            for t in &mut v.topics {
+                for p in &mut t.partitions {
+                    p.replica_directory_id = Uuid::nil();
+                    p.voter_directory_id = Uuid::nil();
                 }
             }
         }
-        RequestBody::BeginQuorumEpoch(b) => {
-            if version < 1 {
-                b.voter_id = BrokerId(-1);
-                b.leader_endpoints.clear();
-                for t in &mut b.topics {
-                    for p in &mut t.partitions {
-                        p.voter_directory_id = Uuid::nil();
-                    }
+        RequestBody::BeginQuorumEpoch(b) if version < 1 => {
+            b.voter_id = BrokerId(-1);
+            b.leader_endpoints.clear();
+            for t in &mut b.topics {
+                for p in &mut t.partitions {
+                    p.voter_directory_id = Uuid::nil();
                 }
             }
         }
@@ -75,12 +71,10 @@ pub fn adapt_request(mut body: RequestBody, version: i16) -> RequestBody {
                 }
             }
         }
-        RequestBody::FetchSnapshot(s) => {
-            if version < 1 {
-                for t in &mut s.topics {
-                    for p in &mut t.partitions {
-                        p.replica_directory_id = Uuid::nil();
-                    }
+        RequestBody::FetchSnapshot(s) if version < 1 => {
+            for t in &mut s.topics {
+                for p in &mut t.partitions {
+                    p.replica_directory_id = Uuid::nil();
                 }
             }
         }

@@ -78,7 +78,9 @@ pub struct Peers {
 
 impl std::fmt::Debug for Peers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Peers").field("destinations", &self.tasks.len()).finish()
+        f.debug_struct("Peers")
+            .field("destinations", &self.tasks.len())
+            .finish()
     }
 }
 
@@ -97,7 +99,12 @@ impl Peers {
         let destination = request.destination.clone();
         let sender = self.tasks.entry(destination.clone()).or_insert_with(|| {
             let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
-            tokio::spawn(peer_task(destination, rx, self.sink.clone(), self.config.clone()));
+            tokio::spawn(peer_task(
+                destination,
+                rx,
+                self.sink.clone(),
+                self.config.clone(),
+            ));
             tx
         });
         if let Err(e) = sender.try_send(request) {
@@ -129,7 +136,10 @@ enum CallError {
 
 impl Connection {
     async fn open(destination: &Destination, config: &PeerConfig) -> Result<Self, String> {
-        let addr = format!("{}:{}", destination.endpoint.host, destination.endpoint.port);
+        let addr = format!(
+            "{}:{}",
+            destination.endpoint.host, destination.endpoint.port
+        );
         let stream = TcpStream::connect(&addr)
             .await
             .map_err(|e| format!("connect to {addr}: {e}"))?;
@@ -150,9 +160,14 @@ impl Connection {
             let request = RequestBody::ApiVersions(
                 ApiVersionsRequest::default()
                     .with_client_software_name(StrBytes::from_static_str("ferrokraft"))
-                    .with_client_software_version(StrBytes::from_static_str(env!("CARGO_PKG_VERSION"))),
+                    .with_client_software_version(StrBytes::from_static_str(env!(
+                        "CARGO_PKG_VERSION"
+                    ))),
             );
-            let body = self.round_trip(&request, version, config).await.map_err(|e| format!("{e:?}"))?;
+            let body = self
+                .round_trip(&request, version, config)
+                .await
+                .map_err(|e| format!("{e:?}"))?;
             let ResponseBody::ApiVersions(r) = body else {
                 return Err("ApiVersions answered with another API".into());
             };
@@ -167,7 +182,11 @@ impl Connection {
             if r.error_code != 0 {
                 return Err(format!("ApiVersions error {}", r.error_code));
             }
-            self.peer_versions = r.api_keys.iter().map(|k| (k.api_key, (k.min_version, k.max_version))).collect();
+            self.peer_versions = r
+                .api_keys
+                .iter()
+                .map(|k| (k.api_key, (k.min_version, k.max_version)))
+                .collect();
             return Ok(());
         }
         Err("ApiVersions version negotiation failed".into())
@@ -180,21 +199,41 @@ impl Connection {
         (version >= ours.min_version.max(their_min)).then_some(version)
     }
 
-    async fn call(&mut self, request: RequestBody, config: &PeerConfig) -> Result<ResponseBody, CallError> {
-        let version = self.negotiate(request.api_key()).ok_or(CallError::Unsupported)?;
+    async fn call(
+        &mut self,
+        request: RequestBody,
+        config: &PeerConfig,
+    ) -> Result<ResponseBody, CallError> {
+        let version = self
+            .negotiate(request.api_key())
+            .ok_or(CallError::Unsupported)?;
         let request = adapt_request(request, version);
         self.round_trip(&request, version, config).await
     }
 
-    async fn round_trip(&mut self, request: &RequestBody, version: i16, config: &PeerConfig) -> Result<ResponseBody, CallError> {
+    async fn round_trip(
+        &mut self,
+        request: &RequestBody,
+        version: i16,
+        config: &PeerConfig,
+    ) -> Result<ResponseBody, CallError> {
         self.next_correlation_id = self.next_correlation_id.wrapping_add(1);
         let correlation_id = self.next_correlation_id;
-        let frame = encode_request(request, version, correlation_id, &config.client_id).map_err(|_| CallError::Unsupported)?;
-        self.stream.write_all(&frame).await.map_err(|e| CallError::Broken(e.to_string()))?;
-        let body = read_frame(&mut self.stream).await.map_err(CallError::Broken)?;
-        let (got, response) = decode_response(body, request.api_key(), version).map_err(|e| CallError::Broken(e.to_string()))?;
+        let frame = encode_request(request, version, correlation_id, &config.client_id)
+            .map_err(|_| CallError::Unsupported)?;
+        self.stream
+            .write_all(&frame)
+            .await
+            .map_err(|e| CallError::Broken(e.to_string()))?;
+        let body = read_frame(&mut self.stream)
+            .await
+            .map_err(CallError::Broken)?;
+        let (got, response) = decode_response(body, request.api_key(), version)
+            .map_err(|e| CallError::Broken(e.to_string()))?;
         if got != correlation_id {
-            return Err(CallError::Broken(format!("correlation id {got}, expected {correlation_id}")));
+            return Err(CallError::Broken(format!(
+                "correlation id {got}, expected {correlation_id}"
+            )));
         }
         Ok(response)
     }
@@ -202,13 +241,19 @@ impl Connection {
 
 async fn read_frame(stream: &mut TcpStream) -> Result<Bytes, String> {
     let mut size = [0u8; SIZE_PREFIX_BYTES];
-    stream.read_exact(&mut size).await.map_err(|e| e.to_string())?;
+    stream
+        .read_exact(&mut size)
+        .await
+        .map_err(|e| e.to_string())?;
     let len = i32::from_be_bytes(size);
     if len < 0 || len as usize > RESPONSE_MAX_BYTES {
         return Err(format!("invalid response size {len}"));
     }
     let mut body = BytesMut::zeroed(len as usize);
-    stream.read_exact(&mut body).await.map_err(|e| e.to_string())?;
+    stream
+        .read_exact(&mut body)
+        .await
+        .map_err(|e| e.to_string())?;
     Ok(body.freeze())
 }
 
@@ -217,7 +262,12 @@ fn now() -> tokio::time::Instant {
     tokio::time::Instant::now()
 }
 
-async fn peer_task(destination: Destination, mut rx: mpsc::Receiver<PeerRequest>, sink: ResponseSink, config: PeerConfig) {
+async fn peer_task(
+    destination: Destination,
+    mut rx: mpsc::Receiver<PeerRequest>,
+    sink: ResponseSink,
+    config: PeerConfig,
+) {
     let mut connection: Option<Connection> = None;
     let mut backoff_ms = RECONNECT_BACKOFF_MS;
     let mut next_connect = now();
@@ -242,7 +292,9 @@ async fn peer_task(destination: Destination, mut rx: mpsc::Receiver<PeerRequest>
                     }
                 }
             }
-            let Some(conn) = connection.as_mut() else { return ResponseResult::Failed };
+            let Some(conn) = connection.as_mut() else {
+                return ResponseResult::Failed;
+            };
             match conn.call(request.request, &config).await {
                 Ok(body) => ResponseResult::Answered(body),
                 Err(CallError::Unsupported) => ResponseResult::UnsupportedVersion,
@@ -259,6 +311,9 @@ async fn peer_task(destination: Destination, mut rx: mpsc::Receiver<PeerRequest>
             connection = None;
             ResponseResult::Failed
         });
-        sink(PeerResponse { correlation_id, result });
+        sink(PeerResponse {
+            correlation_id,
+            result,
+        });
     }
 }

@@ -141,7 +141,8 @@ impl Decodable for LeaderChangeMessage {
         if version < 0 || version > 1 {
             bail!("specified version not supported by this message type");
         }
-        let version = types::Int16.decode(buf)?;
+        // ferrokraft patch: the record's own Version field must not shadow the schema version.
+        let version_field = types::Int16.decode(buf)?;
         let leader_id = types::Int32.decode(buf)?;
         let voters = types::CompactArray(types::Struct { version }).decode(buf)?;
         let granting_voters = types::CompactArray(types::Struct { version }).decode(buf)?;
@@ -154,7 +155,7 @@ impl Decodable for LeaderChangeMessage {
             unknown_tagged_fields.insert(tag as i32, unknown_value);
         }
         Ok(Self {
-            version,
+            version: version_field,
             leader_id,
             voters,
             granting_voters,

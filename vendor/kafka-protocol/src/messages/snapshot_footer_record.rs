@@ -92,7 +92,8 @@ impl Decodable for SnapshotFooterRecord {
         if version != 0 {
             bail!("specified version not supported by this message type");
         }
-        let version = types::Int16.decode(buf)?;
+        // ferrokraft patch: the record's own Version field must not shadow the schema version.
+        let version_field = types::Int16.decode(buf)?;
         let mut unknown_tagged_fields = BTreeMap::new();
         let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
         for _ in 0..num_tagged_fields {
@@ -102,7 +103,7 @@ impl Decodable for SnapshotFooterRecord {
             unknown_tagged_fields.insert(tag as i32, unknown_value);
         }
         Ok(Self {
-            version,
+            version: version_field,
             unknown_tagged_fields,
         })
     }

@@ -538,7 +538,8 @@ impl Decodable for VotersRecord {
         if version != 0 {
             bail!("specified version not supported by this message type");
         }
-        let version = types::Int16.decode(buf)?;
+        // ferrokraft patch: the record's own Version field must not shadow the schema version.
+        let version_field = types::Int16.decode(buf)?;
         let voters = types::CompactArray(types::Struct { version }).decode(buf)?;
         let mut unknown_tagged_fields = BTreeMap::new();
         let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
@@ -549,7 +550,7 @@ impl Decodable for VotersRecord {
             unknown_tagged_fields.insert(tag as i32, unknown_value);
         }
         Ok(Self {
-            version,
+            version: version_field,
             voters,
             unknown_tagged_fields,
         })
