@@ -117,6 +117,11 @@ impl EpochCache {
 
     /// Parses the checkpoint file text.
     pub fn from_text(text: &str) -> Result<Self, String> {
+        // Kafka creates the file before writing it; a kill in between leaves it empty, and
+        // Kafka's CheckpointFile reads an empty file as no entries.
+        if text.is_empty() {
+            return Ok(EpochCache::default());
+        }
         let mut lines = text.lines();
         if lines.next().map(str::trim) != Some("0") {
             return Err("first line is not version 0".into());
@@ -233,6 +238,7 @@ mod tests {
         assert_eq!(c.to_text(), "0\n3\n1 0\n3 10\n4 15\n");
         assert_eq!(EpochCache::from_text(&c.to_text()).unwrap(), c);
         assert!(EpochCache::from_text("0\n2\n1 0\n").is_err());
+        assert_eq!(EpochCache::from_text("").unwrap(), EpochCache::default());
         assert!(c.truncate_from_end(10));
         assert_eq!(c.to_text(), "0\n1\n1 0\n");
         let mut c = cache(&[(1, 0), (3, 10), (5, 20)]);
