@@ -1,0 +1,536 @@
+//! The on-disk log: segments in the partition directory, the epoch checkpoint and
+//! partition.metadata.
+//!
+//! Open = recovery, as Kafka does for the metadata log on every start (recovery point 0): every
+//! batch of every segment is framed and checked (CRC, KRaft record rules, contiguous offsets,
+//! non-negative non-decreasing epochs). At the first torn or corrupt batch the segment is cut
+//! there, later segments are deleted, and what was cut is logged. Indexes are rebuilt, the
+//! epoch cache is reconciled with the batches, and everything is fsynced.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::epoch_cache::{EpochCache, EpochCheckpointFile, EpochEntry};
+use super::partition_metadata::ensure_partition_metadata;
+use super::segment::Segment;
+use super::validate::{check_follower, end_offset_for_epoch, frame_all, stamp_leader};
+use super::{AppendInfo, LogError, LogRead, LogReader, OffsetAndEpoch, ReplicatedLog};
+use crate::records::batch::MAX_BATCH_SIZE_BYTES;
+use crate::records::{BatchView, FileFramer, FrameEnd};
+use crate::storage::atomic::fsync_dir;
+
+/// Settings of the metadata log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogConfig {
+    /// `metadata.log.segment.bytes` (default 1 GiB).
+    pub segment_bytes: u64,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig {
+            segment_bytes: 1024 * 1024 * 1024,
+        }
+    }
+}
+
+/// What recovery cut on open.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RecoveryReport {
+    /// (segment file, byte position, reason) of each cut.
+    pub cuts: Vec<(PathBuf, u64, String)>,
+    /// Files removed (later segments, stray `.deleted`, orphan indexes).
+    pub removed: Vec<PathBuf>,
+}
+
+/// The file-backed `__cluster_metadata-0` log.
+#[derive(Debug)]
+pub struct FileLog {
+    dir: PathBuf,
+    config: LogConfig,
+    segments: Vec<Segment>,
+    start_offset: i64,
+    epochs: EpochCache,
+    epoch_file: EpochCheckpointFile,
+    flushed_offset: i64,
+    dir_dirty: bool,
+}
+
+fn remove(path: &Path, report: &mut RecoveryReport) -> Result<(), LogError> {
+    fs::remove_file(path).map_err(|e| LogError::io("remove", path, e))?;
+    report.removed.push(path.to_path_buf());
+    Ok(())
+}
+
+impl FileLog {
+    /// Opens (creating if needed) and recovers the log in `dir` (the partition directory).
+    pub fn open(dir: &Path, config: LogConfig) -> Result<(FileLog, RecoveryReport), LogError> {
+        fs::create_dir_all(dir).map_err(|e| LogError::io("create dir", dir, e))?;
+        ensure_partition_metadata(dir)?;
+        let mut report = RecoveryReport::default();
+        let mut bases = Vec::new();
+        let mut stems_with_index = Vec::new();
+        for entry in fs::read_dir(dir).map_err(|e| LogError::io("list", dir, e))? {
+            let entry = entry.map_err(|e| LogError::io("list", dir, e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = entry.path();
+            if (name.ends_with(".deleted") && !name.ends_with(".checkpoint.deleted"))
+                || name.ends_with(".cleaned")
+                || name.ends_with(".swap")
+            {
+                remove(&path, &mut report)?;
+            } else if let Some(stem) = name.strip_suffix(".log") {
+                if let Some(base) = parse_stem(stem) {
+                    bases.push(base);
+                }
+            } else if let Some(stem) = name
+                .strip_suffix(".index")
+                .or_else(|| name.strip_suffix(".timeindex"))
+            {
+                stems_with_index.push((stem.to_string(), path));
+            }
+        }
+        bases.sort_unstable();
+        for (stem, path) in stems_with_index {
+            if parse_stem(&stem).is_some_and(|b| !bases.contains(&b)) {
+                remove(&path, &mut report)?;
+            }
+        }
+        let epoch_file = EpochCheckpointFile::new(dir);
+        let mut epochs = epoch_file.read()?;
+        let original_epochs = epochs.clone();
+        let mut segments: Vec<Segment> = Vec::new();
+        let mut expected: Option<i64> = None;
+        let mut last_epoch: Option<i32> = None;
+        let mut cut = false;
+        for base in bases {
+            let stem = super::segment::segment_stem(base);
+            if cut || expected.is_some_and(|e| e != base) {
+                if !cut {
+                    report.cuts.push((
+                        dir.join(format!("{stem}.log")),
+                        0,
+                        format!("segment base {base} does not follow offset {expected:?}"),
+                    ));
+                }
+                cut = true;
+                for ext in ["log", "index", "timeindex"] {
+                    let p = dir.join(format!("{stem}.{ext}"));
+                    if p.exists() {
+                        remove(&p, &mut report)?;
+                    }
+                }
+                continue;
+            }
+            let mut seg = Segment::open_for_recovery(dir, base)?;
+            let len = seg
+                .file()
+                .metadata()
+                .map_err(|e| LogError::io("stat", seg.log_path(), e))?
+                .len();
+            let mut next = base;
+            let mut problem: Option<(u64, String)> = None;
+            {
+                let file = seg
+                    .file()
+                    .try_clone()
+                    .map_err(|e| LogError::io("dup", dir, e))?;
+                let mut framer = FileFramer::new(&file, 0, len, MAX_BATCH_SIZE_BYTES);
+                while let Some((pos, bytes)) = framer
+                    .next_batch()
+                    .map_err(|e| LogError::io("read", dir, e))?
+                {
+                    let Ok(view) = BatchView::new(&bytes) else {
+                        problem = Some((pos, "unframeable batch".into()));
+                        break;
+                    };
+                    let ple = view.partition_leader_epoch();
+                    let why = if let Err(e) = view.validate_kraft() {
+                        Some(e.to_string())
+                    } else if view.base_offset() != next {
+                        Some(format!(
+                            "batch offset {} where {next} was expected",
+                            view.base_offset()
+                        ))
+                    } else if last_epoch.is_some_and(|l| ple < l) {
+                        Some(format!("epoch {ple} after epoch {last_epoch:?}"))
+                    } else {
+                        None
+                    };
+                    if let Some(why) = why {
+                        problem = Some((pos, why));
+                        break;
+                    }
+                    if epochs.latest().is_none_or(|l| ple > l.epoch) {
+                        epochs.assign(ple, view.base_offset())?;
+                    }
+                    last_epoch = Some(ple);
+                    next = view.next_offset();
+                    seg.recover_batch(pos, &view)?;
+                }
+                if problem.is_none() {
+                    problem = match framer.end() {
+                        Some(FrameEnd::TornTail {
+                            position,
+                            available_bytes,
+                        }) => Some((
+                            *position,
+                            format!("torn tail: {available_bytes} bytes of an incomplete batch"),
+                        )),
+                        Some(FrameEnd::Corrupt { position, reason }) => {
+                            Some((*position, reason.clone()))
+                        }
+                        _ => None,
+                    };
+                }
+            }
+            if let Some((pos, reason)) = problem {
+                tracing::warn!(
+                    segment = %seg.log_path().display(),
+                    position = pos,
+                    cut_bytes = len - pos,
+                    %reason,
+                    "cutting the metadata log during recovery"
+                );
+                report
+                    .cuts
+                    .push((seg.log_path().to_path_buf(), pos, reason));
+                cut = true;
+            }
+            seg.finish_recovery()?;
+            expected = Some(seg.next_offset());
+            segments.push(seg);
+        }
+        if segments.is_empty() {
+            segments.push(Segment::create(dir, 0)?);
+        }
+        let start_offset = segments[0].base_offset();
+        let leo = segments.last().map_or(0, Segment::next_offset);
+        epochs.truncate_from_end(leo);
+        epochs.truncate_from_start(start_offset);
+        if epochs != original_epochs {
+            epoch_file.write(&epochs)?;
+        }
+        fsync_dir(dir).map_err(|e| LogError::io("fsync dir", dir, e))?;
+        let log = FileLog {
+            dir: dir.to_path_buf(),
+            config,
+            segments,
+            start_offset,
+            epochs,
+            epoch_file,
+            flushed_offset: leo,
+            dir_dirty: false,
+        };
+        Ok((log, report))
+    }
+
+    /// Seals the active segment (final time index entry) and flushes: a clean shutdown.
+    pub fn close(mut self) -> Result<(), LogError> {
+        if let Some(s) = self.segments.last_mut() {
+            s.seal()?;
+        }
+        self.flush()
+    }
+
+    /// The partition directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Base offsets of the segments.
+    pub fn segment_bases(&self) -> Vec<i64> {
+        self.segments.iter().map(Segment::base_offset).collect()
+    }
+
+    fn active(&mut self) -> Result<&mut Segment, LogError> {
+        self.segments
+            .last_mut()
+            .ok_or_else(|| LogError::InvalidAppend("log has no segment".into()))
+    }
+
+    fn append_views(
+        &mut self,
+        bytes: &[u8],
+        views: &[BatchView<'_>],
+    ) -> Result<AppendInfo, LogError> {
+        let (Some(first), Some(last)) = (views.first(), views.last()) else {
+            return Err(LogError::InvalidAppend("no batches".into()));
+        };
+        let (first_offset, last_offset) = (first.base_offset(), last.last_offset());
+        let seg_bytes = self.config.segment_bytes;
+        let active = self.active()?;
+        let too_big =
+            active.size_bytes() > 0 && active.size_bytes() + bytes.len() as u64 > seg_bytes;
+        let overflow = last_offset - active.base_offset() > i64::from(i32::MAX);
+        if too_big || overflow {
+            self.roll(first_offset)?;
+        }
+        // The epoch checkpoint goes first, as in Kafka: recovery trims it back to the LEO.
+        let mut changed = false;
+        for v in views {
+            let ple = v.partition_leader_epoch();
+            if self.epochs.latest().is_none_or(|l| ple != l.epoch) {
+                changed |= self.epochs.assign(ple, v.base_offset())?;
+            }
+        }
+        if changed {
+            self.epoch_file.write(&self.epochs)?;
+        }
+        self.active()?.append(bytes, views)?;
+        Ok(AppendInfo {
+            first_offset,
+            last_offset,
+        })
+    }
+
+    fn roll(&mut self, base: i64) -> Result<(), LogError> {
+        let active = self.active()?;
+        active.seal()?;
+        // Kafka flushes the old segment asynchronously; doing it now keeps flush() cheap.
+        active.flush()?;
+        let seg = Segment::create(&self.dir, base)?;
+        self.segments.push(seg);
+        self.dir_dirty = true;
+        Ok(())
+    }
+
+    fn delete_segment_files(&self, seg: &Segment) -> Result<(), LogError> {
+        // Kafka's two-step delete: a crash between the steps leaves only `.deleted` files,
+        // which recovery removes.
+        for p in seg.paths() {
+            let mut d = p.clone().into_os_string();
+            d.push(".deleted");
+            let d = PathBuf::from(d);
+            fs::rename(&p, &d).map_err(|e| LogError::io("rename", &p, e))?;
+            fs::remove_file(&d).map_err(|e| LogError::io("remove", &d, e))?;
+        }
+        Ok(())
+    }
+
+    fn persist_epochs(&self) -> Result<(), LogError> {
+        self.epoch_file.write(&self.epochs)
+    }
+}
+
+fn parse_stem(stem: &str) -> Option<i64> {
+    if stem.len() == 20 && stem.bytes().all(|b| b.is_ascii_digit()) {
+        stem.parse().ok()
+    } else {
+        None
+    }
+}
+
+impl LogReader for FileLog {
+    fn start_offset(&self) -> i64 {
+        self.start_offset
+    }
+
+    fn end_offset(&self) -> i64 {
+        self.segments
+            .last()
+            .map_or(self.start_offset, Segment::next_offset)
+    }
+
+    fn flushed_offset(&self) -> i64 {
+        self.flushed_offset
+    }
+
+    fn last_epoch(&self) -> Option<i32> {
+        self.epochs.latest().map(|e| e.epoch)
+    }
+
+    fn epoch_entries(&self) -> Vec<EpochEntry> {
+        self.epochs.entries().to_vec()
+    }
+
+    fn end_offset_for_epoch(&self, epoch: i32) -> OffsetAndEpoch {
+        end_offset_for_epoch(&self.epochs, epoch, self.end_offset())
+    }
+
+    fn read(&self, offset: i64, max_bytes: usize) -> Result<LogRead, LogError> {
+        let leo = self.end_offset();
+        if offset < self.start_offset || offset > leo {
+            return Err(LogError::OffsetOutOfRange {
+                offset,
+                start_offset: self.start_offset,
+                end_offset: leo,
+            });
+        }
+        let mut out = LogRead {
+            start_offset: offset,
+            bytes: Vec::new(),
+        };
+        if offset == leo {
+            return Ok(out);
+        }
+        let Some(seg) = self
+            .segments
+            .iter()
+            .rev()
+            .find(|s| s.base_offset() <= offset && s.next_offset() > offset)
+        else {
+            return Ok(out);
+        };
+        let mut framer = FileFramer::new(
+            seg.file(),
+            seg.index_lookup(offset),
+            seg.size_bytes(),
+            MAX_BATCH_SIZE_BYTES,
+        );
+        while let Some((pos, bytes)) = framer
+            .next_batch()
+            .map_err(|e| LogError::io("read", seg.log_path(), e))?
+        {
+            let view = BatchView::new(&bytes).map_err(|e| LogError::Corrupt {
+                path: seg.log_path().to_path_buf(),
+                position: pos,
+                reason: e.to_string(),
+            })?;
+            if view.last_offset() < offset {
+                continue;
+            }
+            if out.bytes.is_empty() {
+                out.start_offset = view.base_offset();
+            } else if out.bytes.len() + bytes.len() > max_bytes {
+                break;
+            }
+            out.bytes.extend_from_slice(&bytes);
+        }
+        if let Some(FrameEnd::Corrupt { position, reason }) = framer.end() {
+            return Err(LogError::Corrupt {
+                path: seg.log_path().to_path_buf(),
+                position: *position,
+                reason: reason.clone(),
+            });
+        }
+        Ok(out)
+    }
+}
+
+impl ReplicatedLog for FileLog {
+    fn append_as_leader(&mut self, batches: &[u8], epoch: i32) -> Result<AppendInfo, LogError> {
+        let stamped = stamp_leader(batches, self.end_offset(), epoch, self.last_epoch())?;
+        let views = frame_all(&stamped)?;
+        self.append_views(&stamped, &views)
+    }
+
+    fn append_as_follower(
+        &mut self,
+        batches: &[u8],
+        fetch_epoch: i32,
+    ) -> Result<AppendInfo, LogError> {
+        let views = frame_all(batches)?;
+        check_follower(&views, self.end_offset(), self.last_epoch(), fetch_epoch)?;
+        self.append_views(batches, &views)
+    }
+
+    fn initialize_leader_epoch(&mut self, epoch: i32) -> Result<(), LogError> {
+        if self.last_epoch().is_some_and(|l| epoch < l) {
+            return Err(LogError::InvalidEpoch(format!(
+                "new leader epoch {epoch} is below {:?}",
+                self.last_epoch()
+            )));
+        }
+        if self.epochs.assign(epoch, self.end_offset())? {
+            self.persist_epochs()?;
+        }
+        Ok(())
+    }
+
+    fn truncate_to(&mut self, offset: i64) -> Result<(), LogError> {
+        if offset >= self.end_offset() {
+            return Ok(());
+        }
+        if offset < self.start_offset {
+            return self.truncate_fully_and_start_at(offset);
+        }
+        while self.segments.len() > 1
+            && self
+                .segments
+                .last()
+                .is_some_and(|s| s.base_offset() > offset)
+        {
+            if let Some(seg) = self.segments.pop() {
+                self.delete_segment_files(&seg)?;
+            }
+        }
+        let seg = self.active()?;
+        // Cut before the batch holding `offset` (Kafka's LogSegment.truncateTo).
+        let mut framer = FileFramer::new(seg.file(), 0, seg.size_bytes(), MAX_BATCH_SIZE_BYTES);
+        let mut cut = (seg.size_bytes(), seg.next_offset());
+        while let Some((pos, bytes)) = framer
+            .next_batch()
+            .map_err(|e| LogError::io("read", seg.log_path(), e))?
+        {
+            if let Ok(v) = BatchView::new(&bytes) {
+                if v.last_offset() >= offset {
+                    cut = (pos, v.base_offset());
+                    break;
+                }
+            }
+        }
+        seg.truncate_at(cut.0, cut.1)?;
+        seg.flush()?;
+        let leo = self.end_offset();
+        if self.epochs.truncate_from_end(leo) {
+            self.persist_epochs()?;
+        }
+        self.flushed_offset = self.flushed_offset.min(leo);
+        fsync_dir(&self.dir).map_err(|e| LogError::io("fsync dir", &self.dir, e))?;
+        Ok(())
+    }
+
+    fn truncate_fully_and_start_at(&mut self, offset: i64) -> Result<(), LogError> {
+        if offset < 0 {
+            return Err(LogError::InvalidTruncation {
+                offset,
+                reason: "negative offset".into(),
+            });
+        }
+        for seg in std::mem::take(&mut self.segments) {
+            self.delete_segment_files(&seg)?;
+        }
+        self.segments.push(Segment::create(&self.dir, offset)?);
+        self.start_offset = offset;
+        self.epochs = EpochCache::default();
+        self.persist_epochs()?;
+        self.flushed_offset = offset;
+        fsync_dir(&self.dir).map_err(|e| LogError::io("fsync dir", &self.dir, e))?;
+        Ok(())
+    }
+
+    fn increment_start_offset(&mut self, offset: i64) -> Result<bool, LogError> {
+        if offset <= self.start_offset {
+            return Ok(false);
+        }
+        if offset > self.end_offset() {
+            return Err(LogError::OffsetOutOfRange {
+                offset,
+                start_offset: self.start_offset,
+                end_offset: self.end_offset(),
+            });
+        }
+        self.start_offset = offset;
+        while self.segments.len() > 1 && self.segments[1].base_offset() <= offset {
+            let seg = self.segments.remove(0);
+            self.delete_segment_files(&seg)?;
+        }
+        if self.epochs.truncate_from_start(offset) {
+            self.persist_epochs()?;
+        }
+        Ok(true)
+    }
+
+    fn flush(&mut self) -> Result<(), LogError> {
+        for seg in &mut self.segments {
+            seg.flush()?;
+        }
+        if self.dir_dirty {
+            fsync_dir(&self.dir).map_err(|e| LogError::io("fsync dir", &self.dir, e))?;
+            self.dir_dirty = false;
+        }
+        self.flushed_offset = self.end_offset();
+        Ok(())
+    }
+}

@@ -1,0 +1,215 @@
+//! Running the real Apache Kafka jars from tests.
+//!
+//! Jars are resolved with `interop/kafka/fetch.sh` (Maven). Tools log WARN+ to stderr
+//! (`interop/kafka/log4j2-tools.properties`); servers log INFO to a file
+//! (`interop/kafka/log4j2-server.properties`). Every process started here is killed by a
+//! Drop guard, also when the test panics. Each test gets an `Artifacts` folder; it is deleted
+//! on success and kept (its path printed) on failure.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::fs::{self, File};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The resolved Kafka installation.
+pub struct Kafka {
+    pub lib: PathBuf,
+    pub repo: PathBuf,
+}
+
+/// Resolves the jars once per test binary. Panics with a clear message when Java or Maven is
+/// missing: these tests are part of the suite and never skip.
+pub fn kafka() -> &'static Kafka {
+    static K: OnceLock<Kafka> = OnceLock::new();
+    K.get_or_init(|| {
+        let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let java = Command::new("java").arg("-version").output();
+        assert!(
+            java.is_ok_and(|o| o.status.success()),
+            "Kafka tool tests need `java` (JDK 17+) on PATH; install it (e.g. apt-get install openjdk-17-jdk-headless)"
+        );
+        let out = Command::new(repo.join("interop/kafka/fetch.sh"))
+            .output()
+            .expect("run interop/kafka/fetch.sh (needs bash and Maven `mvn` on PATH)");
+        assert!(
+            out.status.success(),
+            "interop/kafka/fetch.sh failed (is Maven installed and Maven Central reachable?):\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let lib = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string());
+        assert!(lib.join("kafka-clients-4.1.2.jar").exists() || lib.is_dir(), "no jars in {lib:?}");
+        Kafka { lib, repo }
+    })
+}
+
+/// Output of a finished tool run.
+#[derive(Debug)]
+pub struct ToolOutput {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// A per-test folder kept on failure.
+pub struct Artifacts {
+    pub dir: PathBuf,
+}
+
+impl Artifacts {
+    pub fn new(test: &str) -> Artifacts {
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis();
+        let dir = std::env::temp_dir()
+            .join("ferrokraft-tool-tests")
+            .join(format!("{test}-{}-{stamp}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        Artifacts { dir }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+}
+
+impl Drop for Artifacts {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("kept test output in {}", self.dir.display());
+        } else {
+            let _ = fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// Kills and reaps a child process when dropped.
+pub struct ProcessGuard {
+    child: Child,
+    pub log: PathBuf,
+}
+
+impl ProcessGuard {
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Waits until the log contains `needle`; panics (with the log tail) on timeout or exit.
+    pub fn wait_for_log(&mut self, needle: &str, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let text = fs::read_to_string(&self.log).unwrap_or_default();
+            if text.contains(needle) {
+                return;
+            }
+            if !self.is_running() || Instant::now() > deadline {
+                let tail: String = text
+                    .lines()
+                    .rev()
+                    .take(40)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                let running = self.is_running();
+                panic!(
+                    "`{needle}` did not appear in {} (running: {running}):\n{tail}",
+                    self.log.display()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for ProcessGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+impl Kafka {
+    fn java(&self, heap: bool, log4j: &str, class: &str, args: &[&str]) -> Command {
+        let mut c = Command::new("java");
+        if heap {
+            c.args(["-Xmx256m", "-XX:+UseSerialGC"]);
+        }
+        c.arg(format!(
+            "-Dlog4j2.configurationFile={}",
+            self.repo.join("interop/kafka").join(log4j).display()
+        ))
+        .arg("-cp")
+        .arg(format!("{}/*", self.lib.display()))
+        .arg(class)
+        .args(args);
+        c
+    }
+
+    /// Runs a tool to completion (2-minute limit). stdout/stderr are also saved in `art`.
+    pub fn tool(&self, art: &Artifacts, name: &str, class: &str, args: &[&str]) -> ToolOutput {
+        let out_path = art.path(&format!("{name}.stdout"));
+        let err_path = art.path(&format!("{name}.stderr"));
+        let mut child = self
+            .java(false, "log4j2-tools.properties", class, args)
+            .stdin(Stdio::null())
+            .stdout(File::create(&out_path).unwrap())
+            .stderr(File::create(&err_path).unwrap())
+            .spawn()
+            .expect("start java");
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{class} {args:?} timed out");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        ToolOutput {
+            status,
+            stdout: fs::read_to_string(out_path).unwrap_or_default(),
+            stderr: fs::read_to_string(err_path).unwrap_or_default(),
+        }
+    }
+
+    /// Starts `kafka.Kafka <props>` with a small heap; its log goes to `art/<name>.log`.
+    pub fn start_server(&self, art: &Artifacts, name: &str, props: &Path) -> ProcessGuard {
+        let log = art.path(&format!("{name}.log"));
+        let child = self
+            .java(
+                true,
+                "log4j2-server.properties",
+                "kafka.Kafka",
+                &[props.to_str().unwrap()],
+            )
+            .stdin(Stdio::null())
+            .stdout(File::create(&log).unwrap())
+            .stderr(Stdio::from(
+                File::options().append(true).open(&log).unwrap(),
+            ))
+            .spawn()
+            .expect("start kafka.Kafka");
+        ProcessGuard { child, log }
+    }
+}
+
+/// A free loopback port (bound then released).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}

@@ -1,0 +1,2 @@
+//! Shared helpers for integration tests.
+pub mod kafka;
