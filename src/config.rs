@@ -329,7 +329,9 @@ pub fn parse_voters(value: &str) -> Result<Vec<StaticVoter>, ConfigError> {
             .ok()
             .filter(|id: &i32| *id >= 0)
             .ok_or_else(|| invalid(KEY, &entry, "voter id must be a non-negative integer"))?;
-        let (host, port) = split_host_port(KEY, addr)?;
+        let (host, port) = addr
+            .rsplit_once(':')
+            .ok_or_else(|| invalid(KEY, &entry, "expected {id}@{host}:{port}"))?;
         let port = parse_port(KEY, &entry, port)?;
         if voters.iter().any(|v| v.id == id) {
             return Err(invalid(KEY, value, format!("duplicate voter id {id}")));

@@ -412,6 +412,8 @@ pub fn open_formatted(
         None => {
             let d = random_directory_id(&[]);
             meta.directory_id = Some(d);
+            // The meta.properties comment line carries a wall-clock date, as Kafka's does.
+            #[allow(clippy::disallowed_methods)]
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_millis() as i64)
