@@ -5,7 +5,13 @@
 //! (`interop/kafka/log4j2-server.properties`). Every process started here is killed by a
 //! Drop guard, also when the test panics. Each test gets an `Artifacts` folder; it is deleted
 //! on success and kept (its path printed) on failure.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, missing_docs)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    missing_docs
+)]
 
 use std::fs::{self, File};
 use std::net::TcpListener;
