@@ -1,6 +1,11 @@
 //! Tool compatibility: the real Kafka 4.1.2 jars read what we write, and we read what they
 //! write (reference kraft-storage-and-tools.md §3, §5). Needs Java + Maven; never skipped.
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    missing_docs
+)]
 
 mod support;
 
@@ -86,8 +91,8 @@ fn dump_log_segments_reads_our_files() {
     log.initialize_leader_epoch(1).unwrap();
     let lc = LeaderChangeMessage::default()
         .with_leader_id(1.into())
-        .with_voters(vec![LcVoter::default().with_voter_id(1.into())])
-        .with_granting_voters(vec![LcVoter::default().with_voter_id(1.into())]);
+        .with_voters(vec![LcVoter::default().with_voter_id(1)])
+        .with_granting_voters(vec![LcVoter::default().with_voter_id(1)]);
     let start = build_control_batch(
         0,
         0,
