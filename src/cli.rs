@@ -67,6 +67,9 @@ pub struct FormatArgs {
     /// Join an existing dynamic quorum later (no bootstrap voter set).
     #[arg(short = 'N', long = "no-initial-controllers", group = "quorum_mode")]
     pub no_initial_controllers: bool,
+    /// A feature level to bootstrap with: name=level (repeatable).
+    #[arg(short = 'f', long = "feature", value_name = "NAME=LEVEL")]
+    pub features: Vec<String>,
 }
 
 /// Arguments of `info`.

@@ -7,6 +7,9 @@ use tokio_util::sync::CancellationToken;
 use ferrokraft::cli::{FormatArgs, InfoArgs, StartArgs};
 use ferrokraft::config::{self, Config};
 use ferrokraft::node;
+use ferrokraft::storage::format::{DynamicVoter, FormatMode, FormatRequest, ListenerEndpoint};
+use ferrokraft::storage::uuid::{random_kafka_uuid, uuid_to_kafka_string};
+use ferrokraft::storage::{self};
 
 /// Properties of the development quorum `ferrokraft start` runs without a file.
 fn development_properties() -> config::Properties {
@@ -70,14 +73,115 @@ async fn wait_for_signal() {
     tracing::info!("Terminating process due to signal {name}");
 }
 
-pub fn format(_args: FormatArgs) -> Result<()> {
-    anyhow::bail!("format: not wired yet")
+#[allow(clippy::disallowed_methods)] // CLI verbs stamp files with wall-clock time, as Kafka's do
+fn now_unix_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
-pub fn info(_args: InfoArgs) -> Result<()> {
-    anyhow::bail!("info: not wired yet")
+/// The quorum mode `kafka-storage format` would use for these flags and this config.
+fn format_mode(args: &FormatArgs, config: &Config) -> Result<FormatMode> {
+    let dynamic_flag =
+        args.standalone || args.initial_controllers.is_some() || args.no_initial_controllers;
+    if !config.quorum_voters.is_empty() {
+        if dynamic_flag {
+            anyhow::bail!(
+                "You cannot use --standalone, --initial-controllers or --no-initial-controllers when controller.quorum.voters is set."
+            );
+        }
+        return Ok(FormatMode::StaticVoters);
+    }
+    let listener = config
+        .controller_listener_names
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "CONTROLLER".to_string());
+    if args.standalone {
+        let advertised = config
+            .advertised_listeners
+            .iter()
+            .find(|l| l.name == listener)
+            .context("the first controller listener has no advertised address")?;
+        let host = if advertised.host.is_empty() {
+            "localhost".to_string()
+        } else {
+            advertised.host.clone()
+        };
+        return Ok(FormatMode::Standalone {
+            endpoint: ListenerEndpoint {
+                name: listener,
+                host,
+                port: advertised.port,
+            },
+        });
+    }
+    if let Some(list) = &args.initial_controllers {
+        return Ok(FormatMode::InitialControllers {
+            controller_listener_name: listener,
+            voters: DynamicVoter::parse_list(list)?,
+        });
+    }
+    if args.no_initial_controllers {
+        return Ok(FormatMode::NoInitialControllers);
+    }
+    anyhow::bail!(
+        "Because controller.quorum.voters is not set on this controller, you must specify one of the following: --standalone, --initial-controllers, or --no-initial-controllers."
+    )
+}
+
+fn parse_features(features: &[String]) -> Result<Vec<(String, i16)>> {
+    features
+        .iter()
+        .map(|f| {
+            let (name, level) = f
+                .split_once('=')
+                .with_context(|| format!("Invalid feature {f}: expected name=level"))?;
+            let level: i16 = level
+                .trim()
+                .parse()
+                .with_context(|| format!("Invalid level in feature {f}"))?;
+            Ok((name.trim().to_string(), level))
+        })
+        .collect()
+}
+
+pub fn format(args: FormatArgs) -> Result<()> {
+    let config = Config::load(&args.config, &[])?;
+    let request = FormatRequest {
+        node_id: config.node_id,
+        log_dirs: config.log_dirs.clone(),
+        metadata_log_dir: Some(config.metadata_log_dir.clone()),
+        cluster_id: args.cluster_id.clone(),
+        mode: format_mode(&args, &config)?,
+        release_version: args.release_version.clone(),
+        feature_overrides: parse_features(&args.features)?,
+        ignore_formatted: args.ignore_formatted,
+        now_unix_ms: now_unix_ms(),
+    };
+    let report = storage::format(&request)?;
+    for line in report.lines {
+        println!("{line}");
+    }
+    Ok(())
+}
+
+pub fn info(args: InfoArgs) -> Result<()> {
+    let config = Config::load(&args.config, &[])?;
+    let mut dirs = config.log_dirs.clone();
+    if !dirs.contains(&config.metadata_log_dir) {
+        dirs.push(config.metadata_log_dir.clone());
+    }
+    let (text, problem) = storage::describe_dirs(&dirs);
+    print!("{text}");
+    if problem {
+        anyhow::bail!("Found problems with the log directories.");
+    }
+    Ok(())
 }
 
 pub fn random_uuid() -> Result<()> {
-    anyhow::bail!("random-uuid: not wired yet")
+    println!("{}", uuid_to_kafka_string(&random_kafka_uuid()));
+    Ok(())
 }
