@@ -40,6 +40,13 @@ pub struct StartArgs {
     /// Override a property: key=value (applied after the file, as kafka.Kafka --override).
     #[arg(long = "override", value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,
+    /// Test/benchmark workload: while leader, append this many records per second
+    /// (NoOpRecords, like Kafka's TestRaftServer workload; 0 = off).
+    #[arg(long = "workload-records-per-sec", default_value_t = 0)]
+    pub workload_records_per_sec: u64,
+    /// Size in bytes of each workload record.
+    #[arg(long = "workload-record-bytes", default_value_t = 256)]
+    pub workload_record_bytes: usize,
 }
 
 /// Arguments of `format`.

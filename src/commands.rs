@@ -6,7 +6,12 @@ use tokio_util::sync::CancellationToken;
 
 use ferrokraft::cli::{FormatArgs, InfoArgs, StartArgs};
 use ferrokraft::config::{self, Config};
-use ferrokraft::node;
+use std::sync::Arc;
+
+use ferrokraft::network::peers::PeerConfig;
+use ferrokraft::node::driver::{self, Event};
+use ferrokraft::node::workload::Workload;
+use ferrokraft::node::{self, Node};
 use ferrokraft::storage::format::{DynamicVoter, FormatMode, FormatRequest, ListenerEndpoint};
 use ferrokraft::storage::uuid::{random_kafka_uuid, uuid_to_kafka_string};
 use ferrokraft::storage::{self};
@@ -26,34 +31,101 @@ fn development_properties() -> config::Properties {
     .collect()
 }
 
+/// Formats the development node's directory on first start (static single voter).
+fn format_development_directory(config: &Config) -> Result<()> {
+    if config.metadata_log_dir.join("meta.properties").exists() {
+        return Ok(());
+    }
+    let cluster_id = uuid_to_kafka_string(&random_kafka_uuid());
+    let report = storage::format(&FormatRequest {
+        node_id: config.node_id,
+        log_dirs: config.log_dirs.clone(),
+        metadata_log_dir: Some(config.metadata_log_dir.clone()),
+        cluster_id,
+        mode: FormatMode::StaticVoters,
+        release_version: None,
+        feature_overrides: Vec::new(),
+        ignore_formatted: false,
+        now_unix_ms: now_unix_ms(),
+    })?;
+    for line in report.lines {
+        tracing::info!("{line}");
+    }
+    Ok(())
+}
+
+/// Bound on a graceful shutdown, as Kafka's raft driver (`client.shutdown(5000)`).
+const SHUTDOWN_TIMEOUT_MS: u64 = 5000;
+
 pub fn start(args: StartArgs) -> Result<()> {
     let config = match &args.config {
         Some(path) => Config::load(path, &args.overrides)?,
         None => {
             let mut props = development_properties();
             config::apply_overrides(&mut props, &args.overrides)?;
-            Config::from_properties(&props)?
+            let config = Config::from_properties(&props)?;
+            format_development_directory(&config)?;
+            config
         }
     };
     config.warn_unknown_keys();
+    let now = now_unix_ms() as u64;
+    let seed = now ^ (u64::from(std::process::id()) << 32);
+    let opened = node::start::open(&config, now, seed)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(async move {
+    let workload = Workload {
+        records_per_sec: args.workload_records_per_sec,
+        record_bytes: args.workload_record_bytes,
+    };
+    let node_id = config.node_id;
+    let result = runtime.block_on(async move {
         let bound = node::bind(&config).await?;
+        let peer_config = PeerConfig {
+            client_id: format!("raft-client-{node_id}"),
+            request_timeout_ms: config.quorum_request_timeout_ms,
+        };
+        let node::start::Opened { dir, core, store, voters, cluster_id } = opened;
+        let (raft, thread) = driver::spawn(core, store, peer_config, workload, tokio::runtime::Handle::current())?;
+        let handler = Arc::new(Node::new(node_id, cluster_id, voters, Some(raft.clone())));
         let shutdown = CancellationToken::new();
-        let signals = shutdown.clone();
-        tokio::spawn(async move {
-            wait_for_signal().await;
-            signals.cancel();
+        let listeners = tokio::spawn({
+            let shutdown = shutdown.clone();
+            let config = config.clone();
+            async move { node::serve(handler, &config, bound, shutdown).await }
         });
-        tracing::info!(node_id = config.node_id, "Kafka Server started");
-        node::run(&config, bound, shutdown).await;
-        tracing::info!(node_id = config.node_id, "shut down completed");
-        Ok(())
-    })
+        tracing::info!(node_id, "Kafka Server started");
+        let thread_done = tokio::task::spawn_blocking(move || thread.join());
+        tokio::pin!(thread_done);
+        let outcome = tokio::select! {
+            () = wait_for_signal() => {
+                raft.try_send(Event::Shutdown { timeout_ms: SHUTDOWN_TIMEOUT_MS });
+                match tokio::time::timeout(std::time::Duration::from_millis(SHUTDOWN_TIMEOUT_MS + 1000), &mut thread_done).await {
+                    Ok(joined) => joined,
+                    Err(_) => {
+                        tracing::warn!("raft thread did not stop in time");
+                        Ok(Ok(Ok(())))
+                    }
+                }
+            }
+            joined = &mut thread_done => joined,
+        };
+        shutdown.cancel();
+        let _ = listeners.await;
+        drop(dir);
+        let outcome: Result<()> = match outcome {
+            Ok(Ok(Ok(()))) => Ok(()),
+            Ok(Ok(Err(e))) => Err(anyhow::anyhow!("the raft thread stopped: {e}")),
+            Ok(Err(_)) => Err(anyhow::anyhow!("the raft thread panicked")),
+            Err(e) => Err(anyhow::anyhow!("cannot join the raft thread: {e}")),
+        };
+        tracing::info!(node_id, "shut down completed");
+        outcome
+    });
+    result
 }
 
 /// Waits for SIGTERM or SIGINT and logs it the way Kafka does.

@@ -1,14 +1,18 @@
-//! The node: binds the controller listeners and answers requests.
+//! The node: binds the controller listeners, runs the Raft core on its driver thread, answers
+//! requests.
 //!
 //! ```text
-//!   Config ─▶ run() ─bind─▶ network::listener::serve (one per controller listener)
-//!                                   │
-//!            Node::handle ◀─────────┘  ApiVersions from the advertised table;
-//!                                      everything else "not ready" until the Raft core lands
+//!   Config ─▶ start::open ─▶ RaftStore (log, snapshots, quorum-state) + RaftCore
+//!          ─▶ driver::spawn (raft thread) ◀──Event── handler::Node ◀── network::listener
 //! ```
 //!
-//! The node is the only place that will own the Raft core and read the clock.
+//! The driver is the only place that reads the clock.
+pub mod driver;
+mod handler;
 mod not_ready;
+pub mod start;
+pub mod store;
+pub mod workload;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -17,14 +21,11 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::codec::api_versions::{api_versions_response, unsupported_version_response};
-use crate::codec::request::InboundRequest;
-use crate::codec::response::encode_response;
-use crate::codec::{RequestBody, ResponseBody};
 use crate::config::Config;
-use crate::network::listener::serve;
-use crate::network::{ConnectionLimits, PendingResponse, RequestContext, RequestHandler};
+use crate::network::listener::serve as serve_listener;
+use crate::network::ConnectionLimits;
 
+pub use handler::Node;
 pub use not_ready::{not_ready_response, BROKER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER};
 
 /// Failures that stop the node from starting or running.
@@ -43,62 +44,6 @@ pub enum NodeError {
     /// The configuration cannot be served.
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
-}
-
-/// Serves requests for one node.
-#[derive(Debug)]
-pub struct Node {
-    node_id: i32,
-}
-
-impl Node {
-    /// A node with id `node_id`.
-    pub fn new(node_id: i32) -> Self {
-        Self { node_id }
-    }
-
-    /// The node id.
-    pub fn node_id(&self) -> i32 {
-        self.node_id
-    }
-
-    fn answer(&self, ctx: &RequestContext, request: InboundRequest) -> Option<bytes::Bytes> {
-        let (body, version, correlation_id) = match request {
-            InboundRequest::UnsupportedApiVersions { header } => {
-                tracing::debug!(peer = %ctx.peer, "ApiVersions v{} unknown; answering v0 UNSUPPORTED_VERSION", header.api_version);
-                (
-                    ResponseBody::ApiVersions(unsupported_version_response()),
-                    0,
-                    header.correlation_id,
-                )
-            }
-            InboundRequest::Request { header, body } => {
-                let version = header.api_version;
-                let response = match &body {
-                    RequestBody::ApiVersions(_) => {
-                        ResponseBody::ApiVersions(api_versions_response(version, &[], -1))
-                    }
-                    other => not_ready_response(other, version)?,
-                };
-                (response, version, header.correlation_id)
-            }
-        };
-        match encode_response(&body, version, correlation_id) {
-            Ok(bytes) => Some(bytes),
-            Err(e) => {
-                // Our own response failed to encode: a bug, logged; the connection closes.
-                tracing::error!(peer = %ctx.peer, "failed to encode response: {e}");
-                None
-            }
-        }
-    }
-}
-
-impl RequestHandler for Node {
-    fn handle(&self, ctx: &RequestContext, request: InboundRequest) -> PendingResponse {
-        let answer = self.answer(ctx, request);
-        Box::pin(async move { answer })
-    }
 }
 
 /// Listeners bound and ready to serve.
@@ -135,9 +80,13 @@ pub async fn bind(config: &Config) -> Result<BoundListeners, NodeError> {
     Ok(BoundListeners { listeners })
 }
 
-/// Serves `bound` until `shutdown` is cancelled, then waits for every connection to finish.
-pub async fn run(config: &Config, bound: BoundListeners, shutdown: CancellationToken) {
-    let node = Arc::new(Node::new(config.node_id));
+/// Serves `bound` with `node` until `shutdown` is cancelled, then waits for every connection.
+pub async fn serve(
+    node: Arc<Node>,
+    config: &Config,
+    bound: BoundListeners,
+    shutdown: CancellationToken,
+) {
     let limits = ConnectionLimits {
         request_max_bytes: config.socket_request_max_bytes,
         max_connections: config.max_connections,
@@ -148,7 +97,7 @@ pub async fn run(config: &Config, bound: BoundListeners, shutdown: CancellationT
         if let Ok(addr) = listener.local_addr() {
             tracing::info!("Awaiting socket connections on {addr} for listener {name}");
         }
-        tracker.spawn(serve(
+        tracker.spawn(serve_listener(
             listener,
             name,
             node.clone(),
@@ -159,4 +108,15 @@ pub async fn run(config: &Config, bound: BoundListeners, shutdown: CancellationT
     }
     tracker.close();
     tracker.wait().await;
+}
+
+/// Serves `bound` with no Raft core: ApiVersions answered, Raft APIs "not ready".
+pub async fn run(config: &Config, bound: BoundListeners, shutdown: CancellationToken) {
+    let node = Arc::new(Node::new(
+        config.node_id,
+        String::new(),
+        Default::default(),
+        None,
+    ));
+    serve(node, config, bound, shutdown).await;
 }

@@ -360,6 +360,11 @@ impl RaftCore {
         self.cfg.voters.endpoint(leader_id, listener).cloned()
     }
 
+    /// Whether `rejections` make winning impossible (EpochElection.isVoteRejected).
+    pub(super) fn election_lost(&self, rejections: usize) -> bool {
+        rejections > self.cfg.voters.len() - self.cfg.voters.majority()
+    }
+
     /// Log end offset and epoch, including writes emitted in this call.
     pub(super) fn log_end(&self, log: &dyn LogReader) -> OffsetAndEpoch {
         self.written_end.unwrap_or_else(|| log.end_offset())
@@ -512,19 +517,31 @@ impl RaftCore {
         self.emit_role_changed();
     }
 
-    /// Grants a vote in the current epoch (Unattached or Prospective), durable.
+    /// Grants a vote in the current epoch, durable. Unattached stays Unattached with the vote;
+    /// Prospective stays Prospective with the vote and a fresh pre-vote round
+    /// (QuorumState.unattachedAddVotedState / prospectiveAddVotedState).
     pub(super) fn transition_to_voted(&mut self, candidate: ReplicaKey, now_ms: u64) {
         let deadline = now_ms + self.random_election_timeout_ms();
         let epoch = self.role.epoch();
         let leader_id = self.role.leader_id(self.local.id);
         self.requests.reset();
         self.sent.clear();
-        self.role = Role::Unattached(Unattached {
-            epoch,
-            leader_id,
-            voted_key: Some(candidate),
-            election_deadline_ms: Some(deadline),
-        });
+        self.role = match &self.role {
+            Role::Prospective(p) => Role::Prospective(Prospective {
+                epoch,
+                leader: p.leader.clone(),
+                voted_key: Some(candidate),
+                granted: [self.local.id].into_iter().collect(),
+                rejected: BTreeSet::new(),
+                election_deadline_ms: deadline,
+            }),
+            _ => Role::Unattached(Unattached {
+                epoch,
+                leader_id,
+                voted_key: Some(candidate),
+                election_deadline_ms: Some(deadline),
+            }),
+        };
         self.persist();
         self.emit_role_changed();
     }

@@ -179,11 +179,21 @@ impl RaftCore {
 
     /// Sends (pre-)votes to every voter that has not answered and is ready.
     fn send_vote_requests(&mut self, now_ms: u64, log: &dyn LogReader, pre_vote: bool) {
-        let answered: BTreeSet<i32> = match &self.role {
-            Role::Prospective(p) => p.granted.union(&p.rejected).copied().collect(),
-            Role::Candidate(c) => c.granted.union(&c.rejected).copied().collect(),
+        let (answered, rejections): (BTreeSet<i32>, usize) = match &self.role {
+            Role::Prospective(p) => (
+                p.granted.union(&p.rejected).copied().collect(),
+                p.rejected.len(),
+            ),
+            Role::Candidate(c) => (
+                c.granted.union(&c.rejected).copied().collect(),
+                c.rejected.len(),
+            ),
             _ => return,
         };
+        // Only while the election can still be won (maybeSendVoteRequests).
+        if self.election_lost(rejections) {
+            return;
+        }
         let voters: Vec<ReplicaKey> = self.cfg.voters.nodes().map(|n| n.key).collect();
         for voter in voters {
             if answered.contains(&voter.id) || !self.requests.is_ready(voter.id, now_ms) {
@@ -265,6 +275,7 @@ impl RaftCore {
                     );
                     self.transition_to_candidate(log, now_ms);
                 } else if s.rejected.len() > voters - majority {
+                    // Kafka: a lost pre-vote falls back at once (pollProspective).
                     self.prospective_lost(now_ms, log);
                 }
             }

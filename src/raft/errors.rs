@@ -18,9 +18,9 @@ pub const UNKNOWN_LEADER_EPOCH: i16 = 75;
 pub const INCONSISTENT_CLUSTER_ID: i16 = 104;
 pub const SNAPSHOT_NOT_FOUND: i16 = 98;
 pub const POSITION_OUT_OF_RANGE: i16 = 99;
-pub const INVALID_VOTER_KEY: i16 = 116;
-pub const DUPLICATE_VOTER: i16 = 117;
-pub const VOTER_NOT_FOUND: i16 = 118;
+pub const INVALID_VOTER_KEY: i16 = 125;
+pub const DUPLICATE_VOTER: i16 = 126;
+pub const VOTER_NOT_FOUND: i16 = 127;
 
 /// A local failure that stops the Raft core (Kafka throws and the raft thread dies).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,0 +1,274 @@
+//! Answering requests: ApiVersions and DescribeCluster here, the Raft APIs through the raft
+//! thread, and voter changes (not built yet) with the error a static-quorum Kafka gives.
+
+use kafka_protocol::messages::describe_cluster_response::DescribeClusterBroker;
+use kafka_protocol::messages::{
+    AddRaftVoterResponse, BrokerId, DescribeClusterRequest, DescribeClusterResponse,
+    RemoveRaftVoterResponse, UpdateRaftVoterResponse,
+};
+use kafka_protocol::protocol::StrBytes;
+use tokio::sync::oneshot;
+
+use super::driver::{Event, RaftHandle};
+use super::not_ready::not_ready_response;
+use crate::codec::api_versions::{api_versions_response, unsupported_version_response};
+use crate::codec::request::InboundRequest as WireRequest;
+use crate::codec::response::encode_response;
+use crate::codec::{RequestBody, ResponseBody};
+use crate::network::{PendingResponse, RequestContext, RequestHandler};
+use crate::raft::errors;
+use crate::raft::types::VoterSet;
+use crate::raft::InboundRequest;
+
+/// Kafka's EndpointType ids.
+const ENDPOINT_TYPE_CONTROLLER: i8 = 2;
+const ENDPOINT_TYPE_BROKER: i8 = 1;
+
+/// Serves requests for one node.
+#[derive(Debug)]
+pub struct Node {
+    node_id: i32,
+    cluster_id: String,
+    voters: VoterSet,
+    raft: Option<RaftHandle>,
+    next_request_id: std::sync::atomic::AtomicU64,
+}
+
+impl Node {
+    /// A node whose Raft core runs behind `raft` (`None`: answers "not ready").
+    pub fn new(
+        node_id: i32,
+        cluster_id: String,
+        voters: VoterSet,
+        raft: Option<RaftHandle>,
+    ) -> Self {
+        Self {
+            node_id,
+            cluster_id,
+            voters,
+            raft,
+            next_request_id: std::sync::atomic::AtomicU64::new(1),
+        }
+    }
+
+    /// The node id.
+    pub fn node_id(&self) -> i32 {
+        self.node_id
+    }
+
+    fn describe_cluster(
+        &self,
+        ctx: &RequestContext,
+        req: &DescribeClusterRequest,
+        version: i16,
+    ) -> DescribeClusterResponse {
+        let requested = if version >= 1 {
+            req.endpoint_type
+        } else {
+            ENDPOINT_TYPE_BROKER
+        };
+        if requested != ENDPOINT_TYPE_CONTROLLER {
+            let (code, message) = if requested != ENDPOINT_TYPE_BROKER {
+                (
+                    if version == 0 {
+                        errors::INVALID_REQUEST
+                    } else {
+                        115
+                    },
+                    format!("Unsupported endpoint type {requested}"),
+                )
+            } else {
+                (
+                    if version == 0 { errors::INVALID_REQUEST } else { 114 },
+                    "The request was sent to an endpoint of type CONTROLLER, but we wanted an endpoint of type BROKER".to_string(),
+                )
+            };
+            return DescribeClusterResponse::default()
+                .with_error_code(code)
+                .with_error_message(Some(StrBytes::from_string(message)));
+        }
+        let brokers: Vec<DescribeClusterBroker> = self
+            .voters
+            .nodes()
+            .filter_map(|n| {
+                let ep = n.endpoints.get(&ctx.listener_name)?;
+                Some(
+                    DescribeClusterBroker::default()
+                        .with_broker_id(BrokerId(n.key.id))
+                        .with_host(StrBytes::from_string(ep.host.clone()))
+                        .with_port(i32::from(ep.port)),
+                )
+            })
+            .collect();
+        let leader = self
+            .raft
+            .as_ref()
+            .and_then(|r| r.status().leader_id)
+            .unwrap_or(-1);
+        let controller_id = if brokers.iter().any(|b| b.broker_id.0 == leader) {
+            leader
+        } else {
+            -1
+        };
+        DescribeClusterResponse::default()
+            .with_endpoint_type(ENDPOINT_TYPE_CONTROLLER)
+            .with_cluster_id(StrBytes::from_string(self.cluster_id.clone()))
+            .with_controller_id(BrokerId(controller_id))
+            .with_brokers(brokers)
+    }
+
+    /// Voter changes need kraft.version 1 (dynamic quorum), not built yet: a leader answers as
+    /// a static-quorum Kafka leader does (UNSUPPORTED_VERSION), others NOT_LEADER_OR_FOLLOWER.
+    fn voter_change_error(&self) -> (i16, &'static str) {
+        let is_leader = self
+            .raft
+            .as_ref()
+            .is_some_and(|r| r.status().state == "leader");
+        if is_leader {
+            (
+                errors::UNSUPPORTED_VERSION,
+                "The quorum uses static voters (kraft.version 0)",
+            )
+        } else {
+            (
+                errors::NOT_LEADER_OR_FOLLOWER,
+                "This node is not the leader",
+            )
+        }
+    }
+
+    fn answer(&self, ctx: &RequestContext, request: WireRequest) -> Answer {
+        match request {
+            WireRequest::UnsupportedApiVersions { header } => Answer::Now(
+                ResponseBody::ApiVersions(unsupported_version_response()),
+                0,
+                header.correlation_id,
+            ),
+            WireRequest::Request { header, body } => {
+                let version = header.api_version;
+                let corr = header.correlation_id;
+                let response = match body {
+                    RequestBody::ApiVersions(_) => {
+                        ResponseBody::ApiVersions(api_versions_response(version, &[], -1))
+                    }
+                    RequestBody::DescribeCluster(req) => {
+                        ResponseBody::DescribeCluster(self.describe_cluster(ctx, &req, version))
+                    }
+                    RequestBody::AddRaftVoter(_) => {
+                        let (code, msg) = self.voter_change_error();
+                        ResponseBody::AddRaftVoter(
+                            AddRaftVoterResponse::default()
+                                .with_error_code(code)
+                                .with_error_message(Some(msg.into())),
+                        )
+                    }
+                    RequestBody::RemoveRaftVoter(_) => {
+                        let (code, msg) = self.voter_change_error();
+                        ResponseBody::RemoveRaftVoter(
+                            RemoveRaftVoterResponse::default()
+                                .with_error_code(code)
+                                .with_error_message(Some(msg.into())),
+                        )
+                    }
+                    RequestBody::UpdateRaftVoter(_) => {
+                        let (code, _) = self.voter_change_error();
+                        ResponseBody::UpdateRaftVoter(
+                            UpdateRaftVoterResponse::default().with_error_code(code),
+                        )
+                    }
+                    raft_body => {
+                        let Some(raft) = &self.raft else {
+                            return match not_ready_response(&raft_body, version) {
+                                Some(r) => Answer::Now(r, version, corr),
+                                None => Answer::Close,
+                            };
+                        };
+                        let request_id = self
+                            .next_request_id
+                            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let (tx, rx) = oneshot::channel();
+                        let fallback = not_ready_response(&raft_body, version);
+                        let event = Event::Request {
+                            request: InboundRequest {
+                                request_id,
+                                api_version: version,
+                                listener_name: ctx.listener_name.clone(),
+                                body: raft_body,
+                            },
+                            reply: tx,
+                        };
+                        if !raft.try_send(event) {
+                            return match fallback {
+                                Some(r) => Answer::Now(r, version, corr),
+                                None => Answer::Close,
+                            };
+                        }
+                        return Answer::Later {
+                            rx,
+                            version,
+                            correlation_id: corr,
+                            fallback,
+                        };
+                    }
+                };
+                Answer::Now(response, version, corr)
+            }
+        }
+    }
+}
+
+/// How a request is answered.
+enum Answer {
+    /// Right away.
+    Now(ResponseBody, i16, i32),
+    /// By the raft thread.
+    Later {
+        rx: oneshot::Receiver<ResponseBody>,
+        version: i16,
+        correlation_id: i32,
+        fallback: Option<ResponseBody>,
+    },
+    Close,
+}
+
+fn encode(
+    peer: &std::net::SocketAddr,
+    body: &ResponseBody,
+    version: i16,
+    correlation_id: i32,
+) -> Option<bytes::Bytes> {
+    match encode_response(body, version, correlation_id) {
+        Ok(bytes) => Some(bytes),
+        Err(e) => {
+            // Our own response failed to encode: a bug, logged; the connection closes.
+            tracing::error!(peer = %peer, "failed to encode response: {e}");
+            None
+        }
+    }
+}
+
+impl RequestHandler for Node {
+    fn handle(&self, ctx: &RequestContext, request: WireRequest) -> PendingResponse {
+        let peer = ctx.peer;
+        match self.answer(ctx, request) {
+            Answer::Now(body, version, corr) => {
+                let bytes = encode(&peer, &body, version, corr);
+                Box::pin(async move { bytes })
+            }
+            Answer::Close => Box::pin(async { None }),
+            Answer::Later {
+                rx,
+                version,
+                correlation_id,
+                fallback,
+            } => Box::pin(async move {
+                let body = match rx.await {
+                    Ok(body) => body,
+                    // The raft thread stopped (shutting down): answer as a node that is not ready.
+                    Err(_) => fallback?,
+                };
+                encode(&peer, &body, version, correlation_id)
+            }),
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! Opening a formatted node: lock and check the directory, recover the log, restore the
+//! election state, and build the Raft configuration from `server.properties`.
+
+use std::path::Path;
+
+use crate::config::Config;
+use crate::raft::types::{Endpoint, VoterSet};
+use crate::raft::{RaftConfig, RaftCore};
+use crate::storage::format::{open_formatted, FormattedDir};
+use crate::storage::StorageError;
+
+use super::store::{RaftStore, StoreError};
+
+/// Why the node could not open its state.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The metadata directory is missing, unformatted, locked, or for another node/cluster.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// The log or quorum-state could not be opened.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The configuration cannot run yet.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// A node's opened state, ready to run.
+#[derive(Debug)]
+pub struct Opened {
+    /// The locked directory (keep for the process lifetime).
+    pub dir: FormattedDir,
+    /// The Raft core.
+    pub core: RaftCore,
+    /// Its store.
+    pub store: RaftStore,
+    /// The voters.
+    pub voters: VoterSet,
+    /// The cluster id from meta.properties.
+    pub cluster_id: String,
+}
+
+/// The static voter set from `controller.quorum.voters`, on the first controller listener.
+pub fn static_voters(config: &Config) -> VoterSet {
+    let listener = config
+        .controller_listener_names
+        .first()
+        .cloned()
+        .unwrap_or_default();
+    VoterSet::from_static(
+        &listener,
+        &config
+            .quorum_voters
+            .iter()
+            .map(|v| (v.id, v.host.clone(), v.port))
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// Opens the node's state and builds its core at `now_ms` with jitter seed `rng_seed`.
+pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, StartError> {
+    if config.quorum_voters.is_empty() {
+        return Err(StartError::Unsupported(
+            "dynamic quorums (controller.quorum.bootstrap.servers without controller.quorum.voters) are not supported yet; set controller.quorum.voters".into(),
+        ));
+    }
+    let dir = open_formatted(&config.metadata_log_dir, config.node_id, None)?;
+    let voters = static_voters(config);
+    let partition_dir: &Path = &dir.partition_dir;
+    let store = RaftStore::open(
+        partition_dir,
+        config.metadata_log_segment_bytes,
+        0,
+        voters.ids().collect(),
+    )?;
+    let stored = store.read_election_state()?;
+    let listener_name = config
+        .controller_listener_names
+        .first()
+        .cloned()
+        .unwrap_or_default();
+    let local_endpoints = config
+        .advertised_listeners
+        .iter()
+        .filter(|l| config.controller_listener_names.contains(&l.name))
+        .map(|l| {
+            let host = if l.host.is_empty() {
+                "localhost".to_string()
+            } else {
+                l.host.clone()
+            };
+            (l.name.clone(), Endpoint { host, port: l.port })
+        })
+        .collect();
+    let raft_config = RaftConfig {
+        node_id: config.node_id,
+        // Static voters carry no directory ids (kraft.version 0).
+        directory_id: uuid::Uuid::nil(),
+        cluster_id: dir.meta.cluster_id.clone(),
+        listener_name,
+        local_endpoints,
+        voters: voters.clone(),
+        bootstrap_servers: config
+            .quorum_bootstrap_servers
+            .iter()
+            .map(|b| Endpoint {
+                host: b.host.clone(),
+                port: b.port,
+            })
+            .collect(),
+        election_timeout_ms: config.quorum_election_timeout_ms,
+        fetch_timeout_ms: config.quorum_fetch_timeout_ms,
+        election_backoff_max_ms: config.quorum_election_backoff_max_ms,
+        request_timeout_ms: config.quorum_request_timeout_ms,
+        retry_backoff_ms: config.quorum_retry_backoff_ms,
+        append_linger_ms: config.quorum_append_linger_ms,
+        rng_seed,
+    };
+    let core = RaftCore::new(raft_config, stored, &store, now_ms);
+    let cluster_id = dir.meta.cluster_id.clone();
+    Ok(Opened {
+        dir,
+        core,
+        store,
+        voters,
+        cluster_id,
+    })
+}

@@ -1,0 +1,211 @@
+//! The node's durable state behind the Raft core: the `__cluster_metadata-0` log, its snapshots
+//! and `quorum-state`. It answers the core's reads ([`LogReader`]) and carries out its writes.
+
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+
+use crate::log::{FileLog, LogConfig, LogError, LogReader as _, ReplicatedLog};
+use crate::raft::types::OffsetAndEpoch;
+use crate::raft::types::ReplicaKey;
+use crate::raft::{ElectionState, LogReader, SnapshotChunk};
+use crate::snapshot::reader::RawSnapshot;
+use crate::snapshot::{self, SnapshotId};
+use crate::storage::{QuorumStateData, QuorumStateStore, StorageError};
+
+/// A failure of the durable state; the node stops on it (Kafka's raft thread dies too).
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The log failed.
+    #[error(transparent)]
+    Log(#[from] LogError),
+    /// quorum-state failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// A snapshot file failed.
+    #[error(transparent)]
+    Snapshot(#[from] snapshot::SnapshotError),
+}
+
+/// Log, snapshots and quorum-state of one node.
+#[derive(Debug)]
+pub struct RaftStore {
+    log: FileLog,
+    partition_dir: PathBuf,
+    /// Snapshot ids on disk, ascending.
+    snapshots: Vec<SnapshotId>,
+    quorum_state: QuorumStateStore,
+    /// kraft.version: 0 writes quorum-state v0 with the voter ids, 1 writes v1.
+    kraft_version: i16,
+    voter_ids: Vec<i32>,
+}
+
+impl RaftStore {
+    /// Opens (and recovers) the log in `partition_dir`.
+    pub fn open(
+        partition_dir: &Path,
+        segment_bytes: u64,
+        kraft_version: i16,
+        voter_ids: Vec<i32>,
+    ) -> Result<Self, StoreError> {
+        std::fs::create_dir_all(partition_dir)
+            .map_err(|e| LogError::io("create", partition_dir, e))?;
+        let (log, report) = FileLog::open(partition_dir, LogConfig { segment_bytes })?;
+        for (file, position, reason) in &report.cuts {
+            tracing::warn!(
+                "Recovery cut {} at byte {position}: {reason}",
+                file.display()
+            );
+        }
+        let removed = snapshot::dir::clean_leftovers(partition_dir)?;
+        for path in removed {
+            tracing::info!("Removed snapshot leftover {}", path.display());
+        }
+        let snapshots = snapshot::dir::list_snapshots(partition_dir)?;
+        Ok(Self {
+            log,
+            partition_dir: partition_dir.to_path_buf(),
+            snapshots,
+            quorum_state: QuorumStateStore::new(partition_dir),
+            kraft_version,
+            voter_ids,
+        })
+    }
+
+    /// The persisted election state, if any.
+    pub fn read_election_state(&self) -> Result<Option<ElectionState>, StoreError> {
+        let Some(data) = self.quorum_state.read()? else {
+            return Ok(None);
+        };
+        Ok(Some(ElectionState {
+            epoch: data.leader_epoch,
+            leader_id: (data.leader_id >= 0).then_some(data.leader_id),
+            voted_key: (data.voted_id >= 0)
+                .then(|| ReplicaKey::new(data.voted_id, data.voted_directory_id)),
+        }))
+    }
+
+    /// Writes quorum-state (tmp, fsync, rename, fsync dir).
+    pub fn persist_election_state(&mut self, state: &ElectionState) -> Result<(), StoreError> {
+        let leader = state.leader_id.unwrap_or(-1);
+        let voted = state.voted_key.map_or(-1, |k| k.id);
+        let data = if self.kraft_version == 0 {
+            QuorumStateData::v0(state.epoch, leader, voted, self.voter_ids.clone())
+        } else {
+            let dir = state
+                .voted_key
+                .map_or(uuid::Uuid::nil(), |k| k.directory_id);
+            QuorumStateData::v1(state.epoch, leader, voted, dir)
+        };
+        self.quorum_state.write(&data)?;
+        Ok(())
+    }
+
+    /// Appends a batch the leader built.
+    pub fn append_as_leader(&mut self, batch: &[u8], epoch: i32) -> Result<(), StoreError> {
+        self.log.append_as_leader(batch, epoch)?;
+        Ok(())
+    }
+
+    /// Appends fetched batches verbatim.
+    pub fn append_as_follower(&mut self, records: &[u8], epoch: i32) -> Result<(), StoreError> {
+        self.log.append_as_follower(records, epoch)?;
+        Ok(())
+    }
+
+    /// Truncates the log to `offset`.
+    pub fn truncate(&mut self, offset: i64) -> Result<(), StoreError> {
+        self.log.truncate_to(offset)?;
+        Ok(())
+    }
+
+    /// fsyncs the log.
+    pub fn flush(&mut self) -> Result<(), StoreError> {
+        self.log.flush()?;
+        Ok(())
+    }
+
+    /// The partition directory.
+    pub fn partition_dir(&self) -> &Path {
+        &self.partition_dir
+    }
+
+    /// Log end offset (for status).
+    pub fn log_end_offset(&self) -> i64 {
+        self.log.end_offset()
+    }
+}
+
+fn to_id(s: &SnapshotId) -> OffsetAndEpoch {
+    OffsetAndEpoch::new(s.end_offset, s.epoch)
+}
+
+impl LogReader for RaftStore {
+    fn log_start_offset(&self) -> i64 {
+        self.log.start_offset()
+    }
+
+    fn end_offset(&self) -> OffsetAndEpoch {
+        let epoch = self
+            .log
+            .last_epoch()
+            .or_else(|| self.snapshots.last().map(|s| s.epoch))
+            .unwrap_or(0);
+        OffsetAndEpoch::new(self.log.end_offset(), epoch)
+    }
+
+    fn end_offset_for_epoch(&self, epoch: i32) -> OffsetAndEpoch {
+        let found = self.log.end_offset_for_epoch(epoch);
+        // KafkaMetadataLog: an epoch ending exactly at the earliest snapshot is that snapshot.
+        if let Some(earliest) = self.snapshots.first() {
+            if found.offset == earliest.end_offset && found.epoch == epoch {
+                return to_id(earliest);
+            }
+        }
+        OffsetAndEpoch::new(found.offset, found.epoch)
+    }
+
+    fn read(&self, offset: i64, max_bytes: usize) -> Bytes {
+        match self.log.read(offset, max_bytes) {
+            Ok(read) => Bytes::from(read.bytes),
+            Err(e) => {
+                tracing::warn!("log read at {offset} failed: {e}");
+                Bytes::new()
+            }
+        }
+    }
+
+    fn latest_snapshot_id(&self) -> Option<OffsetAndEpoch> {
+        self.snapshots.last().map(to_id)
+    }
+
+    fn earliest_snapshot_id(&self) -> Option<OffsetAndEpoch> {
+        self.snapshots.first().map(to_id)
+    }
+
+    fn read_snapshot(
+        &self,
+        id: OffsetAndEpoch,
+        position: i64,
+        max_bytes: usize,
+    ) -> Option<SnapshotChunk> {
+        let sid = SnapshotId {
+            end_offset: id.offset,
+            epoch: id.epoch,
+        };
+        if !self.snapshots.contains(&sid) {
+            return None;
+        }
+        let raw = RawSnapshot::open(&self.partition_dir, sid).ok()?;
+        let size = raw.size_bytes() as i64;
+        let bytes = if position >= 0 && position < size {
+            raw.read_chunk(position as u64, max_bytes).ok()?
+        } else {
+            Vec::new()
+        };
+        Some(SnapshotChunk {
+            bytes: Bytes::from(bytes),
+            size,
+        })
+    }
+}
