@@ -224,6 +224,13 @@ impl Driver {
                 }
                 Output::Truncate { offset } => self.store.truncate(offset)?,
                 Output::Flush => self.store.flush()?,
+                Output::SnapshotChunk {
+                    id,
+                    position,
+                    bytes,
+                } => self.store.write_snapshot_chunk(id, position, &bytes)?,
+                Output::InstallSnapshot { id } => self.store.install_snapshot(id)?,
+                Output::AbandonSnapshot { .. } => self.store.abandon_snapshot(),
                 Output::Send {
                     correlation_id,
                     destination,

@@ -10,6 +10,7 @@ use crate::raft::types::OffsetAndEpoch;
 use crate::raft::types::ReplicaKey;
 use crate::raft::{ElectionState, LogReader, SnapshotChunk};
 use crate::snapshot::reader::RawSnapshot;
+use crate::snapshot::writer::RawSnapshotWriter;
 use crate::snapshot::{self, SnapshotId};
 use crate::storage::{QuorumStateData, QuorumStateStore, StorageError};
 
@@ -35,6 +36,8 @@ pub struct RaftStore {
     /// Snapshot ids on disk, ascending.
     snapshots: Vec<SnapshotId>,
     quorum_state: QuorumStateStore,
+    /// A snapshot being downloaded from the leader.
+    download: Option<RawSnapshotWriter>,
     /// kraft.version: 0 writes quorum-state v0 with the voter ids, 1 writes v1.
     kraft_version: i16,
     voter_ids: Vec<i32>,
@@ -67,6 +70,7 @@ impl RaftStore {
             partition_dir: partition_dir.to_path_buf(),
             snapshots,
             quorum_state: QuorumStateStore::new(partition_dir),
+            download: None,
             kraft_version,
             voter_ids,
         })
@@ -123,6 +127,62 @@ impl RaftStore {
     pub fn flush(&mut self) -> Result<(), StoreError> {
         self.log.flush()?;
         Ok(())
+    }
+
+    /// Appends downloaded bytes to snapshot `id` at `position` (0 starts a new `.part`).
+    pub fn write_snapshot_chunk(
+        &mut self,
+        id: OffsetAndEpoch,
+        position: i64,
+        bytes: &[u8],
+    ) -> Result<(), StoreError> {
+        let sid = SnapshotId {
+            end_offset: id.offset,
+            epoch: id.epoch,
+        };
+        let restart = position == 0 || self.download.as_ref().is_none_or(|w| w.id() != sid);
+        if restart {
+            // Dropping a previous writer removes its `.part`.
+            self.download = Some(RawSnapshotWriter::create(&self.partition_dir, sid)?);
+        }
+        if let Some(w) = self.download.as_mut() {
+            w.append(bytes)?;
+        }
+        Ok(())
+    }
+
+    /// Freezes the downloaded snapshot `id` and restarts the log at its end offset.
+    pub fn install_snapshot(&mut self, id: OffsetAndEpoch) -> Result<(), StoreError> {
+        let sid = SnapshotId {
+            end_offset: id.offset,
+            epoch: id.epoch,
+        };
+        let writer = self
+            .download
+            .take()
+            .filter(|w| w.id() == sid)
+            .ok_or_else(|| {
+                snapshot::SnapshotError::State(format!(
+                    "no download of snapshot {} in progress",
+                    sid.file_stem()
+                ))
+            })?;
+        writer.freeze()?;
+        self.log.truncate_fully_and_start_at(id.offset)?;
+        self.log.flush()?;
+        // Older snapshots are superseded (Kafka forgets them on truncateToLatestSnapshot).
+        for old in std::mem::take(&mut self.snapshots) {
+            if old != sid {
+                snapshot::dir::delete_snapshot(&self.partition_dir, old)?;
+            }
+        }
+        self.snapshots = vec![sid];
+        Ok(())
+    }
+
+    /// Drops a partial download.
+    pub fn abandon_snapshot(&mut self) {
+        self.download = None;
     }
 
     /// The partition directory.

@@ -143,6 +143,7 @@ impl RaftCore {
                     fetch_deadline_ms: now_ms + self.cfg.fetch_timeout_ms,
                     has_fetched: false,
                     update_voter_deadline_ms: now_ms,
+                    fetching_snapshot: None,
                 }),
                 _ => Role::Unattached(Unattached {
                     epoch: stored.epoch,
@@ -569,6 +570,7 @@ impl RaftCore {
             fetch_deadline_ms: now_ms + self.cfg.fetch_timeout_ms,
             has_fetched: false,
             update_voter_deadline_ms: now_ms,
+            fetching_snapshot: None,
         });
         self.persist();
         self.emit_role_changed();

@@ -92,6 +92,9 @@ impl RaftCore {
                 self.handle_end_quorum_epoch_response(now_ms, log, from, &r)
             }
             ResponseBody::Fetch(r) => self.handle_fetch_response(now_ms, log, from, &r),
+            ResponseBody::FetchSnapshot(r) => {
+                self.handle_fetch_snapshot_response(now_ms, log, from, &r)
+            }
             _ => {
                 self.requests.on_success(from);
             }

@@ -415,7 +415,10 @@ impl RaftCore {
             return;
         }
         if self.requests.is_ready(leader, now_ms) {
-            let request = self.build_fetch_request(log);
+            let request = match f.fetching_snapshot {
+                Some((id, position)) => self.build_fetch_snapshot_request(id, position),
+                None => self.build_fetch_request(log),
+            };
             self.send(
                 now_ms,
                 Destination {
@@ -541,15 +544,15 @@ impl RaftCore {
             );
         }
         if partition.snapshot_id.epoch >= 0 || partition.snapshot_id.end_offset >= 0 {
-            tracing::error!(
-                node_id = self.local.id,
-                "leader {from} asks us to load snapshot {}-{}; snapshot download is not implemented yet",
-                partition.snapshot_id.end_offset,
-                partition.snapshot_id.epoch
+            return self.start_snapshot_download(
+                now_ms,
+                log,
+                from,
+                OffsetAndEpoch::new(
+                    partition.snapshot_id.end_offset,
+                    partition.snapshot_id.epoch,
+                ),
             );
-            self.requests
-                .on_error(from, now_ms + self.cfg.fetch_timeout_ms);
-            return;
         }
         let records = partition.records.clone().unwrap_or_default();
         let epoch = self.role.epoch();

@@ -85,6 +85,27 @@ pub enum Output {
     },
     /// fsync the log up to its end.
     Flush,
+    /// Append downloaded bytes to the snapshot `id` being fetched (`.checkpoint.part`;
+    /// position 0 starts a new file).
+    SnapshotChunk {
+        /// The snapshot.
+        id: super::types::OffsetAndEpoch,
+        /// Where the bytes go.
+        position: i64,
+        /// The bytes.
+        bytes: Bytes,
+    },
+    /// The download of `id` is complete: freeze it (fsync, rename), then empty the log and
+    /// restart it at the snapshot's end offset (Kafka's `truncateToLatestSnapshot`).
+    InstallSnapshot {
+        /// The snapshot.
+        id: super::types::OffsetAndEpoch,
+    },
+    /// Forget a partial download of `id`.
+    AbandonSnapshot {
+        /// The snapshot.
+        id: super::types::OffsetAndEpoch,
+    },
     /// Send a request; the answer comes back through `handle_response(correlation_id, …)`.
     Send {
         /// Matches the response to the request.

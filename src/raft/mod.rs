@@ -26,6 +26,7 @@ mod leader;
 mod log;
 mod requests;
 mod rng;
+mod snapshot_fetch;
 mod state;
 pub mod types;
 mod validation;

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::types::{Endpoint, ReplicaKey};
+use super::types::{Endpoint, OffsetAndEpoch, ReplicaKey};
 
 /// Unattached: an epoch with no leader we follow (may have voted, may know the leader's id).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,6 +64,8 @@ pub struct Follower {
     pub has_fetched: bool,
     /// Last time an UpdateRaftVoter check ran (kraft.version 1).
     pub update_voter_deadline_ms: u64,
+    /// A snapshot being downloaded: its id and the bytes received so far.
+    pub fetching_snapshot: Option<(OffsetAndEpoch, i64)>,
 }
 
 /// What the leader knows of one replica.

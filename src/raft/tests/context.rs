@@ -89,6 +89,8 @@ pub struct Context {
     pub sent: Vec<Sent>,
     pub responses: Vec<(u64, ResponseBody)>,
     pub high_watermarks: Vec<i64>,
+    /// Snapshot downloads in progress.
+    pub downloads: std::collections::BTreeMap<(i64, i32), Vec<u8>>,
     pub now_ms: u64,
     next_request_id: u64,
 }
@@ -177,6 +179,7 @@ impl Builder {
             sent: Vec::new(),
             responses: Vec::new(),
             high_watermarks: Vec::new(),
+            downloads: Default::default(),
             now_ms: START_MS,
             next_request_id: 1,
         };
@@ -242,6 +245,31 @@ impl Context {
                     self.responses.push((request_id, body));
                 }
                 Output::HighWatermark(hw) => self.high_watermarks.push(hw),
+                Output::SnapshotChunk {
+                    id,
+                    position,
+                    bytes,
+                } => {
+                    self.events.push(format!(
+                        "snapshot-chunk {}-{} @{position}",
+                        id.offset, id.epoch
+                    ));
+                    let entry = self.downloads.entry((id.offset, id.epoch)).or_default();
+                    assert_eq!(entry.len() as i64, position, "chunks arrive in order");
+                    entry.extend_from_slice(&bytes);
+                }
+                Output::InstallSnapshot { id } => {
+                    self.events
+                        .push(format!("install-snapshot {}-{}", id.offset, id.epoch));
+                    let bytes = self
+                        .downloads
+                        .remove(&(id.offset, id.epoch))
+                        .unwrap_or_default();
+                    self.log.install_snapshot(id, Bytes::from(bytes));
+                }
+                Output::AbandonSnapshot { id } => {
+                    self.downloads.remove(&(id.offset, id.epoch));
+                }
                 Output::RoleChanged { .. } | Output::ShutdownComplete => {}
             }
         }

@@ -480,3 +480,145 @@ fn test_partial_fetch_snapshot_request_as_leader() {
     let p = fetch_snapshot(&mut ctx, epoch - 1, OffsetAndEpoch::new(3, 1), 0, 60);
     assert_eq!(p.error_code, errors::FENCED_LEADER_EPOCH);
 }
+
+fn snapshot_id_fetch_response(leader: i32, epoch: i32, id: OffsetAndEpoch) -> ResponseBody {
+    let mut resp = follower_fetch_response(leader, epoch, -1, Bytes::new());
+    if let ResponseBody::Fetch(r) = &mut resp {
+        r.responses[0].partitions[0].snapshot_id.end_offset = id.offset;
+        r.responses[0].partitions[0].snapshot_id.epoch = id.epoch;
+    }
+    resp
+}
+
+fn fetch_snapshot_response_body(
+    leader: i32,
+    epoch: i32,
+    id: OffsetAndEpoch,
+    size: i64,
+    position: i64,
+    bytes: &[u8],
+) -> ResponseBody {
+    use kafka_protocol::messages::fetch_snapshot_response::{self as fsr};
+    ResponseBody::FetchSnapshot(
+        kafka_protocol::messages::FetchSnapshotResponse::default().with_topics(vec![
+            fsr::TopicSnapshot::default()
+                .with_name(topic_name())
+                .with_partitions(vec![fsr::PartitionSnapshot::default()
+                    .with_snapshot_id(
+                        fsr::SnapshotId::default()
+                            .with_end_offset(id.offset)
+                            .with_epoch(id.epoch),
+                    )
+                    .with_current_leader(
+                        fsr::LeaderIdAndEpoch::default()
+                            .with_leader_id(BrokerId(leader))
+                            .with_leader_epoch(epoch),
+                    )
+                    .with_size(size)
+                    .with_position(position)
+                    .with_unaligned_records(Bytes::copy_from_slice(bytes))]),
+        ]),
+    )
+}
+
+#[test]
+fn test_fetch_snapshot_response_partial_data() {
+    // Mirrors testFetchResponseWithSnapshotId + testFetchSnapshotResponsePartialData.
+    let mut ctx = Builder::new(1, &[1, 2, 3])
+        .with_elected_leader(5, 2)
+        .build();
+    ctx.poll();
+    let f = ctx.take_sent(ApiKey::Fetch);
+    let id = OffsetAndEpoch::new(10, 4);
+    ctx.deliver_response(f[0].correlation_id, snapshot_id_fetch_response(2, 5, id));
+    let s = ctx.take_sent(ApiKey::FetchSnapshot);
+    assert_eq!(s.len(), 1, "switches to FetchSnapshot");
+    let RequestBody::FetchSnapshot(req) = &s[0].request else {
+        unreachable!()
+    };
+    let p = &req.topics[0].partitions[0];
+    assert_eq!(
+        (
+            p.snapshot_id.end_offset,
+            p.snapshot_id.epoch,
+            p.position,
+            p.current_leader_epoch
+        ),
+        (10, 4, 0, 5)
+    );
+    let data = [9u8; 150];
+    ctx.deliver_response(
+        s[0].correlation_id,
+        fetch_snapshot_response_body(2, 5, id, 150, 0, &data[..100]),
+    );
+    let s = ctx.take_sent(ApiKey::FetchSnapshot);
+    let RequestBody::FetchSnapshot(req) = &s[0].request else {
+        unreachable!()
+    };
+    assert_eq!(
+        req.topics[0].partitions[0].position, 100,
+        "continues where it stopped"
+    );
+    ctx.deliver_response(
+        s[0].correlation_id,
+        fetch_snapshot_response_body(2, 5, id, 150, 100, &data[100..]),
+    );
+    assert_eq!(ctx.log.latest_snapshot_id(), Some(id));
+    assert_eq!(
+        ctx.log.end_offset().offset,
+        10,
+        "the log restarts at the snapshot"
+    );
+    assert_eq!(ctx.core.high_watermark(), Some(10));
+    assert_eq!(ctx.log.read_snapshot(id, 0, 1000).unwrap().bytes.len(), 150);
+    ctx.poll();
+    let f = ctx.take_sent(ApiKey::Fetch);
+    let RequestBody::Fetch(req) = &f[0].request else {
+        unreachable!()
+    };
+    assert_eq!(
+        (
+            req.topics[0].partitions[0].fetch_offset,
+            req.topics[0].partitions[0].last_fetched_epoch
+        ),
+        (10, 4)
+    );
+}
+
+#[test]
+fn test_fetch_snapshot_response_missing_snapshot() {
+    let mut ctx = Builder::new(1, &[1, 2, 3])
+        .with_elected_leader(5, 2)
+        .build();
+    ctx.poll();
+    let f = ctx.take_sent(ApiKey::Fetch);
+    let id = OffsetAndEpoch::new(10, 4);
+    ctx.deliver_response(f[0].correlation_id, snapshot_id_fetch_response(2, 5, id));
+    let s = ctx.take_sent(ApiKey::FetchSnapshot);
+    let mut missing = fetch_snapshot_response_body(2, 5, id, 0, 0, &[]);
+    if let ResponseBody::FetchSnapshot(r) = &mut missing {
+        r.topics[0].partitions[0].error_code = errors::SNAPSHOT_NOT_FOUND;
+    }
+    ctx.deliver_response(s[0].correlation_id, missing);
+    ctx.poll();
+    assert_eq!(ctx.take_sent(ApiKey::Fetch).len(), 1, "back to Fetch");
+    assert!(ctx.take_sent(ApiKey::FetchSnapshot).is_empty());
+}
+
+#[test]
+fn test_fetch_snapshot_response_from_newer_epoch_leader() {
+    let mut ctx = Builder::new(1, &[1, 2, 3])
+        .with_elected_leader(5, 2)
+        .build();
+    ctx.poll();
+    let f = ctx.take_sent(ApiKey::Fetch);
+    let id = OffsetAndEpoch::new(10, 4);
+    ctx.deliver_response(f[0].correlation_id, snapshot_id_fetch_response(2, 5, id));
+    let s = ctx.take_sent(ApiKey::FetchSnapshot);
+    let mut newer = fetch_snapshot_response_body(3, 6, id, 0, 0, &[]);
+    if let ResponseBody::FetchSnapshot(r) = &mut newer {
+        r.topics[0].partitions[0].error_code = errors::FENCED_LEADER_EPOCH;
+    }
+    ctx.deliver_response(s[0].correlation_id, newer);
+    ctx.assert_follower(6, 3);
+}

@@ -76,6 +76,16 @@ impl MemLog {
         self.snapshots.insert((id.offset, id.epoch), bytes);
     }
 
+    /// Kafka's truncateToLatestSnapshot after a download: the log restarts empty at `id`.
+    pub fn install_snapshot(&mut self, id: OffsetAndEpoch, bytes: Bytes) {
+        self.snapshots.clear();
+        self.snapshots.insert((id.offset, id.epoch), bytes);
+        self.batches.clear();
+        self.epochs.clear();
+        self.start_offset = id.offset;
+        self.unflushed_from = None;
+    }
+
     pub fn set_start_offset(&mut self, offset: i64) {
         self.batches.retain(|b| b.base >= offset);
         self.start_offset = offset;

@@ -1,0 +1,201 @@
+//! Mixed quorums with real Apache Kafka controllers (default 4.1.2; `KAFKA_VERSION` selects
+//! another): ferrokraft follows a Kafka leader byte for byte, wins elections, and leads Kafka
+//! followers. Needs Java 17 + Maven; never skipped.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    missing_docs
+)]
+
+mod support;
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use support::cluster::{common_prefix_equal, Cluster, Impl};
+use support::kafka::kafka;
+
+/// JVMs are heavy on 2 cores: one mixed quorum at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Scenario a: two Kafka controllers and one ferrokraft node, static voters. Kafka leads,
+/// ferrokraft follows and catches up (as kafka-metadata-quorum shows), its segment bytes equal
+/// the leader's, and kafka-dump-log reads its files.
+#[test]
+fn ferrokraft_follows_a_kafka_leader_byte_for_byte() {
+    let _serial = serial();
+    // ferrokraft never times out first here, so a Kafka node leads.
+    let mut c = Cluster::new(
+        "follows-kafka",
+        &[Impl::Kafka, Impl::Kafka, Impl::Ferrokraft],
+        &[],
+    );
+    c.start(1);
+    c.start(2);
+    let (leader, _, _) = c.wait_for_leader(1, 1, Duration::from_secs(90));
+    assert!(leader == 1 || leader == 2, "a Kafka node leads");
+    c.start(3);
+    // The Kafka active controller writes a NoOpRecord every 500 ms: the log keeps growing.
+    let (_, _, hw) = c.wait_for_leader(3, 1, Duration::from_secs(60));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let rows = c.replication(3);
+        let me = rows.iter().find(|r| r.0 == 3).map(|r| r.1).unwrap_or(-1);
+        if me >= hw {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "ferrokraft did not catch up to {hw}: {rows:?}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let leader_log = c.node(leader).segment();
+    let ours = c.node(3).segment();
+    assert!(
+        ours.len() > 500,
+        "ferrokraft replicated data ({} bytes)",
+        ours.len()
+    );
+    match common_prefix_equal(&leader_log, &ours) {
+        Ok(n) => assert!(
+            n == ours.len() || n == leader_log.len(),
+            "compared {n} bytes"
+        ),
+        Err(at) => panic!("ferrokraft's segment differs from the Kafka leader's at byte {at}"),
+    }
+    let seg = c.node(3).partition_dir().join("00000000000000000000.log");
+    let out = kafka().tool(
+        &c.art,
+        "dump-log",
+        "kafka.tools.DumpLogSegments",
+        &[
+            "--cluster-metadata-decoder",
+            "--files",
+            seg.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "dump-log failed: {}", out.stderr);
+    assert!(
+        out.stdout.contains("LeaderChange"),
+        "dump-log printed the LeaderChange batch"
+    );
+    assert!(!out.stdout.contains("isvalid: false"), "every batch valid");
+    assert!(
+        !out.stderr.contains("Exception"),
+        "no exceptions: {}",
+        out.stderr
+    );
+}
+
+/// Scenario b: failover both ways. The Kafka leader is killed until ferrokraft wins; the Kafka
+/// follower then replicates from ferrokraft and its bytes equal ferrokraft's; DescribeQuorum
+/// through ferrokraft shows ferrokraft as leader; no Kafka controller logs an error.
+#[test]
+fn failover_both_ways_between_kafka_and_ferrokraft() {
+    let _serial = serial();
+    let mut c = Cluster::new(
+        "failover",
+        &[Impl::Kafka, Impl::Kafka, Impl::Ferrokraft],
+        &[],
+    );
+    c.start_all();
+    let (mut leader, _, _) = c.wait_for_leader(3, 1, Duration::from_secs(90));
+    let deadline = Instant::now() + Duration::from_secs(240);
+    while leader != 3 {
+        assert!(
+            Instant::now() < deadline,
+            "ferrokraft never won an election"
+        );
+        c.node(leader).kill();
+        let (next, _, _) = c.wait_for_leader(3, 1, Duration::from_secs(60));
+        let art_leader = leader;
+        c.start(art_leader);
+        leader = next;
+        if leader != 3 {
+            // Let the restarted node catch up before the next round.
+            std::thread::sleep(Duration::from_secs(3));
+        }
+    }
+    let (l, epoch, hw) = c.wait_for_leader(3, 1, Duration::from_secs(30));
+    assert_eq!(
+        l, 3,
+        "DescribeQuorum through ferrokraft names ferrokraft (epoch {epoch}, hw {hw})"
+    );
+    // Both Kafka followers replicate from ferrokraft.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let rows = c.replication(3);
+        let leader_leo = rows.iter().find(|r| r.0 == 3).map(|r| r.1).unwrap_or(-1);
+        let all = rows.len() == 3 && rows.iter().all(|r| r.1 == leader_leo);
+        if all {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "Kafka followers did not catch up: {rows:?}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let ours = c.node(3).segment();
+    for id in [1, 2] {
+        let theirs = c.node(id).segment();
+        if let Err(at) = common_prefix_equal(&ours, &theirs) {
+            panic!("Kafka node {id}'s segment differs from ferrokraft's at byte {at}");
+        }
+    }
+    for id in [1, 2] {
+        let log = c.node(id).log_text();
+        assert!(
+            !log.contains("IllegalStateException"),
+            "node {id} hit an IllegalStateException"
+        );
+        assert!(!log.contains("Exiting Kafka"), "node {id} exited");
+        assert!(c.node(id).is_running(), "node {id} still runs");
+    }
+}
+
+/// Graceful handover: SIGTERM to a ferrokraft leader resigns with EndQuorumEpoch and a Kafka
+/// node takes over without waiting for a fetch timeout.
+#[test]
+fn ferrokraft_leader_resigns_gracefully_to_kafka() {
+    let _serial = serial();
+    let mut c = Cluster::new(
+        "graceful",
+        &[Impl::Ferrokraft, Impl::Kafka, Impl::Kafka],
+        &[],
+    );
+    c.start(1);
+    c.start(2);
+    c.start(3);
+    let mut leader = c.wait_for_leader(1, 1, Duration::from_secs(90)).0;
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while leader != 1 {
+        assert!(
+            Instant::now() < deadline,
+            "ferrokraft never won an election"
+        );
+        c.node(leader).kill();
+        let next = c.wait_for_leader(1, 1, Duration::from_secs(60)).0;
+        c.start(leader);
+        std::thread::sleep(Duration::from_secs(3));
+        leader = next;
+    }
+    let t0 = Instant::now();
+    c.node(1).terminate();
+    let (next, _, _) = c.wait_for_leader(2, 1, Duration::from_secs(30));
+    let took = t0.elapsed();
+    assert!(next == 2 || next == 3, "a Kafka node took over");
+    let log = c.node(1).log_text();
+    assert!(
+        log.contains("Terminating process due to signal SIGTERM"),
+        "{log}"
+    );
+    assert!(log.contains("shut down completed"), "{log}");
+    println!("graceful handover to node {next} observed after {took:?} (includes tool start-up)");
+}
