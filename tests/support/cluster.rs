@@ -206,6 +206,17 @@ impl Cluster {
     pub fn describe(&self, via: i32, what: &str) -> Option<String> {
         let port = self.nodes[(via - 1) as usize].port;
         let bootstrap = format!("127.0.0.1:{port}");
+        // Mid-election a controller answers DescribeCluster with no active controller; the
+        // admin client then waits for a metadata refresh (5 min by default). Short timeouts
+        // make each call fail fast so callers can poll again.
+        let admin = self.art.path("admin.properties");
+        if !admin.exists() {
+            fs::write(
+                &admin,
+                "default.api.timeout.ms=8000\nrequest.timeout.ms=4000\nmetadata.max.age.ms=1000\n",
+            )
+            .unwrap();
+        }
         let out = kafka().tool(
             &self.art,
             &format!("describe-{what}-via-{via}"),
@@ -213,6 +224,8 @@ impl Cluster {
             &[
                 "--bootstrap-controller",
                 &bootstrap,
+                "--command-config",
+                admin.to_str().unwrap(),
                 "describe",
                 &format!("--{what}"),
             ],
