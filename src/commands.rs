@@ -8,8 +8,10 @@ use ferrokraft::cli::{FormatArgs, InfoArgs, StartArgs};
 use ferrokraft::config::{self, Config};
 use std::sync::Arc;
 
+use ferrokraft::network::http;
 use ferrokraft::network::peers::PeerConfig;
 use ferrokraft::node::driver::{self, Event};
+use ferrokraft::node::metrics::MetricsSource;
 use ferrokraft::node::workload::Workload;
 use ferrokraft::node::{self, Node};
 use ferrokraft::storage::format::{DynamicVoter, FormatMode, FormatRequest, ListenerEndpoint};
@@ -91,6 +93,15 @@ pub fn start(args: StartArgs) -> Result<()> {
         let node::start::Opened { dir, core, store, voters, cluster_id } = opened;
         let (raft, thread) = driver::spawn(core, store, peer_config, workload, tokio::runtime::Handle::current())?;
         let handler = Arc::new(Node::new(node_id, cluster_id, voters, Some(raft.clone())));
+        let metrics_shutdown = CancellationToken::new();
+        if let Some(addr) = config.metrics_listener {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("cannot bind ferrokraft.metrics.listener {addr}"))?;
+            tracing::info!("Serving /metrics and /ready on http://{addr}");
+            let source = Arc::new(MetricsSource { node_id, metrics: raft.metrics.clone() });
+            tokio::spawn(http::serve(listener, source, metrics_shutdown.clone()));
+        }
         let shutdown = CancellationToken::new();
         let listeners = tokio::spawn({
             let shutdown = shutdown.clone();
@@ -114,6 +125,7 @@ pub fn start(args: StartArgs) -> Result<()> {
             joined = &mut thread_done => joined,
         };
         shutdown.cancel();
+        metrics_shutdown.cancel();
         let _ = listeners.await;
         drop(dir);
         let outcome: Result<()> = match outcome {

@@ -162,6 +162,10 @@ pub struct Config {
     pub max_connections: usize,
     /// `connections.max.idle.ms`: idle connections are closed after this long.
     pub connections_max_idle_ms: u64,
+    /// `ferrokraft.metrics.listener` (host:port): where `GET /metrics` and `GET /ready` are
+    /// served. Not set by default (no endpoint), since one default port would clash between
+    /// nodes sharing a machine.
+    pub metrics_listener: Option<std::net::SocketAddr>,
     /// Every key given that ferrokraft does not know (warned about once at start-up).
     pub unknown_keys: Vec<String>,
 }
@@ -204,6 +208,7 @@ const KNOWN_KEYS: &[&str] = &[
     "socket.request.max.bytes",
     "max.connections",
     "connections.max.idle.ms",
+    "ferrokraft.metrics.listener",
 ];
 
 /// Kafka keys that are valid in a controller's file but that ferrokraft has no use for; they
@@ -583,6 +588,16 @@ impl Config {
             socket_request_max_bytes,
             max_connections,
             connections_max_idle_ms: parse_num(props, "connections.max.idle.ms", 600_000)?,
+            metrics_listener: match get(props, "ferrokraft.metrics.listener") {
+                None | Some("") => None,
+                Some(v) => Some(v.parse().map_err(|_| {
+                    invalid(
+                        "ferrokraft.metrics.listener",
+                        v,
+                        "expected an IP address and port, e.g. 127.0.0.1:9404",
+                    )
+                })?),
+            },
             unknown_keys: props
                 .keys()
                 .filter(|k| {

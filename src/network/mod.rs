@@ -10,6 +10,7 @@
 //! request means is the handler's business; this module only moves frames and enforces limits.
 pub mod adapt;
 pub mod connection;
+pub mod http;
 pub mod listener;
 pub mod peers;
 

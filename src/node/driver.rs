@@ -11,15 +11,16 @@
 //!                                      Send ─▶ peers      Respond ─▶ the waiting connection
 //! ```
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use tokio::sync::oneshot;
 
+use super::metrics::{RaftMetrics, VoterLag};
 use super::store::{RaftStore, StoreError};
 use super::workload::{no_op_record, Pacer, Workload};
 use crate::codec::ResponseBody;
@@ -69,6 +70,8 @@ pub struct RaftHandle {
     events: SyncSender<Event>,
     /// Shared status, updated by the raft thread.
     pub status: Arc<Mutex<Status>>,
+    /// Raft metrics, updated by the raft thread.
+    pub metrics: Arc<Mutex<RaftMetrics>>,
 }
 
 impl RaftHandle {
@@ -102,6 +105,22 @@ pub enum DriverError {
 }
 
 #[allow(clippy::disallowed_methods)] // the driver is the one place that reads the clock
+fn monotonic_now() -> Instant {
+    Instant::now()
+}
+
+/// Records in `batches` and the last offset they hold.
+fn count_records(batches: &[u8]) -> (u64, i64) {
+    let mut count = 0u64;
+    let mut last = -1;
+    for (_, batch) in crate::records::framer::BatchFramer::new(batches, 0, usize::MAX) {
+        count += u64::try_from(batch.record_count()).unwrap_or(0);
+        last = batch.last_offset();
+    }
+    (count, last)
+}
+
+#[allow(clippy::disallowed_methods)] // the driver is the one place that reads the clock
 fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -119,9 +138,11 @@ pub fn spawn(
 ) -> std::io::Result<(RaftHandle, JoinHandle<Result<(), DriverError>>)> {
     let (tx, rx) = std::sync::mpsc::sync_channel(EVENT_QUEUE_DEPTH);
     let status = Arc::new(Mutex::new(Status::default()));
+    let metrics = Arc::new(Mutex::new(RaftMetrics::default()));
     let handle = RaftHandle {
         events: tx.clone(),
         status: status.clone(),
+        metrics: metrics.clone(),
     };
     let thread = std::thread::Builder::new().name("raft".into()).spawn(move || {
         let _enter = runtime.enter();
@@ -132,7 +153,20 @@ pub fn spawn(
             }
         });
         let peers = Peers::new(peer_config, sink);
-        let mut driver = Driver { core, store, peers, pending: HashMap::new(), status, pacer: Pacer::new(workload), shutdown_done: false };
+        let mut driver = Driver {
+            core,
+            store,
+            peers,
+            pending: HashMap::new(),
+            status,
+            pacer: Pacer::new(workload),
+            shutdown_done: false,
+            metrics,
+            uncommitted: VecDeque::new(),
+            leaderless_since_ms: None,
+            sent_to: HashMap::new(),
+            failed_voters: BTreeSet::new(),
+        };
         driver.run(rx)
     })?;
     Ok((handle, thread))
@@ -146,6 +180,15 @@ struct Driver {
     status: Arc<Mutex<Status>>,
     pacer: Pacer,
     shutdown_done: bool,
+    metrics: Arc<Mutex<RaftMetrics>>,
+    /// Leader batches not yet committed: (last offset, append time) for commit latency.
+    uncommitted: VecDeque<(i64, u64)>,
+    /// When the node last lost track of a leader (election latency).
+    leaderless_since_ms: Option<u64>,
+    /// Destination of each request in flight (for unknown-voter-connection counting).
+    sent_to: HashMap<u64, i32>,
+    /// Voters whose last request failed to connect or answer.
+    failed_voters: BTreeSet<i32>,
 }
 
 impl Driver {
@@ -161,12 +204,23 @@ impl Driver {
             if self.pacer.active() && self.status_state() == "leader" {
                 sleep = sleep.min(5);
             }
-            match rx.recv_timeout(Duration::from_millis(sleep)) {
+            let waited = monotonic_now();
+            let received = rx.recv_timeout(Duration::from_millis(sleep));
+            let idle_ms = waited.elapsed().as_secs_f64() * 1000.0;
+            let busy_started = monotonic_now();
+            match received {
                 Ok(Event::Request { request, reply }) => {
                     self.pending.insert(request.request_id, reply);
                     self.core.handle_request(now_ms(), &self.store, request);
                 }
                 Ok(Event::Response(r)) => {
+                    if let Some(dest) = self.sent_to.remove(&r.correlation_id) {
+                        if matches!(r.result, crate::raft::ResponseResult::Failed) {
+                            self.failed_voters.insert(dest);
+                        } else {
+                            self.failed_voters.remove(&dest);
+                        }
+                    }
                     self.core
                         .handle_response(now_ms(), &self.store, r.correlation_id, r.result)
                 }
@@ -184,6 +238,8 @@ impl Driver {
                 self.carry_out_outputs()?;
             }
             self.run_workload()?;
+            let busy_ms = busy_started.elapsed().as_secs_f64() * 1000.0;
+            self.update_metrics(idle_ms, busy_ms);
             if let Some(e) = self.core.fatal_error() {
                 return Err(DriverError::Raft(e.clone()));
             }
@@ -212,15 +268,59 @@ impl Driver {
         self.carry_out_outputs()
     }
 
+    fn with_metrics(&self, f: impl FnOnce(&mut RaftMetrics, u64)) {
+        if let Ok(mut m) = self.metrics.lock() {
+            let now = now_ms();
+            f(&mut m, now);
+        }
+    }
+
+    fn update_metrics(&mut self, idle_ms: f64, busy_ms: f64) {
+        let now = now_ms();
+        let end = crate::raft::LogReader::end_offset(&self.store);
+        let progress = self.core.voter_progress();
+        let Ok(mut m) = self.metrics.lock() else {
+            return;
+        };
+        m.now_ms = now;
+        m.current_state = self.core.state_name();
+        m.current_leader = self.core.leader_id().unwrap_or(-1);
+        m.current_vote = self.core.voted_id().unwrap_or(-1);
+        m.current_epoch = self.core.epoch();
+        m.high_watermark = self.core.high_watermark().unwrap_or(-1);
+        m.log_end_offset = end.offset;
+        m.log_end_epoch = end.epoch;
+        m.unknown_voter_connections = self.failed_voters.len();
+        let total = idle_ms + busy_ms;
+        if total > 0.0 {
+            m.poll_idle_ratio.record(now, idle_ms / total);
+        }
+        m.voter_lag.clear();
+        if let Some(voters) = progress {
+            for r in voters {
+                let records = r.end_offset.map_or(end.offset, |o| (end.offset - o).max(0));
+                let ms = r
+                    .last_caught_up_ms
+                    .map_or(-1, |t| now.saturating_sub(t) as i64);
+                m.voter_lag.insert(r.key.id, VoterLag { records, ms });
+            }
+        }
+    }
+
     fn carry_out_outputs(&mut self) -> Result<(), DriverError> {
         while let Some(output) = self.core.poll_output() {
             match output {
                 Output::PersistElectionState(state) => self.store.persist_election_state(&state)?,
                 Output::AppendAsLeader { batch, epoch } => {
-                    self.store.append_as_leader(&batch, epoch)?
+                    self.store.append_as_leader(&batch, epoch)?;
+                    let (records, last) = count_records(&batch);
+                    self.uncommitted.push_back((last, now_ms()));
+                    self.with_metrics(|m, now| m.append_records.record(now, records as f64));
                 }
                 Output::AppendAsFollower { records, epoch } => {
-                    self.store.append_as_follower(&records, epoch)?
+                    self.store.append_as_follower(&records, epoch)?;
+                    let (count, _) = count_records(&records);
+                    self.with_metrics(|m, now| m.fetch_records.record(now, count as f64));
                 }
                 Output::Truncate { offset } => self.store.truncate(offset)?,
                 Output::Flush => self.store.flush()?,
@@ -235,11 +335,14 @@ impl Driver {
                     correlation_id,
                     destination,
                     request,
-                } => self.peers.send(PeerRequest {
-                    correlation_id,
-                    destination,
-                    request,
-                }),
+                } => {
+                    self.sent_to.insert(correlation_id, destination.node_id);
+                    self.peers.send(PeerRequest {
+                        correlation_id,
+                        destination,
+                        request,
+                    })
+                }
                 Output::Respond {
                     request_id, body, ..
                 } => {
@@ -251,6 +354,18 @@ impl Driver {
                     if let Ok(mut s) = self.status.lock() {
                         s.high_watermark = Some(hw);
                     }
+                    let now = now_ms();
+                    let mut latencies = Vec::new();
+                    while self.uncommitted.front().is_some_and(|(last, _)| *last < hw) {
+                        if let Some((_, appended)) = self.uncommitted.pop_front() {
+                            latencies.push(now.saturating_sub(appended) as f64);
+                        }
+                    }
+                    self.with_metrics(|m, now| {
+                        for l in latencies {
+                            m.commit_latency_ms.record(now, l);
+                        }
+                    });
                 }
                 Output::RoleChanged {
                     epoch,
@@ -267,6 +382,20 @@ impl Driver {
                     }
                     if state == "leader" {
                         self.pacer.reset();
+                    } else {
+                        self.uncommitted.clear();
+                    }
+                    let now = now_ms();
+                    match (leader_id, self.leaderless_since_ms) {
+                        (None, None) => self.leaderless_since_ms = Some(now),
+                        (Some(_), Some(since)) => {
+                            self.leaderless_since_ms = None;
+                            self.with_metrics(|m, now| {
+                                m.election_latency_ms
+                                    .record(now, now.saturating_sub(since) as f64)
+                            });
+                        }
+                        _ => {}
                     }
                 }
                 Output::ShutdownComplete => self.shutdown_done = true,

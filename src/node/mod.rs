@@ -9,6 +9,7 @@
 //! The driver is the only place that reads the clock.
 pub mod driver;
 mod handler;
+pub mod metrics;
 mod not_ready;
 pub mod start;
 pub mod store;

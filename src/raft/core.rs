@@ -309,6 +309,19 @@ impl RaftCore {
         self.high_watermark
     }
 
+    /// The vote cast in the current epoch, if any (Kafka's `current-vote`).
+    pub fn voted_id(&self) -> Option<i32> {
+        self.role.voted_key(self.local).map(|k| k.id)
+    }
+
+    /// Leader only: what it knows of each voter, self included.
+    pub fn voter_progress(&self) -> Option<Vec<ReplicaState>> {
+        let Role::Leader(l) = &self.role else {
+            return None;
+        };
+        Some(l.voters.values().cloned().collect())
+    }
+
     /// Kafka's `current-state` metric value.
     pub fn state_name(&self) -> &'static str {
         match &self.role {

@@ -442,6 +442,11 @@ impl RaftCore {
         if let Role::Follower(f) = &mut self.role {
             if f.leader_id == p.leader_id.0 {
                 f.fetch_deadline_ms = now_ms + backoff_ms;
+                // ferrokraft, deliberately unlike Kafka 4.1: the leader told us it is going
+                // away, so our earlier fetches no longer prove it alive; grant pre-votes again so
+                // the first preferred successor wins at once instead of the second after its
+                // backoff. Java peers only see a granted pre-vote (docs/interop.md).
+                f.has_fetched = false;
             }
         }
         self.respond_end_quorum_epoch(req, errors::NONE);

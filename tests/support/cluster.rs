@@ -31,6 +31,8 @@ pub struct Node {
     pub props: PathBuf,
     pub dir: PathBuf,
     pub log: PathBuf,
+    /// Extra arguments for `ferrokraft start`.
+    pub extra_args: Vec<String>,
     process: Option<Proc>,
     starts: usize,
 }
@@ -93,6 +95,15 @@ impl Node {
         self.kill();
     }
 
+    /// The OS process id, when running.
+    pub fn pid(&self) -> Option<u32> {
+        match &self.process {
+            Some(Proc::Kafka(g)) => Some(g.pid()),
+            Some(Proc::Ferrokraft(c)) => Some(c.id()),
+            None => None,
+        }
+    }
+
     pub fn log_text(&self) -> String {
         fs::read(&self.log)
             .map(|b| String::from_utf8_lossy(&b).into_owned())
@@ -114,6 +125,7 @@ impl Node {
                 let child = Command::new(env!("CARGO_BIN_EXE_ferrokraft"))
                     .args(["start", "-c"])
                     .arg(&self.props)
+                    .args(&self.extra_args)
                     .env("RUST_LOG", "info")
                     .stdin(Stdio::null())
                     .stdout(File::create(&log).unwrap())
@@ -174,6 +186,7 @@ impl Cluster {
                 props,
                 dir,
                 log: PathBuf::new(),
+                extra_args: Vec::new(),
                 process: None,
                 starts: 0,
             });

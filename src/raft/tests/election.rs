@@ -540,3 +540,39 @@ fn test_graceful_shutdown_single_member_quorum() {
     }
     assert!(done);
 }
+
+#[test]
+fn follower_grants_pre_votes_after_its_leader_resigns() {
+    // ferrokraft-specific (docs/interop.md): after EndQuorumEpoch from our leader, a follower
+    // that had fetched grants an up-to-date pre-vote, so graceful handover is immediate.
+    let mut ctx = Builder::new(1, &[1, 2, 3])
+        .with_elected_leader(2, 2)
+        .build();
+    ctx.poll();
+    let f = ctx.take_sent(ApiKey::Fetch);
+    let ok = kafka_protocol::messages::FetchResponse::default().with_responses(vec![
+        kafka_protocol::messages::fetch_response::FetchableTopicResponse::default()
+            .with_topic_id(crate::raft::types::METADATA_TOPIC_ID)
+            .with_partitions(vec![
+                kafka_protocol::messages::fetch_response::PartitionData::default()
+                    .with_current_leader(
+                        kafka_protocol::messages::fetch_response::LeaderIdAndEpoch::default()
+                            .with_leader_id(kafka_protocol::messages::BrokerId(2))
+                            .with_leader_epoch(2),
+                    )
+                    .with_records(Some(bytes::Bytes::new())),
+            ]),
+    ]);
+    ctx.deliver_response(f[0].correlation_id, ResponseBody::Fetch(ok));
+    let id = ctx.deliver_request(vote_request_body(2, 3, 0, 0, true), 2);
+    assert!(
+        !vote_partition(ctx.response(id)).vote_granted,
+        "has fetched: rejects (Kafka rule)"
+    );
+    ctx.deliver_request(end_epoch_request_body(2, 2, &[3, 1]), 1);
+    let id = ctx.deliver_request(vote_request_body(2, 3, 0, 0, true), 2);
+    assert!(
+        vote_partition(ctx.response(id)).vote_granted,
+        "leader resigned: grants"
+    );
+}
