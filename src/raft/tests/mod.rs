@@ -4,3 +4,4 @@ mod context;
 mod election;
 mod fetch;
 mod mem_log;
+mod regressions;

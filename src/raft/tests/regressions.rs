@@ -1,0 +1,200 @@
+//! Regression scenarios for KRaft bugs Kafka fixed, each named after its ticket, so the same
+//! mistake cannot come back here.
+
+use bytes::Bytes;
+use kafka_protocol::messages::ApiKey;
+
+use super::context::*;
+use crate::codec::{RequestBody, ResponseBody};
+use crate::raft::errors;
+use crate::raft::types::OffsetAndEpoch;
+use crate::raft::{LogReader, RaftError};
+use crate::records::batch::build_data_batch;
+
+/// KAFKA-10527: a voter restarting with quorum-state naming itself leader must not resume as
+/// leader of that epoch (it may have lost its unflushed LeaderChange); it resigns instead.
+#[test]
+fn kafka_10527_voter_does_not_reinitialize_as_leader_in_same_epoch() {
+    let mut ctx = Builder::new(1, &[1, 2, 3])
+        .with_elected_leader(4, 1)
+        .build();
+    ctx.assert_resigned(4);
+    assert!(
+        ctx.log.batches().is_empty(),
+        "no LeaderChange written for the old epoch"
+    );
+    ctx.advance(3 * ELECTION_TIMEOUT_MS);
+    assert!(ctx.epoch() > 4, "moves on to a new epoch");
+}
+
+/// KAFKA-12619: a new leader's high watermark stays unknown until its LeaderChange batch is
+/// on a majority, so it never exposes a high watermark from an older epoch.
+#[test]
+fn kafka_12619_leader_change_committed_before_high_watermark_is_initialized() {
+    let mut ctx = Builder::new(1, &[1, 2, 3])
+        .with_unknown_leader(1)
+        .append_to_log(1, 5)
+        .build();
+    ctx.become_leader();
+    let epoch = ctx.epoch();
+    // Voter 2 has all the old records but not the LeaderChange at offset 5.
+    ctx.deliver_request(fetch_request_body(epoch, 2, 5, 1, 0), 17);
+    assert_eq!(
+        ctx.core.high_watermark(),
+        None,
+        "offset 5 is not past the epoch start"
+    );
+    ctx.deliver_request(fetch_request_body(epoch, 2, 6, epoch, 0), 17);
+    assert_eq!(ctx.core.high_watermark(), Some(6));
+}
+
+/// KAFKA-12460: a follower never truncates below its high watermark, whatever the leader says.
+#[test]
+fn kafka_12460_no_truncation_below_high_watermark() {
+    let mut ctx = Builder::new(1, &[1, 2, 3])
+        .with_elected_leader(5, 2)
+        .build();
+    ctx.poll();
+    let f = ctx.take_sent(ApiKey::Fetch);
+    let batch = Bytes::from(build_data_batch(0, 5, START_MS as i64, &[b"a", b"b"]).unwrap());
+    let mut resp = kafka_protocol::messages::FetchResponse::default();
+    resp.responses.push(
+        kafka_protocol::messages::fetch_response::FetchableTopicResponse::default()
+            .with_topic_id(crate::raft::types::METADATA_TOPIC_ID)
+            .with_partitions(vec![
+                kafka_protocol::messages::fetch_response::PartitionData::default()
+                    .with_high_watermark(2)
+                    .with_current_leader(
+                        kafka_protocol::messages::fetch_response::LeaderIdAndEpoch::default()
+                            .with_leader_id(kafka_protocol::messages::BrokerId(2))
+                            .with_leader_epoch(5),
+                    )
+                    .with_records(Some(batch)),
+            ]),
+    );
+    ctx.deliver_response(f[0].correlation_id, ResponseBody::Fetch(resp.clone()));
+    assert_eq!(ctx.core.high_watermark(), Some(2));
+    let f = ctx.take_sent(ApiKey::Fetch);
+    let p = &mut resp.responses[0].partitions[0];
+    p.records = Some(Bytes::new());
+    p.diverging_epoch.epoch = 3;
+    p.diverging_epoch.end_offset = 0;
+    ctx.deliver_response(f[0].correlation_id, ResponseBody::Fetch(resp));
+    assert!(matches!(
+        ctx.core.fatal_error(),
+        Some(RaftError::TruncateBelowHighWatermark { .. })
+    ));
+    assert_eq!(
+        ctx.log.end_offset(),
+        OffsetAndEpoch::new(2, 5),
+        "committed records kept"
+    );
+}
+
+/// KAFKA-13884 / KAFKA-17332: a replica's appended records are flushed before its next Fetch
+/// (the leader counts the fetch offset as durable); controllers flush even as observers.
+#[test]
+fn kafka_17332_appends_are_flushed_before_the_next_fetch_also_for_observers() {
+    for local in [1, 4] {
+        let mut ctx = Builder::new(local, &[1, 2, 3])
+            .with_elected_leader(5, 2)
+            .build();
+        ctx.poll();
+        let f = ctx.take_sent(ApiKey::Fetch);
+        let batch = Bytes::from(build_data_batch(0, 5, START_MS as i64, &[b"x"]).unwrap());
+        let resp = kafka_protocol::messages::FetchResponse::default().with_responses(vec![
+            kafka_protocol::messages::fetch_response::FetchableTopicResponse::default()
+                .with_topic_id(crate::raft::types::METADATA_TOPIC_ID)
+                .with_partitions(vec![
+                    kafka_protocol::messages::fetch_response::PartitionData::default()
+                        .with_high_watermark(0)
+                        .with_current_leader(
+                            kafka_protocol::messages::fetch_response::LeaderIdAndEpoch::default()
+                                .with_leader_id(kafka_protocol::messages::BrokerId(2))
+                                .with_leader_epoch(5),
+                        )
+                        .with_records(Some(batch)),
+                ]),
+        ]);
+        ctx.events.clear();
+        ctx.deliver_response(f[0].correlation_id, ResponseBody::Fetch(resp));
+        let flush = ctx.events.iter().position(|e| e == "flush");
+        let fetch = ctx.events.iter().position(|e| e.starts_with("send Fetch"));
+        assert!(
+            flush.is_some() && flush < fetch,
+            "node {local}: {:?}",
+            ctx.events
+        );
+        assert!(ctx.log.unflushed_from.is_none());
+    }
+}
+
+/// KAFKA-15489: a leader cut off from a majority resigns (check-quorum) instead of staying
+/// leader next to a newly elected one.
+#[test]
+fn kafka_15489_partitioned_leader_resigns() {
+    let mut ctx = Builder::new(1, &[1, 2, 3]).with_unknown_leader(1).build();
+    ctx.become_leader();
+    let epoch = ctx.epoch();
+    // Only voter 2 keeps fetching: still a majority with us, no resignation.
+    for _ in 0..4 {
+        ctx.deliver_request(fetch_request_body(epoch, 2, 1, epoch, 0), 17);
+        ctx.advance(FETCH_TIMEOUT_MS / 2);
+    }
+    ctx.assert_leader(epoch);
+    // Nobody fetches any more: the current check-quorum window still holds voter 2's last
+    // fetch, the next one is empty.
+    ctx.advance(FETCH_TIMEOUT_MS * 3 / 2);
+    ctx.advance(FETCH_TIMEOUT_MS * 3 / 2);
+    ctx.assert_resigned(epoch);
+}
+
+/// KAFKA-17030: an unattached voter that knows no leader fetches from the other voters to
+/// discover one, instead of only waiting for its election timeout.
+#[test]
+fn kafka_17030_unattached_voter_discovers_the_leader_by_fetching() {
+    let mut ctx = Builder::new(1, &[1, 2, 3]).with_unknown_leader(3).build();
+    ctx.poll();
+    let f = ctx.take_sent(ApiKey::Fetch);
+    assert_eq!(f.len(), 1, "a discovery Fetch to another voter");
+    let mut resp = kafka_protocol::messages::FetchResponse::default().with_responses(vec![
+        kafka_protocol::messages::fetch_response::FetchableTopicResponse::default()
+            .with_topic_id(crate::raft::types::METADATA_TOPIC_ID)
+            .with_partitions(vec![
+                kafka_protocol::messages::fetch_response::PartitionData::default()
+                    .with_error_code(errors::NOT_LEADER_OR_FOLLOWER)
+                    .with_current_leader(
+                        kafka_protocol::messages::fetch_response::LeaderIdAndEpoch::default()
+                            .with_leader_id(kafka_protocol::messages::BrokerId(2))
+                            .with_leader_epoch(3),
+                    ),
+            ]),
+    ]);
+    resp.responses[0].partitions[0].records = None;
+    ctx.deliver_response(f[0].correlation_id, ResponseBody::Fetch(resp));
+    ctx.assert_follower(3, 2);
+}
+
+/// KAFKA-17641 / KAFKA-17642 (KIP-996): a node that was cut off and comes back pre-votes first,
+/// and a healthy quorum's followers reject it, so the epoch does not move.
+#[test]
+fn kafka_17642_rejoining_node_does_not_disrupt_the_quorum() {
+    let mut ctx = Builder::new(1, &[1, 2, 3])
+        .with_elected_leader(5, 2)
+        .build();
+    ctx.advance(FETCH_TIMEOUT_MS);
+    ctx.assert_prospective(5);
+    let votes = ctx.take_sent(ApiKey::Vote);
+    for v in &votes {
+        let RequestBody::Vote(r) = &v.request else {
+            unreachable!()
+        };
+        assert!(r.topics[0].partitions[0].pre_vote);
+        ctx.deliver_response(
+            v.correlation_id,
+            ResponseBody::Vote(vote_response_body(0, 2, 5, false)),
+        );
+    }
+    assert_eq!(ctx.epoch(), 5, "no epoch bump");
+    ctx.assert_follower(5, 2);
+}
