@@ -69,15 +69,19 @@ pub struct Cluster {
     pub crash_mid_drain_ppm: u64,
     /// The workload proposes every `append_period_ms` + jitter.
     pub append_period_ms: u64,
+    /// Each proposal carries 1..=this many records.
+    pub append_max_records: u64,
     pub appending: bool,
     pub next_value: u64,
     pub events: u64,
-    queue: BTreeMap<(u64, u64), Event>,
+    queue: BTreeMap<(u64, u64), Box<Event>>,
     seq: u64,
     next_incarnation: u64,
     next_request_id: u64,
     inflight: BTreeMap<u64, Inflight>,
     invariants: Vec<Box<dyn Invariant>>,
+    /// `leader_with_max_epoch`, computed once before the invariants run.
+    pub max_epoch_leader: Option<(i32, i32, Option<i64>)>,
     pub trace: Option<VecDeque<String>>,
     live_trace: bool,
 }
@@ -96,7 +100,8 @@ impl Cluster {
             voter_ids,
             net: Network::new(NetConfig::benign()),
             crash_mid_drain_ppm: 0,
-            append_period_ms: 5,
+            append_period_ms: 10,
+            append_max_records: 4,
             appending: false,
             next_value: 0,
             events: 0,
@@ -106,6 +111,7 @@ impl Cluster {
             next_request_id: 1,
             inflight: BTreeMap::new(),
             invariants: Vec::new(),
+            max_epoch_leader: None,
             trace: trace.then(VecDeque::new),
             live_trace: crate::sim_env::trace_enabled(),
         }
@@ -146,7 +152,7 @@ impl Cluster {
 
     fn schedule(&mut self, at: u64, event: Event) {
         self.seq += 1;
-        self.queue.insert((at.max(self.now), self.seq), event);
+        self.queue.insert((at.max(self.now), self.seq), Box::new(event));
     }
 
     fn node_config(&mut self, id: i32) -> RaftConfig {
@@ -316,11 +322,14 @@ impl Cluster {
         if self.events > MAX_EVENTS {
             return Err(format!("more than {MAX_EVENTS} events"));
         }
-        self.execute(event)?;
-        self.check_invariants()
+        if self.execute(*event)? {
+            self.check_invariants()?;
+        }
+        Ok(())
     }
 
     fn check_invariants(&mut self) -> Result<(), String> {
+        self.max_epoch_leader = self.leader_with_max_epoch();
         let mut invariants = std::mem::take(&mut self.invariants);
         let mut result = Ok(());
         for inv in invariants.iter_mut() {
@@ -337,18 +346,19 @@ impl Cluster {
         result
     }
 
-    fn execute(&mut self, event: Event) -> Result<(), String> {
+    /// Carries out one event; false when it touched nothing (a stale timer, a lost message).
+    fn execute(&mut self, event: Event) -> Result<bool, String> {
         let now = self.now;
         match event {
             Event::Timer { node, incarnation } => {
                 let Some(n) = self.nodes.get_mut(&node) else {
-                    return Ok(());
+                    return Ok(false);
                 };
                 let Some(p) = n.process.as_mut() else {
-                    return Ok(());
+                    return Ok(false);
                 };
                 if p.incarnation != incarnation || p.timer_at != Some(now) {
-                    return Ok(());
+                    return Ok(false);
                 }
                 p.timer_at = None;
                 if p.timer_burst.0 == now {
@@ -365,7 +375,7 @@ impl Cluster {
                     p.timer_burst = (now, 1);
                 }
                 p.core.handle_timeout(now, &n.disk.log);
-                self.after_call(node)
+                self.after_call(node).map(|()| true)
             }
             Event::Request {
                 from,
@@ -388,7 +398,7 @@ impl Cluster {
                             },
                         );
                     }
-                    return Ok(());
+                    return Ok(false);
                 }
                 let request_id = self.next_request_id;
                 self.next_request_id += 1;
@@ -417,7 +427,7 @@ impl Cluster {
                         );
                     }
                 }
-                self.after_call(to)
+                self.after_call(to).map(|()| true)
             }
             Event::Response {
                 to,
@@ -426,17 +436,17 @@ impl Cluster {
                 result,
             } => {
                 let Some(n) = self.nodes.get_mut(&to) else {
-                    return Ok(());
+                    return Ok(false);
                 };
                 let Some(p) = n.process.as_mut() else {
-                    return Ok(());
+                    return Ok(false);
                 };
                 if p.incarnation != incarnation {
-                    return Ok(());
+                    return Ok(false);
                 }
                 p.core
                     .handle_response(now, &n.disk.log, correlation_id, result);
-                self.after_call(to)
+                self.after_call(to).map(|()| true)
             }
             Event::Append => {
                 let jitter = self.rng.below(self.append_period_ms + 1);
@@ -452,18 +462,21 @@ impl Cluster {
                     })
                     .map(|n| n.id)
                     .collect();
+                let touched = !leaders.is_empty();
                 for id in leaders {
-                    let value = self.next_value;
-                    self.next_value += 1;
+                    let count = 1 + self.rng.below(self.append_max_records);
+                    let records: Vec<Bytes> = (0..count)
+                        .map(|i| Bytes::copy_from_slice(&(self.next_value + i).to_be_bytes()))
+                        .collect();
+                    self.next_value += count;
                     if let Some(n) = self.nodes.get_mut(&id) {
                         if let Some(p) = n.process.as_mut() {
-                            let record = Bytes::copy_from_slice(&value.to_be_bytes());
-                            p.core.propose(now, &n.disk.log, vec![record]);
+                            p.core.propose(now, &n.disk.log, records);
                         }
                     }
                     self.after_call(id)?;
                 }
-                Ok(())
+                Ok(touched)
             }
         }
     }

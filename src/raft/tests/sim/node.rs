@@ -3,7 +3,7 @@
 
 use crate::codec::{RequestBody, ResponseBody};
 use crate::raft::tests::mem_log::MemLog;
-use crate::raft::{ElectionState, LogReader, Output, RaftConfig, RaftCore};
+use crate::raft::{ElectionState, Output, RaftConfig, RaftCore};
 
 /// What survives a crash.
 #[derive(Debug, Clone, Default)]

@@ -12,7 +12,7 @@ impl Invariant for MajorityReachedHighWatermark {
     }
 
     fn check(&mut self, cluster: &Cluster) -> Result<(), String> {
-        let Some((leader, epoch, Some(hw))) = cluster.leader_with_max_epoch() else {
+        let Some((leader, epoch, Some(hw))) = cluster.max_epoch_leader else {
             return Ok(());
         };
         let reached = cluster

@@ -37,7 +37,7 @@ impl Invariant for MonotonicHighWatermark {
             }
             self.per_process.insert(node.id, (incarnation, hw));
         }
-        if let Some((id, epoch, Some(hw))) = cluster.leader_with_max_epoch() {
+        if let Some((id, epoch, Some(hw))) = cluster.max_epoch_leader {
             match self.leader {
                 Some((old_epoch, old_hw)) if epoch >= old_epoch && hw < old_hw => {
                     return Err(format!(
