@@ -142,7 +142,8 @@ impl LogReader for MemLog {
         match (found, self.earliest_snapshot_id()) {
             (Some(f), Some(s)) if f.offset == s.offset && f.epoch == epoch => s,
             (Some(f), _) => f,
-            (None, _) => leo,
+            // Kafka's KafkaMetadataLog: no cache entry → (log end offset, the requested epoch).
+            (None, _) => OffsetAndEpoch::new(leo.offset, epoch),
         }
     }
 

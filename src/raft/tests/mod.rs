@@ -7,3 +7,4 @@ mod fetch;
 mod mem_log;
 mod props;
 mod sim;
+mod sim_regressions;
