@@ -21,5 +21,7 @@ pub mod network;
 pub mod node;
 pub mod raft;
 pub mod records;
+#[cfg(test)]
+pub(crate) mod sim_env;
 pub mod snapshot;
 pub mod storage;

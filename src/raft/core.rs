@@ -58,6 +58,8 @@ pub struct RaftCore {
     /// A graceful shutdown in progress: its deadline.
     pub(super) shutdown_deadline_ms: Option<u64>,
     pub(super) shutdown_complete: bool,
+    /// The time of the latest call (an observer's expired fetch timer is then no deadline).
+    pub(super) now_ms: u64,
     pub(super) fatal: Option<RaftError>,
 }
 
@@ -92,6 +94,7 @@ impl RaftCore {
             written_end: None,
             shutdown_deadline_ms: None,
             shutdown_complete: false,
+            now_ms,
             fatal: None,
         };
         core.initialize(stored, log, now_ms);
@@ -178,6 +181,7 @@ impl RaftCore {
 
     /// Handles a request that arrived.
     pub fn handle_request(&mut self, now_ms: u64, log: &dyn LogReader, request: InboundRequest) {
+        self.now_ms = self.now_ms.max(now_ms);
         self.written_end = None;
         self.log_refresh_needed = false;
         if self.fatal.is_some() {
@@ -195,6 +199,7 @@ impl RaftCore {
         correlation_id: u64,
         result: ResponseResult,
     ) {
+        self.now_ms = self.now_ms.max(now_ms);
         self.written_end = None;
         self.log_refresh_needed = false;
         if self.fatal.is_some() {
@@ -216,6 +221,7 @@ impl RaftCore {
 
     /// Advances timers to `now_ms`.
     pub fn handle_timeout(&mut self, now_ms: u64, log: &dyn LogReader) {
+        self.now_ms = self.now_ms.max(now_ms);
         self.written_end = None;
         self.log_refresh_needed = false;
         if self.fatal.is_some() {
@@ -237,6 +243,7 @@ impl RaftCore {
         log: &dyn LogReader,
         records: Vec<Bytes>,
     ) -> Option<i64> {
+        self.now_ms = self.now_ms.max(now_ms);
         self.written_end = None;
         let last = self.accumulate(now_ms, log, records);
         self.poll_roles(now_ms, log);
@@ -245,6 +252,7 @@ impl RaftCore {
 
     /// Starts a graceful shutdown: a leader resigns first; done within `timeout_ms`.
     pub fn begin_shutdown(&mut self, now_ms: u64, log: &dyn LogReader, timeout_ms: u64) {
+        self.now_ms = self.now_ms.max(now_ms);
         self.written_end = None;
         self.shutdown_deadline_ms = Some(now_ms + timeout_ms);
         if let Role::Leader(_) = self.role {
@@ -264,6 +272,9 @@ impl RaftCore {
             Role::Unattached(s) => s.election_deadline_ms,
             Role::Prospective(s) => Some(s.election_deadline_ms),
             Role::Candidate(s) => Some(s.election_deadline_ms),
+            // An observer whose fetch timer expired keeps discovering the leader through the
+            // voters; its requests' deadlines wake it (Kafka's pollFollowerAsObserver).
+            Role::Follower(s) if !self.is_voter() && s.fetch_deadline_ms <= self.now_ms => None,
             Role::Follower(s) => Some(s.fetch_deadline_ms),
             Role::Leader(s) => Some(
                 s.begin_quorum_deadline_ms

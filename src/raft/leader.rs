@@ -13,6 +13,20 @@ use super::types::{OffsetAndEpoch, MAX_BATCH_SIZE_BYTES};
 use crate::records::batch::{build_control_batch, build_data_batch};
 use crate::records::control::ControlRecord;
 
+/// The leader's high-watermark candidate (`LeaderState.maybeUpdateHighWatermark`): sort the
+/// voters' end offsets descending (unknown last), take the one at index `voters / 2`; it counts
+/// only once it is past the epoch start offset (the epoch's LeaderChange is on a majority).
+/// Monotonicity is the caller's.
+pub(super) fn majority_high_watermark(
+    voter_end_offsets: &[Option<i64>],
+    epoch_start_offset: i64,
+) -> Option<i64> {
+    let mut offsets: Vec<i64> = voter_end_offsets.iter().map(|o| o.unwrap_or(-1)).collect();
+    offsets.sort_unstable_by(|a, b| b.cmp(a));
+    let candidate = *offsets.get(voter_end_offsets.len() / 2)?;
+    (candidate > epoch_start_offset).then_some(candidate)
+}
+
 impl RaftCore {
     /// Writes the LeaderChange control batch at the epoch start offset.
     pub(super) fn append_epoch_start_batch(&mut self, now_ms: u64, log: &dyn LogReader) {
@@ -135,16 +149,8 @@ impl RaftCore {
     /// is past the epoch start offset; never decreasing.
     pub(super) fn maybe_update_leader_high_watermark(&mut self, _log: &dyn LogReader) {
         let Role::Leader(l) = &self.role else { return };
-        let mut offsets: Vec<i64> = l
-            .voters
-            .values()
-            .map(|r| r.end_offset.unwrap_or(-1))
-            .collect();
-        offsets.sort_unstable_by(|a, b| b.cmp(a));
-        let Some(&candidate) = offsets.get(l.voters.len() / 2) else {
-            return;
-        };
-        if candidate > l.epoch_start_offset {
+        let offsets: Vec<Option<i64>> = l.voters.values().map(|r| r.end_offset).collect();
+        if let Some(candidate) = majority_high_watermark(&offsets, l.epoch_start_offset) {
             let before = self.high_watermark;
             self.update_high_watermark(candidate);
             if self.high_watermark != before {

@@ -80,7 +80,11 @@ impl RequestManager {
     }
 
     /// Requests that timed out by `now_ms` (they then back off until `now_ms + backoff`).
+    /// A backoff that has ended is forgotten (the slot is ready either way), so that
+    /// [`Self::next_deadline_ms`] never reports a past deadline for it.
     pub fn expire(&mut self, now_ms: u64, backoff_ms: u64) -> Vec<(i32, u64)> {
+        self.slots
+            .retain(|_, s| !matches!(s, Slot::BackingOff { until_ms } if *until_ms <= now_ms));
         let mut expired = Vec::new();
         for (id, slot) in self.slots.iter_mut() {
             if let Slot::Awaiting {

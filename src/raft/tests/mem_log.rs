@@ -57,10 +57,37 @@ impl MemLog {
             assert!(last.next <= offset, "truncation inside a batch");
         }
         self.epochs.retain(|(_, start)| *start < offset);
+        // Truncation is a durable write: nothing unflushed remains past it.
+        if self.unflushed_from.is_some_and(|u| u >= offset) {
+            self.unflushed_from = None;
+        }
     }
 
     pub fn flush(&mut self) {
         self.unflushed_from = None;
+    }
+
+    /// A crash: appends not yet flushed are lost. Returns the offset truncated to, if any.
+    pub fn crash(&mut self) -> Option<i64> {
+        let from = self.unflushed_from.take()?;
+        self.truncate(from);
+        Some(from)
+    }
+
+    /// The end offset that survives a crash.
+    pub fn flushed_end_offset(&self) -> i64 {
+        self.unflushed_from
+            .unwrap_or_else(|| LogReader::end_offset(self).offset)
+    }
+
+    /// (base offset, next offset, bytes) of the batches with `from <= base < to`.
+    pub fn batches_between(&self, from: i64, to: i64) -> Vec<(i64, i64, Bytes)> {
+        let start = self.batches.partition_point(|b| b.base < from);
+        self.batches[start..]
+            .iter()
+            .take_while(|b| b.base < to)
+            .map(|b| (b.base, b.next, b.bytes.clone()))
+            .collect()
     }
 
     /// Every (offset, epoch, batch bytes) — for comparing logs.
@@ -125,7 +152,8 @@ impl LogReader for MemLog {
         match (found, self.earliest_snapshot_id()) {
             (Some(f), Some(s)) if f.offset == s.offset && f.epoch == epoch => s,
             (Some(f), _) => f,
-            (None, _) => leo,
+            // Kafka's KafkaMetadataLog: no cache entry → (log end offset, the requested epoch).
+            (None, _) => OffsetAndEpoch::new(leo.offset, epoch),
         }
     }
 

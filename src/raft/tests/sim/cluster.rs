@@ -1,0 +1,712 @@
+//! The cluster under simulation: nodes, network, virtual time and one event queue, all driven
+//! by one seeded `Rng`. Invariants are checked after every event.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use bytes::Bytes;
+
+use super::invariants::Invariant;
+use super::network::{Fate, Kind, NetConfig, Network};
+use super::node::{Outgoing, SimNode};
+use crate::codec::versions::advertised;
+use crate::codec::RequestBody;
+use crate::raft::tests::context::{config, LISTENER};
+use crate::raft::{InboundRequest, LogReader, RaftConfig, ResponseResult, Rng, Role};
+
+/// Kafka's `RaftEventSimulationTest` timers.
+pub const ELECTION_TIMEOUT_MS: u64 = 1_000;
+pub const FETCH_TIMEOUT_MS: u64 = 3_000;
+pub const REQUEST_TIMEOUT_MS: u64 = 3_000;
+pub const RETRY_BACKOFF_MS: u64 = 50;
+pub const ELECTION_BACKOFF_MAX_MS: u64 = 1_000;
+/// Graceful shutdown timeout (Kafka's simulation uses 500 ms).
+pub const SHUTDOWN_TIMEOUT_MS: u64 = 500;
+/// Virtual start time (wall-clock-like, as batch timestamps need).
+pub const START_MS: u64 = 1_700_000_000_000;
+/// Hard cap on events per run (Kafka: 500 000 iterations).
+const MAX_EVENTS: u64 = 3_000_000;
+/// Timer firings at one instant before we call it a busy loop.
+const MAX_TIMER_BURST: u32 = 64;
+
+#[derive(Debug)]
+enum Event {
+    Timer {
+        node: i32,
+        incarnation: u64,
+    },
+    Request {
+        from: i32,
+        from_incarnation: u64,
+        to: i32,
+        correlation_id: u64,
+        body: RequestBody,
+    },
+    Response {
+        to: i32,
+        incarnation: u64,
+        correlation_id: u64,
+        result: ResponseResult,
+    },
+    Append,
+}
+
+/// A request being handled by its destination.
+#[derive(Debug, Clone, Copy)]
+struct Inflight {
+    from: i32,
+    from_incarnation: u64,
+    to: i32,
+    correlation_id: u64,
+}
+
+pub struct Cluster {
+    pub now: u64,
+    pub rng: Rng,
+    pub nodes: BTreeMap<i32, SimNode>,
+    pub voter_ids: Vec<i32>,
+    pub net: Network,
+    /// Probability (per million) that a drain is cut short by a crash.
+    pub crash_mid_drain_ppm: u64,
+    /// The workload proposes every `append_period_ms` + jitter.
+    pub append_period_ms: u64,
+    /// Each proposal carries 1..=this many records.
+    pub append_max_records: u64,
+    pub appending: bool,
+    pub next_value: u64,
+    pub events: u64,
+    queue: BTreeMap<(u64, u64), Box<Event>>,
+    seq: u64,
+    next_incarnation: u64,
+    next_request_id: u64,
+    inflight: BTreeMap<u64, Inflight>,
+    invariants: Vec<Box<dyn Invariant>>,
+    /// `leader_with_max_epoch`, computed once before the invariants run.
+    pub max_epoch_leader: Option<(i32, i32, Option<i64>)>,
+    pub trace: Option<VecDeque<String>>,
+    live_trace: bool,
+}
+
+impl Cluster {
+    pub fn new(rng: Rng, voters: usize, observers: usize, trace: bool) -> Self {
+        let voter_ids: Vec<i32> = (0..voters as i32).collect();
+        let mut nodes = BTreeMap::new();
+        for id in 0..(voters + observers) as i32 {
+            nodes.insert(id, SimNode::new(id, (id as usize) < voters));
+        }
+        Self {
+            now: START_MS,
+            rng,
+            nodes,
+            voter_ids,
+            net: Network::new(NetConfig::benign()),
+            crash_mid_drain_ppm: 0,
+            append_period_ms: 10,
+            append_max_records: 4,
+            appending: false,
+            next_value: 0,
+            events: 0,
+            queue: BTreeMap::new(),
+            seq: 0,
+            next_incarnation: 1,
+            next_request_id: 1,
+            inflight: BTreeMap::new(),
+            invariants: Vec::new(),
+            max_epoch_leader: None,
+            trace: trace.then(VecDeque::new),
+            live_trace: crate::sim_env::trace_enabled(),
+        }
+    }
+
+    pub fn add_invariant(&mut self, inv: Box<dyn Invariant>) {
+        self.invariants.push(inv);
+    }
+
+    pub fn majority(&self) -> usize {
+        self.voter_ids.len() / 2 + 1
+    }
+
+    pub fn node_ids(&self) -> Vec<i32> {
+        self.nodes.keys().copied().collect()
+    }
+
+    pub fn note_pub(&mut self, line: String) {
+        self.note(|| line);
+    }
+
+    pub fn elapsed_ms(&self) -> u64 {
+        self.now - START_MS
+    }
+
+    fn note(&mut self, f: impl FnOnce() -> String) {
+        if self.live_trace {
+            eprintln!("[{:>7}] {}", self.now - START_MS, f());
+            return;
+        }
+        if let Some(t) = self.trace.as_mut() {
+            if t.len() >= 400 {
+                t.pop_front();
+            }
+            t.push_back(format!("[{:>7}] {}", self.now - START_MS, f()));
+        }
+    }
+
+    fn schedule(&mut self, at: u64, event: Event) {
+        self.seq += 1;
+        self.queue
+            .insert((at.max(self.now), self.seq), Box::new(event));
+    }
+
+    fn node_config(&mut self, id: i32) -> RaftConfig {
+        let mut cfg = config(id, &self.voter_ids);
+        cfg.election_timeout_ms = ELECTION_TIMEOUT_MS;
+        cfg.fetch_timeout_ms = FETCH_TIMEOUT_MS;
+        cfg.request_timeout_ms = REQUEST_TIMEOUT_MS;
+        cfg.retry_backoff_ms = RETRY_BACKOFF_MS;
+        cfg.election_backoff_max_ms = ELECTION_BACKOFF_MAX_MS;
+        cfg.append_linger_ms = 0;
+        cfg.rng_seed = self.rng.next_u64();
+        cfg
+    }
+
+    // ---- faults and lifecycle ---------------------------------------------------------------
+
+    pub fn start(&mut self, id: i32) -> Result<(), String> {
+        if self.nodes[&id].is_running() {
+            return Ok(());
+        }
+        let cfg = self.node_config(id);
+        let incarnation = self.next_incarnation;
+        self.next_incarnation += 1;
+        let now = self.now;
+        self.note(|| format!("start node {id}"));
+        if let Some(node) = self.nodes.get_mut(&id) {
+            node.start(cfg, now, incarnation);
+        }
+        self.after_call(id)
+    }
+
+    pub fn start_all(&mut self) -> Result<(), String> {
+        for id in self.node_ids() {
+            self.start(id)?;
+        }
+        Ok(())
+    }
+
+    /// Hard kill: unflushed appends are lost.
+    pub fn kill(&mut self, id: i32) {
+        if let Some(node) = self.nodes.get_mut(&id) {
+            if node.is_running() {
+                node.crash();
+                self.note(|| format!("kill node {id}"));
+                self.on_node_down(id);
+            }
+        }
+    }
+
+    pub fn kill_all(&mut self) {
+        for id in self.node_ids() {
+            self.kill(id);
+        }
+    }
+
+    /// Kill and lose every byte of persistent state.
+    pub fn kill_and_wipe(&mut self, id: i32) {
+        self.kill(id);
+        if let Some(node) = self.nodes.get_mut(&id) {
+            node.wipe();
+        }
+        self.note(|| format!("wipe node {id}"));
+    }
+
+    /// Graceful shutdown: the node stops once the core reports `ShutdownComplete`.
+    pub fn shutdown(&mut self, id: i32) -> Result<(), String> {
+        let now = self.now;
+        let Some(node) = self.nodes.get_mut(&id) else {
+            return Ok(());
+        };
+        let Some(p) = node.process.as_mut() else {
+            return Ok(());
+        };
+        if p.shutting_down {
+            return Ok(());
+        }
+        p.shutting_down = true;
+        p.core
+            .begin_shutdown(now, &node.disk.log, SHUTDOWN_TIMEOUT_MS);
+        self.note(|| format!("begin graceful shutdown of node {id}"));
+        self.after_call(id)
+    }
+
+    fn on_node_down(&mut self, id: i32) {
+        let broken: Vec<u64> = self
+            .inflight
+            .iter()
+            .filter(|(_, i)| i.to == id || i.from == id)
+            .map(|(r, _)| *r)
+            .collect();
+        for request_id in broken {
+            let Some(inf) = self.inflight.remove(&request_id) else {
+                continue;
+            };
+            // The connection to a dead node breaks: sometimes the sender notices at once.
+            if inf.to == id && self.net.refused(&mut self.rng) {
+                let at = self.now + 1 + self.rng.below(5);
+                self.schedule(
+                    at,
+                    Event::Response {
+                        to: inf.from,
+                        incarnation: inf.from_incarnation,
+                        correlation_id: inf.correlation_id,
+                        result: ResponseResult::Failed,
+                    },
+                );
+            }
+        }
+    }
+
+    pub fn start_appending(&mut self) {
+        if !self.appending {
+            self.appending = true;
+            let at = self.now;
+            self.schedule(at, Event::Append);
+        }
+    }
+
+    // ---- the event loop -------------------------------------------------------------------
+
+    /// Runs events until `cond` holds; fails if it does not within `within_ms` virtual ms.
+    pub fn run_until(
+        &mut self,
+        within_ms: u64,
+        what: &str,
+        mut cond: impl FnMut(&Cluster) -> bool,
+    ) -> Result<(), String> {
+        let deadline = self.now + within_ms;
+        loop {
+            if cond(self) {
+                return Ok(());
+            }
+            let due = self.queue.first_key_value().map(|(k, _)| k.0);
+            match due {
+                None => return Err(format!("event queue exhausted before: {what}")),
+                Some(t) if t > deadline => {
+                    return Err(format!(
+                        "not reached within {within_ms} virtual ms: {what}\n{}",
+                        self.describe()
+                    ))
+                }
+                Some(_) => self.step()?,
+            }
+        }
+    }
+
+    /// Runs every event due up to `now + ms`.
+    pub fn run_for(&mut self, ms: u64) -> Result<(), String> {
+        let until = self.now + ms;
+        while self
+            .queue
+            .first_key_value()
+            .is_some_and(|(k, _)| k.0 <= until)
+        {
+            self.step()?;
+        }
+        self.now = until;
+        Ok(())
+    }
+
+    fn step(&mut self) -> Result<(), String> {
+        let Some(((at, _), event)) = self.queue.pop_first() else {
+            return Ok(());
+        };
+        self.now = self.now.max(at);
+        self.events += 1;
+        if self.events > MAX_EVENTS {
+            return Err(format!("more than {MAX_EVENTS} events"));
+        }
+        if self.execute(*event)? {
+            self.check_invariants()?;
+        }
+        Ok(())
+    }
+
+    fn check_invariants(&mut self) -> Result<(), String> {
+        self.max_epoch_leader = self.leader_with_max_epoch();
+        let mut invariants = std::mem::take(&mut self.invariants);
+        let mut result = Ok(());
+        for inv in invariants.iter_mut() {
+            if let Err(e) = inv.check(self) {
+                result = Err(format!("invariant {} violated: {e}", inv.name()));
+                break;
+            }
+        }
+        self.invariants = invariants;
+        for node in self.nodes.values_mut() {
+            node.truncations.clear();
+            node.lost_from = None;
+        }
+        result
+    }
+
+    /// Carries out one event; false when it touched nothing (a stale timer, a lost message).
+    fn execute(&mut self, event: Event) -> Result<bool, String> {
+        let now = self.now;
+        match event {
+            Event::Timer { node, incarnation } => {
+                let Some(n) = self.nodes.get_mut(&node) else {
+                    return Ok(false);
+                };
+                let Some(p) = n.process.as_mut() else {
+                    return Ok(false);
+                };
+                if p.incarnation != incarnation || p.timer_at != Some(now) {
+                    return Ok(false);
+                }
+                p.timer_at = None;
+                if p.timer_burst.0 == now {
+                    p.timer_burst.1 += 1;
+                    if p.timer_burst.1 > MAX_TIMER_BURST {
+                        return Err(format!(
+                            "busy loop: node {node} poll_timeout stays at {} (now {}) in role {:?}",
+                            p.core.poll_timeout().unwrap_or(0) as i64 - START_MS as i64,
+                            now - START_MS,
+                            p.core.role()
+                        ));
+                    }
+                } else {
+                    p.timer_burst = (now, 1);
+                }
+                p.core.handle_timeout(now, &n.disk.log);
+                self.after_call(node).map(|()| true)
+            }
+            Event::Request {
+                from,
+                from_incarnation,
+                to,
+                correlation_id,
+                body,
+            } => {
+                let running = self.nodes.get(&to).is_some_and(|n| n.is_running());
+                if !running {
+                    if self.net.refused(&mut self.rng) {
+                        let at = now + 1 + self.rng.below(5);
+                        self.schedule(
+                            at,
+                            Event::Response {
+                                to: from,
+                                incarnation: from_incarnation,
+                                correlation_id,
+                                result: ResponseResult::Failed,
+                            },
+                        );
+                    }
+                    return Ok(false);
+                }
+                let request_id = self.next_request_id;
+                self.next_request_id += 1;
+                self.inflight.insert(
+                    request_id,
+                    Inflight {
+                        from,
+                        from_incarnation,
+                        to,
+                        correlation_id,
+                    },
+                );
+                let api_version = advertised(body.api_key()).map_or(0, |r| r.max_version);
+                self.note(|| format!("{from} -> {to} #{correlation_id} {}", brief_request(&body)));
+                if let Some(n) = self.nodes.get_mut(&to) {
+                    if let Some(p) = n.process.as_mut() {
+                        p.core.handle_request(
+                            now,
+                            &n.disk.log,
+                            InboundRequest {
+                                request_id,
+                                api_version,
+                                listener_name: LISTENER.to_string(),
+                                body,
+                            },
+                        );
+                    }
+                }
+                self.after_call(to).map(|()| true)
+            }
+            Event::Response {
+                to,
+                incarnation,
+                correlation_id,
+                result,
+            } => {
+                let Some(n) = self.nodes.get_mut(&to) else {
+                    return Ok(false);
+                };
+                let Some(p) = n.process.as_mut() else {
+                    return Ok(false);
+                };
+                if p.incarnation != incarnation {
+                    return Ok(false);
+                }
+                p.core
+                    .handle_response(now, &n.disk.log, correlation_id, result);
+                self.after_call(to).map(|()| true)
+            }
+            Event::Append => {
+                let jitter = self.rng.below(self.append_period_ms + 1);
+                let next = now + self.append_period_ms + jitter;
+                self.schedule(next, Event::Append);
+                let leaders: Vec<i32> = self
+                    .nodes
+                    .values()
+                    .filter(|n| {
+                        n.process.as_ref().is_some_and(|p| {
+                            !p.shutting_down && matches!(p.core.role(), Role::Leader(_))
+                        })
+                    })
+                    .map(|n| n.id)
+                    .collect();
+                let touched = !leaders.is_empty();
+                for id in leaders {
+                    let count = 1 + self.rng.below(self.append_max_records);
+                    let records: Vec<Bytes> = (0..count)
+                        .map(|i| Bytes::copy_from_slice(&(self.next_value + i).to_be_bytes()))
+                        .collect();
+                    self.next_value += count;
+                    if let Some(n) = self.nodes.get_mut(&id) {
+                        if let Some(p) = n.process.as_mut() {
+                            p.core.propose(now, &n.disk.log, records);
+                        }
+                    }
+                    self.after_call(id)?;
+                }
+                Ok(touched)
+            }
+        }
+    }
+
+    /// Carries out a node's outputs, routes its messages and re-arms its timer.
+    fn after_call(&mut self, id: i32) -> Result<(), String> {
+        let crash_after = if self.crash_mid_drain_ppm > 0
+            && self.rng.below(1_000_000) < self.crash_mid_drain_ppm
+        {
+            Some(self.rng.below(4) as usize)
+        } else {
+            None
+        };
+        let Some(node) = self.nodes.get_mut(&id) else {
+            return Ok(());
+        };
+        let Some(incarnation) = node.incarnation() else {
+            return Ok(());
+        };
+        let drained = node.drain(crash_after);
+        if let Some(err) = node.core().and_then(|c| c.fatal_error()) {
+            return Err(format!("node {id} hit a fatal error: {err}"));
+        }
+        for out in drained.outgoing {
+            match out {
+                Outgoing::Request {
+                    to,
+                    correlation_id,
+                    body,
+                } => {
+                    if !self.nodes.contains_key(&to) {
+                        continue;
+                    }
+                    if let Fate::Delivered(delays) =
+                        self.net.route(&mut self.rng, id, to, Kind::Request)
+                    {
+                        for d in delays {
+                            let at = self.now + d;
+                            self.schedule(
+                                at,
+                                Event::Request {
+                                    from: id,
+                                    from_incarnation: incarnation,
+                                    to,
+                                    correlation_id,
+                                    body: body.clone(),
+                                },
+                            );
+                        }
+                    }
+                }
+                Outgoing::Response { request_id, body } => {
+                    let Some(inf) = self.inflight.remove(&request_id) else {
+                        continue;
+                    };
+                    if let Fate::Delivered(delays) =
+                        self.net.route(&mut self.rng, id, inf.from, Kind::Response)
+                    {
+                        for d in delays {
+                            let at = self.now + d;
+                            self.schedule(
+                                at,
+                                Event::Response {
+                                    to: inf.from,
+                                    incarnation: inf.from_incarnation,
+                                    correlation_id: inf.correlation_id,
+                                    result: ResponseResult::Answered(body.clone()),
+                                },
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        if drained.crashed {
+            self.note(|| format!("node {id} crashed mid-drain"));
+            self.on_node_down(id);
+            return Ok(());
+        }
+        if drained.shutdown_complete {
+            self.note(|| format!("node {id} completed its graceful shutdown"));
+            self.kill(id);
+            return Ok(());
+        }
+        self.rearm_timer(id);
+        Ok(())
+    }
+
+    fn rearm_timer(&mut self, id: i32) {
+        let now = self.now;
+        let Some(p) = self.nodes.get_mut(&id).and_then(|n| n.process.as_mut()) else {
+            return;
+        };
+        let Some(t) = p.core.poll_timeout() else {
+            p.timer_at = None;
+            return;
+        };
+        let t = t.max(now);
+        if p.timer_at != Some(t) {
+            p.timer_at = Some(t);
+            let incarnation = p.incarnation;
+            self.schedule(
+                t,
+                Event::Timer {
+                    node: id,
+                    incarnation,
+                },
+            );
+        }
+    }
+
+    // ---- what scenarios look at -----------------------------------------------------------
+
+    pub fn running(&self) -> impl Iterator<Item = &SimNode> {
+        self.nodes.values().filter(|n| n.is_running())
+    }
+
+    /// A running node's high watermark (0 when unknown or down), as Kafka's `RaftNode`.
+    pub fn hw(&self, id: i32) -> i64 {
+        self.nodes[&id]
+            .core()
+            .and_then(|c| c.high_watermark())
+            .unwrap_or(0)
+    }
+
+    /// The running leader with the largest epoch: (id, epoch, high watermark).
+    pub fn leader_with_max_epoch(&self) -> Option<(i32, i32, Option<i64>)> {
+        self.running()
+            .filter_map(|n| {
+                let c = n.core()?;
+                matches!(c.role(), Role::Leader(_)).then(|| (n.id, c.epoch(), c.high_watermark()))
+            })
+            .max_by_key(|(_, epoch, _)| *epoch)
+    }
+
+    /// Kafka's `latestLeader`: the leader known in the largest epoch among running nodes.
+    pub fn latest_leader(&self) -> Option<i32> {
+        let mut best: Option<(i32, Option<i32>)> = None;
+        for n in self.running() {
+            let c = n.core().expect("running");
+            let (epoch, leader) = (c.epoch(), c.leader_id());
+            match best {
+                Some((e, _)) if epoch < e => {}
+                Some((e, _)) if epoch == e && leader.is_none() => {}
+                _ => best = Some((epoch, leader)),
+            }
+        }
+        best.and_then(|(_, l)| l)
+    }
+
+    /// Kafka's `hasConsistentLeader`: every running node persisted the same epoch and leader.
+    /// (Only those: since 4.0 a follower also keeps the vote it cast in the epoch.)
+    pub fn has_consistent_leader(&self) -> bool {
+        let mut states = self
+            .running()
+            .map(|n| n.disk.stored.as_ref().map(|s| (s.epoch, s.leader_id)));
+        let Some(Some(first)) = states.next() else {
+            return false;
+        };
+        first.1.is_some() && states.all(|s| s == Some(first))
+    }
+
+    pub fn any_reached_hw(&self, offset: i64) -> bool {
+        self.running().any(|n| self.hw(n.id) > offset)
+    }
+
+    pub fn all_reached_hw(&self, offset: i64) -> bool {
+        self.running().all(|n| self.hw(n.id) >= offset)
+    }
+
+    pub fn all_of_reached_hw(&self, offset: i64, ids: &[i32]) -> bool {
+        ids.iter()
+            .all(|id| self.nodes[id].is_running() && self.hw(*id) >= offset)
+    }
+
+    pub fn max_hw_reached(&self, ids: Option<&[i32]>) -> i64 {
+        self.running()
+            .filter(|n| ids.is_none_or(|ids| ids.contains(&n.id)))
+            .map(|n| self.hw(n.id))
+            .max()
+            .unwrap_or(0)
+    }
+
+    pub fn max_log_end_offset(&self) -> i64 {
+        self.running()
+            .map(|n| n.disk.log.end_offset().offset)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// A one-screen summary of every node, for failure messages.
+    pub fn describe(&self) -> String {
+        let mut s = String::new();
+        for n in self.nodes.values() {
+            let role = n.core().map_or("down".to_string(), |c| {
+                format!("{} epoch {}", c.state_name(), c.epoch())
+            });
+            s.push_str(&format!(
+                "  node {}{}: {role}, hw {:?}, log end {:?}, stored {:?}\n",
+                n.id,
+                if n.is_voter { "" } else { " (observer)" },
+                n.core().and_then(|c| c.high_watermark()),
+                n.disk.log.end_offset(),
+                n.disk.stored
+            ));
+        }
+        s
+    }
+}
+
+fn brief_request(body: &RequestBody) -> String {
+    match body {
+        RequestBody::Fetch(f) => {
+            let p = &f.topics[0].partitions[0];
+            format!(
+                "Fetch epoch {} offset {} last epoch {}",
+                p.current_leader_epoch, p.fetch_offset, p.last_fetched_epoch
+            )
+        }
+        RequestBody::Vote(v) => {
+            let p = &v.topics[0].partitions[0];
+            format!(
+                "Vote{} epoch {} last {}@{}",
+                if p.pre_vote { "(pre)" } else { "" },
+                p.replica_epoch,
+                p.last_offset,
+                p.last_offset_epoch
+            )
+        }
+        other => format!("{:?}", other.api_key()),
+    }
+}
