@@ -62,6 +62,8 @@ pub struct Status {
     pub state: &'static str,
     /// Known high watermark.
     pub high_watermark: Option<i64>,
+    /// The voters in effect (static, or from voter records).
+    pub voters: crate::raft::types::VoterSet,
 }
 
 /// The async side's handle on the raft thread.
@@ -279,6 +281,11 @@ impl Driver {
         let now = now_ms();
         let end = crate::raft::LogReader::end_offset(&self.store);
         let progress = self.core.voter_progress();
+        if let Ok(mut s) = self.status.lock() {
+            if &s.voters != self.core.voters() {
+                s.voters = self.core.voters().clone();
+            }
+        }
         let Ok(mut m) = self.metrics.lock() else {
             return;
         };
@@ -310,7 +317,12 @@ impl Driver {
     fn carry_out_outputs(&mut self) -> Result<(), DriverError> {
         while let Some(output) = self.core.poll_output() {
             match output {
-                Output::PersistElectionState(state) => self.store.persist_election_state(&state)?,
+                Output::PersistElectionState(state) => {
+                    let voter_ids = self.core.voters().ids().collect();
+                    self.store
+                        .set_quorum_state_format(self.core.kraft_version(), voter_ids);
+                    self.store.persist_election_state(&state)?
+                }
                 Output::AppendAsLeader { batch, epoch } => {
                     self.store.append_as_leader(&batch, epoch)?;
                     let (records, last) = count_records(&batch);

@@ -87,8 +87,13 @@ impl Node {
                 .with_error_code(code)
                 .with_error_message(Some(StrBytes::from_string(message)));
         }
-        let brokers: Vec<DescribeClusterBroker> = self
-            .voters
+        let current = self
+            .raft
+            .as_ref()
+            .map(|r| r.status().voters)
+            .filter(|v| !v.is_empty());
+        let voters = current.as_ref().unwrap_or(&self.voters);
+        let brokers: Vec<DescribeClusterBroker> = voters
             .nodes()
             .filter_map(|n| {
                 let ep = n.endpoints.get(&ctx.listener_name)?;

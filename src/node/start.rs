@@ -59,9 +59,9 @@ pub fn static_voters(config: &Config) -> VoterSet {
 
 /// Opens the node's state and builds its core at `now_ms` with jitter seed `rng_seed`.
 pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, StartError> {
-    if config.quorum_voters.is_empty() {
+    if config.quorum_voters.is_empty() && config.quorum_bootstrap_servers.is_empty() {
         return Err(StartError::Unsupported(
-            "dynamic quorums (controller.quorum.bootstrap.servers without controller.quorum.voters) are not supported yet; set controller.quorum.voters".into(),
+            "set controller.quorum.voters or controller.quorum.bootstrap.servers".into(),
         ));
     }
     let dir = open_formatted(&config.metadata_log_dir, config.node_id, None)?;
@@ -74,6 +74,10 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
         voters.ids().collect(),
     )?;
     let stored = store.read_election_state()?;
+    // KIP-853: voters recorded in the latest snapshot (the bootstrap 0-0 checkpoint written by
+    // `format --standalone/--initial-controllers`) override controller.quorum.voters.
+    let snapshot_voters = store.latest_snapshot_voters();
+    let kraft_version = snapshot_voters.as_ref().map_or(0, |(_, k)| *k);
     let listener_name = config
         .controller_listener_names
         .first()
@@ -94,12 +98,18 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
         .collect();
     let raft_config = RaftConfig {
         node_id: config.node_id,
-        // Static voters carry no directory ids (kraft.version 0).
-        directory_id: uuid::Uuid::nil(),
+        // Static voters carry no directory ids (kraft.version 0); with voter records the
+        // metadata directory's id is part of this replica's key.
+        directory_id: if kraft_version >= 1 {
+            dir.directory_id
+        } else {
+            uuid::Uuid::nil()
+        },
         cluster_id: dir.meta.cluster_id.clone(),
         listener_name,
         local_endpoints,
         voters: voters.clone(),
+        snapshot_voters,
         bootstrap_servers: config
             .quorum_bootstrap_servers
             .iter()

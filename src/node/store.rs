@@ -89,6 +89,20 @@ impl RaftStore {
         }))
     }
 
+    /// Sets the quorum-state format: kraft.version 0 writes v0 with the voter ids, 1 writes v1.
+    pub fn set_quorum_state_format(&mut self, kraft_version: i16, voter_ids: Vec<i32>) {
+        self.kraft_version = kraft_version;
+        self.voter_ids = voter_ids;
+    }
+
+    /// The voters and kraft.version of the latest snapshot on disk, if it carries any.
+    pub fn latest_snapshot_voters(&self) -> Option<(Option<crate::raft::types::VoterSet>, i16)> {
+        let latest = self.snapshots.last()?;
+        let raw = RawSnapshot::open(&self.partition_dir, *latest).ok()?;
+        let bytes = raw.read_chunk(0, raw.size_bytes() as usize).ok()?;
+        crate::raft::voters::snapshot_voters(&bytes)
+    }
+
     /// Writes quorum-state (tmp, fsync, rename, fsync dir).
     pub fn persist_election_state(&mut self, state: &ElectionState) -> Result<(), StoreError> {
         let leader = state.leader_id.unwrap_or(-1);

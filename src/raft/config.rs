@@ -17,8 +17,11 @@ pub struct RaftConfig {
     pub listener_name: String,
     /// Our advertised controller listeners.
     pub local_endpoints: Endpoints,
-    /// The voters (static `controller.quorum.voters`, or the bootstrap voter set).
+    /// The static voters (`controller.quorum.voters`, kraft.version 0).
     pub voters: VoterSet,
+    /// Voters and kraft.version from the bootstrap snapshot (0-0), which override the static
+    /// voters (KIP-853): `Some((voters, kraft.version))`.
+    pub snapshot_voters: Option<(Option<VoterSet>, i16)>,
     /// `controller.quorum.bootstrap.servers` (discovery; ids -2, -3, …).
     pub bootstrap_servers: Vec<Endpoint>,
     /// `controller.quorum.election.timeout.ms`.

@@ -13,7 +13,8 @@ use super::rng::Rng;
 use super::state::{
     Candidate, Follower, Leader, Prospective, ReplicaState, Resigned, Role, Unattached,
 };
-use super::types::{Endpoint, OffsetAndEpoch, ReplicaKey};
+use super::types::{Endpoint, OffsetAndEpoch, ReplicaKey, MAX_BATCH_SIZE_BYTES};
+use super::voters::VoterHistory;
 use crate::codec::RequestBody;
 
 /// A Fetch parked until new data, a high-watermark change, leadership loss or its wait expires.
@@ -61,6 +62,10 @@ pub struct RaftCore {
     /// The time of the latest call (an observer's expired fetch timer is then no deadline).
     pub(super) now_ms: u64,
     pub(super) fatal: Option<RaftError>,
+    /// Voters and kraft.version as the log and snapshots define them.
+    pub(super) history: VoterHistory,
+    /// A snapshot was installed: reload the voter history from it on the next call.
+    pub(super) history_reload: Option<OffsetAndEpoch>,
 }
 
 impl RaftCore {
@@ -73,6 +78,22 @@ impl RaftCore {
     ) -> Self {
         let local = ReplicaKey::new(cfg.node_id, cfg.directory_id);
         let rng = Rng::new(cfg.rng_seed);
+        let mut history = VoterHistory::new(cfg.voters.clone(), cfg.snapshot_voters.clone());
+        // The control records of the whole log (KRaftControlRecordStateMachine reads to LEO).
+        let mut offset = log.log_start_offset();
+        let end = log.end_offset().offset;
+        while offset < end {
+            let chunk = log.read(offset, MAX_BATCH_SIZE_BYTES);
+            let mut next = offset;
+            for (_, batch) in crate::records::framer::BatchFramer::new(&chunk, 0, usize::MAX) {
+                next = batch.next_offset();
+            }
+            if chunk.is_empty() || next <= offset {
+                break;
+            }
+            history.apply(&chunk);
+            offset = next;
+        }
         let mut core = RaftCore {
             cfg,
             local,
@@ -96,6 +117,8 @@ impl RaftCore {
             shutdown_complete: false,
             now_ms,
             fatal: None,
+            history,
+            history_reload: None,
         };
         core.initialize(stored, log, now_ms);
         core.poll_roles(now_ms, log);
@@ -179,11 +202,23 @@ impl RaftCore {
 
     // ---- what the driver calls ----------------------------------------------------------
 
+    /// Every entry point starts here: the driver has carried out all earlier outputs, so the
+    /// reader is current again.
+    fn begin_call(&mut self, log: &dyn LogReader) {
+        self.written_end = None;
+        self.log_refresh_needed = false;
+        if let Some(id) = self.history_reload.take() {
+            let base = log
+                .read_snapshot(id, 0, usize::MAX)
+                .and_then(|chunk| super::voters::snapshot_voters(&chunk.bytes));
+            self.history.reset(base);
+        }
+    }
+
     /// Handles a request that arrived.
     pub fn handle_request(&mut self, now_ms: u64, log: &dyn LogReader, request: InboundRequest) {
         self.now_ms = self.now_ms.max(now_ms);
-        self.written_end = None;
-        self.log_refresh_needed = false;
+        self.begin_call(log);
         if self.fatal.is_some() {
             return;
         }
@@ -200,8 +235,7 @@ impl RaftCore {
         result: ResponseResult,
     ) {
         self.now_ms = self.now_ms.max(now_ms);
-        self.written_end = None;
-        self.log_refresh_needed = false;
+        self.begin_call(log);
         if self.fatal.is_some() {
             return;
         }
@@ -222,8 +256,7 @@ impl RaftCore {
     /// Advances timers to `now_ms`.
     pub fn handle_timeout(&mut self, now_ms: u64, log: &dyn LogReader) {
         self.now_ms = self.now_ms.max(now_ms);
-        self.written_end = None;
-        self.log_refresh_needed = false;
+        self.begin_call(log);
         if self.fatal.is_some() {
             return;
         }
@@ -244,7 +277,7 @@ impl RaftCore {
         records: Vec<Bytes>,
     ) -> Option<i64> {
         self.now_ms = self.now_ms.max(now_ms);
-        self.written_end = None;
+        self.begin_call(log);
         let last = self.accumulate(now_ms, log, records);
         self.poll_roles(now_ms, log);
         last
@@ -253,7 +286,7 @@ impl RaftCore {
     /// Starts a graceful shutdown: a leader resigns first; done within `timeout_ms`.
     pub fn begin_shutdown(&mut self, now_ms: u64, log: &dyn LogReader, timeout_ms: u64) {
         self.now_ms = self.now_ms.max(now_ms);
-        self.written_end = None;
+        self.begin_call(log);
         self.shutdown_deadline_ms = Some(now_ms + timeout_ms);
         if let Role::Leader(_) = self.role {
             self.transition_to_resigned(now_ms, log);
@@ -333,6 +366,16 @@ impl RaftCore {
         Some(l.voters.values().cloned().collect())
     }
 
+    /// The kraft.version in effect (0: static voters, 1: KIP-853 voter records).
+    pub fn kraft_version(&self) -> i16 {
+        self.history.kraft_version()
+    }
+
+    /// The voters in effect.
+    pub fn voters(&self) -> &super::types::VoterSet {
+        self.history.voters()
+    }
+
     /// Kafka's `current-state` metric value.
     pub fn state_name(&self) -> &'static str {
         match &self.role {
@@ -350,11 +393,11 @@ impl RaftCore {
     // ---- helpers shared by the handlers ------------------------------------------------
 
     pub(super) fn is_voter(&self) -> bool {
-        self.cfg.voters.is_voter(&self.local)
+        self.history.voters().is_voter(&self.local)
     }
 
     pub(super) fn is_only_voter(&self) -> bool {
-        self.cfg.voters.len() == 1 && self.is_voter()
+        self.history.voters().len() == 1 && self.is_voter()
     }
 
     pub(super) fn random_election_timeout_ms(&mut self) -> u64 {
@@ -371,8 +414,8 @@ impl RaftCore {
 
     /// Voter `id`'s address on our controller listener.
     pub(super) fn voter_endpoint(&self, id: i32) -> Option<Endpoint> {
-        self.cfg
-            .voters
+        self.history
+            .voters()
             .endpoint(id, &self.cfg.listener_name)
             .cloned()
     }
@@ -382,12 +425,12 @@ impl RaftCore {
         if leader_id == self.local.id {
             return self.cfg.local_endpoints.get(listener).cloned();
         }
-        self.cfg.voters.endpoint(leader_id, listener).cloned()
+        self.history.voters().endpoint(leader_id, listener).cloned()
     }
 
     /// Whether `rejections` make winning impossible (EpochElection.isVoteRejected).
     pub(super) fn election_lost(&self, rejections: usize) -> bool {
-        rejections > self.cfg.voters.len() - self.cfg.voters.majority()
+        rejections > self.history.voters().len() - self.history.voters().majority()
     }
 
     /// Log end offset and epoch, including writes emitted in this call.
@@ -648,8 +691,8 @@ impl RaftCore {
         let epoch_start_offset = self.log_end(log).offset;
         self.leave_role(log);
         let voters = self
-            .cfg
-            .voters
+            .history
+            .voters()
             .nodes()
             .map(|n| (n.key.id, ReplicaState::new(n.key)))
             .collect();
@@ -701,8 +744,8 @@ impl RaftCore {
 
     fn prepare_resigned_state(&mut self) {
         let others: BTreeSet<i32> = self
-            .cfg
-            .voters
+            .history
+            .voters()
             .ids()
             .filter(|id| *id != self.local.id)
             .collect();

@@ -117,8 +117,8 @@ impl RaftCore {
         ]);
         if req.api_version >= 2 {
             let nodes = self
-                .cfg
-                .voters
+                .history
+                .voters()
                 .nodes()
                 .map(|n| {
                     Node::default()
@@ -190,7 +190,7 @@ impl RaftCore {
         if error.is_none() {
             if let Role::Leader(l) = &mut self.role {
                 let key_id = body.replica_id.0;
-                if self.cfg.voters.contains_id(key_id) {
+                if self.history.voters().contains_id(key_id) {
                     l.fetched_voters.insert(key_id);
                 }
             }

@@ -194,7 +194,7 @@ impl RaftCore {
         if self.election_lost(rejections) {
             return;
         }
-        let voters: Vec<ReplicaKey> = self.cfg.voters.nodes().map(|n| n.key).collect();
+        let voters: Vec<ReplicaKey> = self.history.voters().nodes().map(|n| n.key).collect();
         for voter in voters {
             if answered.contains(&voter.id) || !self.requests.is_ready(voter.id, now_ms) {
                 continue;
@@ -258,8 +258,8 @@ impl RaftCore {
         if p.error_code != errors::NONE {
             return;
         }
-        let majority = self.cfg.voters.majority();
-        let voters = self.cfg.voters.len();
+        let majority = self.history.voters().majority();
+        let voters = self.history.voters().len();
         match &mut self.role {
             Role::Prospective(s) if p.leader_epoch <= s.epoch => {
                 if p.vote_granted {
@@ -670,7 +670,7 @@ impl RaftCore {
         let Role::Prospective(p) = &self.role else {
             return;
         };
-        if p.granted.len() >= self.cfg.voters.majority() {
+        if p.granted.len() >= self.history.voters().majority() {
             self.transition_to_candidate(log, now_ms);
             return;
         }
@@ -685,7 +685,7 @@ impl RaftCore {
         let Role::Candidate(c) = &self.role else {
             return;
         };
-        if c.granted.len() >= self.cfg.voters.majority() {
+        if c.granted.len() >= self.history.voters().majority() {
             self.transition_to_leader(now_ms, log);
             return;
         }

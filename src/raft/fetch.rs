@@ -192,7 +192,7 @@ impl RaftCore {
             return;
         }
         let leader_end = self.log_end(log).offset;
-        let is_voter = self.cfg.voters.is_voter(&key);
+        let is_voter = self.history.voters().is_voter(&key);
         let Role::Leader(l) = &mut self.role else {
             return;
         };
@@ -441,8 +441,8 @@ impl RaftCore {
             return;
         }
         let mut candidates: Vec<Destination> = self
-            .cfg
-            .voters
+            .history
+            .voters()
             .nodes()
             .filter(|n| n.key.id != self.local.id)
             .filter_map(|n| {
@@ -452,7 +452,7 @@ impl RaftCore {
                 })
             })
             .collect();
-        if self.cfg.voters.is_empty() {
+        if self.history.voters().is_empty() {
             candidates = self
                 .cfg
                 .bootstrap_servers
@@ -559,6 +559,8 @@ impl RaftCore {
         if !records.is_empty() {
             match self.complete_batches_end(log, &records) {
                 Some((bytes, end)) if !bytes.is_empty() => {
+                    // Voter changes take effect as soon as they are appended (KIP-853).
+                    self.history.apply(&bytes);
                     self.outputs.push_back(Output::AppendAsFollower {
                         records: bytes,
                         epoch,
@@ -638,6 +640,8 @@ impl RaftCore {
         self.outputs.push_back(Output::Truncate {
             offset: truncate_to,
         });
+        // Voter changes above the truncation point are rewound with the log.
+        self.history.truncate(truncate_to);
         // The epoch of the new last record is the log's to tell: wait for the driver to carry
         // out the truncation before fetching again.
         self.written_end = None;

@@ -9,7 +9,8 @@ use super::core::RaftCore;
 use super::io::{Destination, Output};
 use super::log::LogReader;
 use super::state::Role;
-use super::types::{OffsetAndEpoch, MAX_BATCH_SIZE_BYTES};
+use super::types::{OffsetAndEpoch, VoterNode, VoterSet, MAX_BATCH_SIZE_BYTES};
+use super::voters::voter_set_to_record;
 use crate::records::batch::{build_control_batch, build_data_batch};
 use crate::records::control::ControlRecord;
 
@@ -48,15 +49,50 @@ impl RaftCore {
             .with_granting_voters(granting);
         let epoch = l.epoch;
         let base = l.epoch_start_offset;
-        match build_control_batch(
-            base,
-            epoch,
-            now_ms as i64,
-            &[ControlRecord::LeaderChange(message)],
-        ) {
-            Ok(batch) => self.append_as_leader(now_ms, log, Bytes::from(batch), base + 1, epoch),
-            Err(e) => tracing::error!("cannot build the LeaderChange batch: {e}"),
+        let mut records = vec![ControlRecord::LeaderChange(message)];
+        records.extend(self.epoch_start_voter_records());
+        let next = base + records.len() as i64;
+        match build_control_batch(base, epoch, now_ms as i64, &records) {
+            Ok(batch) => self.append_as_leader(now_ms, log, Bytes::from(batch), next, epoch),
+            Err(e) => tracing::error!("cannot build the epoch start batch: {e}"),
         }
+    }
+
+    /// With kraft.version ≥ 1 the epoch start batch also carries KRaftVersion and Voters
+    /// records when the voters so far came only from the bootstrap snapshot, or when our own
+    /// entry (listeners, supported kraft.version) differs (LeaderState's epoch-start rule).
+    fn epoch_start_voter_records(&self) -> Vec<ControlRecord> {
+        let kraft_version = self.history.kraft_version();
+        if kraft_version < 1 {
+            return Vec::new();
+        }
+        let voters = self.history.voters();
+        let me = VoterNode {
+            key: self.local,
+            endpoints: self.cfg.local_endpoints.clone(),
+            kraft_version_min: 0,
+            kraft_version_max: 1,
+        };
+        let mine_differs = voters.get(self.local.id).is_some_and(|v| *v != me);
+        if self.history.has_voters_record_in_log() && !mine_differs {
+            return Vec::new();
+        }
+        let updated = if mine_differs {
+            let my_id = me.key.id;
+            VoterSet::new(
+                voters
+                    .nodes()
+                    .filter(|n| n.key.id != my_id)
+                    .cloned()
+                    .chain([me]),
+            )
+        } else {
+            voters.clone()
+        };
+        vec![
+            ControlRecord::kraft_version(kraft_version),
+            ControlRecord::Voters(voter_set_to_record(&updated)),
+        ]
     }
 
     /// Emits an append + flush of a leader batch ending before `next_offset`, then counts it.
@@ -68,6 +104,7 @@ impl RaftCore {
         next_offset: i64,
         epoch: i32,
     ) {
+        self.history.apply(&batch);
         self.outputs
             .push_back(Output::AppendAsLeader { batch, epoch });
         self.outputs.push_back(Output::Flush);
@@ -188,8 +225,8 @@ impl RaftCore {
         if now_ms >= l.begin_quorum_deadline_ms {
             l.begin_quorum_deadline_ms = now_ms + self.cfg.begin_quorum_epoch_period_ms();
             let voters: Vec<_> = self
-                .cfg
-                .voters
+                .history
+                .voters()
                 .nodes()
                 .map(|n| n.key)
                 .filter(|k| k.id != self.local.id)

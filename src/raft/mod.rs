@@ -30,6 +30,7 @@ mod snapshot_fetch;
 mod state;
 pub mod types;
 mod validation;
+pub mod voters;
 
 #[cfg(test)]
 mod tests;

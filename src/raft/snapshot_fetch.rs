@@ -191,6 +191,8 @@ impl RaftCore {
                 id.offset
             );
             self.outputs.push_back(Output::InstallSnapshot { id });
+            // Voters come from the snapshot once installed (read on the next call).
+            self.history_reload = Some(id);
             self.written_end = None;
             self.log_refresh_needed = true;
             self.update_high_watermark(id.offset);

@@ -61,6 +61,7 @@ pub fn config(local_id: i32, voters: &[i32]) -> RaftConfig {
         .into_iter()
         .collect(),
         voters: voter_set(voters),
+        snapshot_voters: None,
         bootstrap_servers: Vec::new(),
         election_timeout_ms: ELECTION_TIMEOUT_MS,
         fetch_timeout_ms: FETCH_TIMEOUT_MS,
@@ -427,6 +428,11 @@ impl Context {
     /// pre-vote and the vote from every other voter.
     pub fn become_leader(&mut self) {
         self.advance(2 * ELECTION_TIMEOUT_MS);
+        self.become_leader_again();
+    }
+
+    /// Grants every pending (pre-)vote request until the core leads.
+    pub fn become_leader_again(&mut self) {
         for _ in 0..2 {
             let votes = self.take_sent(kafka_protocol::messages::ApiKey::Vote);
             for v in votes {

@@ -6,6 +6,7 @@ mod election;
 mod fetch;
 mod mem_log;
 mod props;
+mod reconfig;
 mod regressions;
 mod sim;
 mod sim_regressions;
