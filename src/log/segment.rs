@@ -220,9 +220,13 @@ impl Segment {
 
     /// Appends whole batches (already validated and framed by the caller).
     pub fn append(&mut self, bytes: &[u8], batches: &[BatchView<'_>]) -> Result<(), LogError> {
-        self.log
-            .write_all_at(bytes, self.size_bytes)
-            .map_err(|e| LogError::io("append", &self.log_path, e))?;
+        if let Err(e) = self.log.write_all_at(bytes, self.size_bytes) {
+            // A short write (disk full, file size limit) may have left part of the batch
+            // behind; cut it so the file ends on a batch boundary. If that fails too, recovery
+            // cuts the torn tail on the next open.
+            let _ = self.log.set_len(self.size_bytes);
+            return Err(LogError::io("append", &self.log_path, e));
+        }
         let position = self.size_bytes;
         self.size_bytes += bytes.len() as u64;
         self.dirty = true;

@@ -98,9 +98,15 @@ impl RaftHandle {
 /// Why the raft thread stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum DriverError {
-    /// A write to disk failed.
-    #[error("storage failure: {0}")]
-    Store(#[from] StoreError),
+    /// A write to disk failed. Everything below `durable_end` had been fsynced (and
+    /// acknowledged where it counts); what came after may be lost.
+    #[error("storage failure (the log is durable below offset {durable_end}): {source}")]
+    Store {
+        /// The failure.
+        source: StoreError,
+        /// The log's flushed offset when it happened.
+        durable_end: i64,
+    },
     /// The core stopped on a protocol invariant.
     #[error("raft failure: {0}")]
     Raft(#[from] RaftError),
@@ -246,7 +252,7 @@ impl Driver {
                 return Err(DriverError::Raft(e.clone()));
             }
             if self.shutdown_done {
-                self.store.flush()?;
+                self.store.flush().map_err(|e| self.storage_failure(e))?;
                 return Ok(());
             }
         }
@@ -314,8 +320,26 @@ impl Driver {
         }
     }
 
+    /// A store failure stops the node, reporting how much of the log is durable.
+    fn storage_failure(&self, source: StoreError) -> DriverError {
+        let durable_end = self.store.flushed_offset();
+        DriverError::Store {
+            source,
+            durable_end,
+        }
+    }
+
     fn carry_out_outputs(&mut self) -> Result<(), DriverError> {
         while let Some(output) = self.core.poll_output() {
+            self.carry_out(output)
+                .map_err(|e| self.storage_failure(e))?;
+        }
+        Ok(())
+    }
+
+    /// Carries out one output; only the store can fail.
+    fn carry_out(&mut self, output: Output) -> Result<(), StoreError> {
+        {
             match output {
                 Output::PersistElectionState(state) => {
                     let voter_ids = self.core.voters().ids().collect();

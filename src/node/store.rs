@@ -26,6 +26,14 @@ pub enum StoreError {
     /// A snapshot file failed.
     #[error(transparent)]
     Snapshot(#[from] snapshot::SnapshotError),
+    /// The log and its snapshots do not fit together (Kafka refuses to start too).
+    #[error("inconsistent snapshot state in {dir}: {reason}")]
+    Inconsistent {
+        /// The partition directory.
+        dir: PathBuf,
+        /// What does not fit.
+        reason: String,
+    },
 }
 
 /// Log, snapshots and quorum-state of one node.
@@ -60,12 +68,8 @@ impl RaftStore {
                 file.display()
             );
         }
-        let removed = snapshot::dir::clean_leftovers(partition_dir)?;
-        for path in removed {
-            tracing::info!("Removed snapshot leftover {}", path.display());
-        }
-        let snapshots = snapshot::dir::list_snapshots(partition_dir)?;
-        Ok(Self {
+        let snapshots = recover_snapshots(partition_dir, &log)?;
+        let mut store = Self {
             log,
             partition_dir: partition_dir.to_path_buf(),
             snapshots,
@@ -73,7 +77,39 @@ impl RaftStore {
             download: None,
             kraft_version,
             voter_ids,
-        })
+        };
+        store.truncate_to_latest_snapshot()?;
+        Ok(store)
+    }
+
+    /// Kafka's `truncateToLatestSnapshot` on open: a snapshot past the log (a follower that
+    /// crashed between downloading it and truncating) restarts the log at its end offset, and
+    /// the snapshots before it are deleted.
+    fn truncate_to_latest_snapshot(&mut self) -> Result<(), StoreError> {
+        let Some(latest) = self.snapshots.last().copied() else {
+            return Ok(());
+        };
+        let log_epoch = self.log.last_epoch().unwrap_or(0);
+        let past_log = latest.epoch > log_epoch
+            || (latest.epoch == log_epoch && latest.end_offset > self.log.end_offset());
+        if !past_log {
+            return Ok(());
+        }
+        tracing::info!(
+            "Truncating the log fully to start at {} after snapshot {}",
+            latest.end_offset,
+            latest.file_stem()
+        );
+        self.log.truncate_fully_and_start_at(latest.end_offset)?;
+        self.log.flush()?;
+        for old in std::mem::take(&mut self.snapshots) {
+            if old != latest {
+                tracing::info!("Deleting snapshot {} below the log start", old.file_stem());
+                snapshot::dir::delete_snapshot(&self.partition_dir, old)?;
+            }
+        }
+        self.snapshots = vec![latest];
+        Ok(())
     }
 
     /// The persisted election state, if any.
@@ -204,10 +240,45 @@ impl RaftStore {
         &self.partition_dir
     }
 
+    /// Everything below this log offset is fsynced.
+    pub fn flushed_offset(&self) -> i64 {
+        self.log.flushed_offset()
+    }
+
     /// Log end offset (for status).
     pub fn log_end_offset(&self) -> i64 {
         self.log.end_offset()
     }
+}
+
+/// Kafka's snapshot recovery on open: a log that starts above 0 needs a snapshot at or above
+/// its start (else refuse to start, before deleting anything); then `.part`/`.deleted`
+/// leftovers and snapshots ending below the log start are deleted. Returns the rest, oldest
+/// first.
+fn recover_snapshots(dir: &Path, log: &FileLog) -> Result<Vec<SnapshotId>, StoreError> {
+    let start = log.start_offset();
+    let mut snapshots = snapshot::dir::list_snapshots(dir)?;
+    if start > 0 && snapshots.last().is_none_or(|s| s.end_offset < start) {
+        return Err(StoreError::Inconsistent {
+            dir: dir.to_path_buf(),
+            reason: format!(
+                "the log starts at offset {start}, so there must be a snapshot ending at or above it, but the latest snapshot is {}",
+                snapshots.last().map_or("none".to_string(), SnapshotId::file_name)
+            ),
+        });
+    }
+    for path in snapshot::dir::clean_leftovers(dir)? {
+        tracing::info!("Deleted unneeded snapshot file {}", path.display());
+    }
+    for old in snapshots.iter().filter(|s| s.end_offset < start) {
+        snapshot::dir::delete_snapshot(dir, *old)?;
+        tracing::info!(
+            "Deleted unneeded snapshot file {}",
+            old.path_in(dir).display()
+        );
+    }
+    snapshots.retain(|s| s.end_offset >= start);
+    Ok(snapshots)
 }
 
 fn to_id(s: &SnapshotId) -> OffsetAndEpoch {
@@ -281,5 +352,142 @@ impl LogReader for RaftStore {
             bytes: Bytes::from(bytes),
             size,
         })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    //! Start-up snapshot rules of Kafka 4.1's `KafkaMetadataLog.apply` (`recoverSnapshots`,
+    //! `truncateToLatestSnapshot`).
+    use super::*;
+    use crate::records::build_data_batch;
+
+    const SEGMENT_BYTES: u64 = 1024 * 1024;
+
+    /// A log with `records` one-record batches in `epoch`, truncated to start at `start`.
+    fn make_log(dir: &Path, epoch: i32, records: i64, start: Option<i64>) {
+        let (mut log, _) = FileLog::open(
+            dir,
+            LogConfig {
+                segment_bytes: SEGMENT_BYTES,
+            },
+        )
+        .unwrap();
+        if let Some(start) = start {
+            log.truncate_fully_and_start_at(start).unwrap();
+        }
+        log.initialize_leader_epoch(epoch).unwrap();
+        for _ in 0..records {
+            let b = build_data_batch(0, epoch, 0, &[b"v".as_slice()]).unwrap();
+            log.append_as_leader(&b, epoch).unwrap();
+        }
+        log.close().unwrap();
+    }
+
+    fn put_snapshot(dir: &Path, end_offset: i64, epoch: i32) -> SnapshotId {
+        let id = SnapshotId { end_offset, epoch };
+        std::fs::write(id.path_in(dir), b"snapshot").unwrap();
+        id
+    }
+
+    fn open(dir: &Path) -> Result<RaftStore, StoreError> {
+        RaftStore::open(dir, SEGMENT_BYTES, 0, vec![1])
+    }
+
+    #[test]
+    fn snapshots_below_the_log_start_and_leftovers_are_deleted_on_open() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        make_log(dir, 2, 5, Some(10));
+        let below = put_snapshot(dir, 5, 1);
+        let at = put_snapshot(dir, 10, 1);
+        let part = dir.join(format!(
+            "{}.checkpoint.part",
+            SnapshotId {
+                end_offset: 12,
+                epoch: 2
+            }
+            .file_stem()
+        ));
+        std::fs::write(&part, b"partial").unwrap();
+        let store = open(dir).unwrap();
+        assert_eq!(store.snapshots, vec![at]);
+        assert!(!below.path_in(dir).exists());
+        assert!(!part.exists());
+        assert!(at.path_in(dir).exists());
+        assert_eq!(store.log_start_offset(), 10);
+        assert_eq!(store.log_end_offset(), 15);
+        assert_eq!(
+            store.earliest_snapshot_id(),
+            Some(OffsetAndEpoch::new(10, 1))
+        );
+    }
+
+    #[test]
+    fn a_log_starting_above_every_snapshot_refuses_to_open_and_deletes_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        make_log(dir, 2, 5, Some(10));
+        let old = put_snapshot(dir, 5, 1);
+        let err = open(dir).unwrap_err();
+        assert!(matches!(err, StoreError::Inconsistent { .. }), "{err:?}");
+        let text = err.to_string();
+        assert!(
+            text.contains("log starts at offset 10") && text.contains(&old.file_name()),
+            "{text}"
+        );
+        assert!(old.path_in(dir).exists());
+
+        // No snapshot at all is just as inconsistent.
+        std::fs::remove_file(old.path_in(dir)).unwrap();
+        assert!(matches!(open(dir), Err(StoreError::Inconsistent { .. })));
+    }
+
+    #[test]
+    fn a_snapshot_past_the_log_end_restarts_the_log_at_it_and_older_snapshots_go() {
+        // A follower that crashed after downloading a snapshot, before truncating its log.
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        make_log(dir, 3, 20, None);
+        let older = put_snapshot(dir, 8, 3);
+        let latest = put_snapshot(dir, 50, 3);
+        let store = open(dir).unwrap();
+        assert_eq!(store.snapshots, vec![latest]);
+        assert!(!older.path_in(dir).exists());
+        assert_eq!(store.log_start_offset(), 50);
+        assert_eq!(store.log_end_offset(), 50);
+        assert_eq!(store.end_offset(), OffsetAndEpoch::new(50, 3));
+        drop(store);
+        // And it stays that way: the next open changes nothing.
+        let store = open(dir).unwrap();
+        assert_eq!(store.snapshots, vec![latest]);
+        assert_eq!(store.log_start_offset(), 50);
+    }
+
+    #[test]
+    fn a_snapshot_of_a_later_epoch_restarts_the_log_even_below_its_end() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        make_log(dir, 3, 20, None);
+        let latest = put_snapshot(dir, 10, 4);
+        let store = open(dir).unwrap();
+        assert_eq!(store.log_start_offset(), 10);
+        assert_eq!(store.log_end_offset(), 10);
+        assert_eq!(store.snapshots, vec![latest]);
+    }
+
+    #[test]
+    fn snapshots_inside_the_log_leave_it_alone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        make_log(dir, 3, 20, None);
+        let a = put_snapshot(dir, 0, 0);
+        let b = put_snapshot(dir, 20, 3);
+        let c = put_snapshot(dir, 12, 2);
+        let store = open(dir).unwrap();
+        assert_eq!(store.snapshots, vec![a, c, b]);
+        assert_eq!(store.log_start_offset(), 0);
+        assert_eq!(store.log_end_offset(), 20);
     }
 }

@@ -28,12 +28,21 @@ pub fn write_atomic(path: &Path, contents: &[u8], durable: bool) -> io::Result<(
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(e),
     }
-    {
-        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        f.write_all(contents)?;
-        if durable {
-            f.sync_all()?;
-        }
+    let written = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut f| {
+            f.write_all(contents)?;
+            if durable {
+                f.sync_all()?;
+            }
+            Ok(())
+        });
+    if let Err(e) = written {
+        // The target is untouched; drop the partial tmp (best effort: it is garbage anyway).
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
     }
     fs::rename(&tmp, path)?;
     if durable {
