@@ -243,8 +243,8 @@ fn test_describe_quorum_with_followers() {
 }
 
 fn follower_fetch_response(leader: i32, epoch: i32, hw: i64, records: Bytes) -> ResponseBody {
-    ResponseBody::Fetch(
-        FetchResponse::default().with_responses(vec![FetchableTopicResponse::default()
+    ResponseBody::Fetch(FetchResponse::default().with_responses(
+        vec![FetchableTopicResponse::default()
             .with_topic_id(METADATA_TOPIC_ID)
             .with_partitions(vec![PartitionData::default()
                 .with_high_watermark(hw)
@@ -253,8 +253,8 @@ fn follower_fetch_response(leader: i32, epoch: i32, hw: i64, records: Bytes) -> 
                         .with_leader_id(BrokerId(leader))
                         .with_leader_epoch(epoch),
                 )
-                .with_records(Some(records))])]),
-    )
+                .with_records(Some(records))])],
+    ))
 }
 
 #[test]

@@ -18,9 +18,7 @@ fn naive_high_watermark(offsets: &[Option<i64>], epoch_start: i64) -> Option<i64
         .iter()
         .flatten()
         .copied()
-        .filter(|&c| {
-            offsets.iter().filter(|o| o.is_some_and(|v| v >= c)).count() >= majority
-        })
+        .filter(|&c| offsets.iter().filter(|o| o.is_some_and(|v| v >= c)).count() >= majority)
         .max()
         .filter(|&c| c > epoch_start)
 }
@@ -41,9 +39,14 @@ proptest! {
 #[derive(Debug, Clone)]
 enum Op {
     /// Append `count` records at the last epoch + `bump`.
-    Append { bump: i32, count: usize },
+    Append {
+        bump: i32,
+        count: usize,
+    },
     /// Truncate at the start of batch `index % (len + 1)` (the end when it is `len`).
-    Truncate { index: usize },
+    Truncate {
+        index: usize,
+    },
     Flush,
     Crash,
 }
@@ -74,9 +77,9 @@ struct Model {
 
 impl Model {
     fn end(&self) -> OffsetAndEpoch {
-        self.batches
-            .last()
-            .map_or(OffsetAndEpoch::new(0, 0), |b| OffsetAndEpoch::new(b.next, b.epoch))
+        self.batches.last().map_or(OffsetAndEpoch::new(0, 0), |b| {
+            OffsetAndEpoch::new(b.next, b.epoch)
+        })
     }
 
     /// Kafka's `endOffsetForEpoch` over the batches (KafkaMetadataLog over

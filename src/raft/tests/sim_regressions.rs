@@ -29,7 +29,9 @@ fn test_leader_poll_timeout_is_in_the_future_after_a_backoff_ends() {
 /// `pollFollowerAsObserver` then only waits for its discovery fetches).
 #[test]
 fn test_observer_poll_timeout_is_in_the_future_after_its_fetch_timeout() {
-    let mut ctx = Builder::new(4, &[1, 2, 3]).with_elected_leader(5, 1).build();
+    let mut ctx = Builder::new(4, &[1, 2, 3])
+        .with_elected_leader(5, 1)
+        .build();
     ctx.assert_follower(5, 1);
     ctx.advance(FETCH_TIMEOUT_MS);
     ctx.poll();

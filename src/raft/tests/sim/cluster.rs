@@ -152,7 +152,8 @@ impl Cluster {
 
     fn schedule(&mut self, at: u64, event: Event) {
         self.seq += 1;
-        self.queue.insert((at.max(self.now), self.seq), Box::new(event));
+        self.queue
+            .insert((at.max(self.now), self.seq), Box::new(event));
     }
 
     fn node_config(&mut self, id: i32) -> RaftConfig {
@@ -510,7 +511,8 @@ impl Cluster {
                     if !self.nodes.contains_key(&to) {
                         continue;
                     }
-                    if let Fate::Delivered(delays) = self.net.route(&mut self.rng, id, to, Kind::Request)
+                    if let Fate::Delivered(delays) =
+                        self.net.route(&mut self.rng, id, to, Kind::Request)
                     {
                         for d in delays {
                             let at = self.now + d;
@@ -670,9 +672,9 @@ impl Cluster {
     pub fn describe(&self) -> String {
         let mut s = String::new();
         for n in self.nodes.values() {
-            let role = n
-                .core()
-                .map_or("down".to_string(), |c| format!("{} epoch {}", c.state_name(), c.epoch()));
+            let role = n.core().map_or("down".to_string(), |c| {
+                format!("{} epoch {}", c.state_name(), c.epoch())
+            });
             s.push_str(&format!(
                 "  node {}{}: {role}, hw {:?}, log end {:?}, stored {:?}\n",
                 n.id,

@@ -58,7 +58,9 @@ pub fn run_seeds(name: &str, default_count: u64, scenario: fn(u64, bool) -> Outc
             Err(first) => {
                 let traced = std::panic::catch_unwind(|| scenario(seed, true))
                     .unwrap_or_else(|p| Err(panic_message(p)));
-                let detail = traced.err().unwrap_or_else(|| "(passed when traced!)".into());
+                let detail = traced
+                    .err()
+                    .unwrap_or_else(|| "(passed when traced!)".into());
                 eprintln!(
                     "\n=== {name} seed {seed} FAILED: {first}\n--- rerun with trace:\n{detail}\n--- replay: {}",
                     replay_command(name, seed)
@@ -87,7 +89,9 @@ pub fn run_seeds(name: &str, default_count: u64, scenario: fn(u64, bool) -> Outc
 }
 
 fn replay_command(name: &str, seed: u64) -> String {
-    format!("SIM_SEED_BASE={seed} SIM_SEEDS=1 cargo test --lib raft::tests::sim::{name} -- --nocapture")
+    format!(
+        "SIM_SEED_BASE={seed} SIM_SEEDS=1 cargo test --lib raft::tests::sim::{name} -- --nocapture"
+    )
 }
 
 fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {

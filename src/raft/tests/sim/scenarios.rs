@@ -8,15 +8,21 @@ use super::{finish, rng_for, run_seeds, Outcome, Stats};
 
 /// Bound on each wait of a scenario (virtual ms).
 const WITHIN_MS: u64 = 120_000;
-/// Runs per scenario when `SIM_SEEDS` is unset.
-pub const DEFAULT_SEEDS: u64 = 300;
+// Runs per scenario when `SIM_SEEDS` is unset: together with the soak's 200, 2 100 seeded
+// runs per `cargo test` (the cheaper scenarios get more seeds).
 
 fn between(c: &mut Cluster, lo: u64, hi: u64) -> usize {
     (lo + c.rng.below(hi - lo + 1)) as usize
 }
 
 /// A started cluster with the workload and Kafka's default invariants.
-fn cluster(name: &str, seed: u64, trace: bool, voters: (u64, u64), observers: (u64, u64)) -> Cluster {
+fn cluster(
+    name: &str,
+    seed: u64,
+    trace: bool,
+    voters: (u64, u64),
+    observers: (u64, u64),
+) -> Cluster {
     let mut rng = rng_for(name, seed);
     let v = voters.0 + rng.below(voters.1 - voters.0 + 1);
     let o = observers.0 + rng.below(observers.1 - observers.0 + 1);
@@ -28,8 +34,14 @@ fn cluster(name: &str, seed: u64, trace: bool, voters: (u64, u64), observers: (u
 fn seeded(c: &mut Cluster) -> Result<(), String> {
     c.start_all()?;
     c.start_appending();
-    c.run_until(WITHIN_MS, "a consistent leader", Cluster::has_consistent_leader)?;
-    c.run_until(WITHIN_MS, "some high watermark > 10", |c| c.any_reached_hw(10))
+    c.run_until(
+        WITHIN_MS,
+        "a consistent leader",
+        Cluster::has_consistent_leader,
+    )?;
+    c.run_until(WITHIN_MS, "some high watermark > 10", |c| {
+        c.any_reached_hw(10)
+    })
 }
 
 fn can_elect_initial_leader_run(seed: u64, trace: bool) -> Outcome {
@@ -38,27 +50,45 @@ fn can_elect_initial_leader_run(seed: u64, trace: bool) -> Outcome {
     let r = (|| {
         c.start_all()?;
         c.start_appending();
-        c.run_until(WITHIN_MS, "a consistent leader", Cluster::has_consistent_leader)?;
-        c.run_until(WITHIN_MS, "every high watermark >= 10", |c| c.all_reached_hw(10))
+        c.run_until(
+            WITHIN_MS,
+            "a consistent leader",
+            Cluster::has_consistent_leader,
+        )?;
+        c.run_until(WITHIN_MS, "every high watermark >= 10", |c| {
+            c.all_reached_hw(10)
+        })
     })();
     finish(&c, r, Stats::default())
 }
 
 fn can_elect_new_leader_after_old_leader_failure_run(seed: u64, trace: bool) -> Outcome {
-    let mut c = cluster("can_elect_new_leader_after_old_leader_failure", seed, trace, (3, 5), (0, 3));
+    let mut c = cluster(
+        "can_elect_new_leader_after_old_leader_failure",
+        seed,
+        trace,
+        (3, 5),
+        (0, 3),
+    );
     install_defaults(&mut c);
     let graceful = c.rng.below(2) == 1;
     let r = (|| {
         seeded(&mut c)?;
         let leader = c.latest_leader().ok_or("no leader")?;
-        c.note_pub(format!("old leader {leader} goes down (graceful: {graceful})"));
+        c.note_pub(format!(
+            "old leader {leader} goes down (graceful: {graceful})"
+        ));
         if graceful {
             c.shutdown(leader)?;
         } else {
             c.kill(leader);
         }
-        c.run_until(WITHIN_MS, "every high watermark >= 20", |c| c.all_reached_hw(20))?;
-        c.run_until(WITHIN_MS, "the old leader stopped", |c| !c.nodes[&leader].is_running())?;
+        c.run_until(WITHIN_MS, "every high watermark >= 20", |c| {
+            c.all_reached_hw(20)
+        })?;
+        c.run_until(WITHIN_MS, "the old leader stopped", |c| {
+            !c.nodes[&leader].is_running()
+        })?;
         let hw = c.max_hw_reached(None);
         c.start(leader)?;
         c.run_until(WITHIN_MS, "every node caught up after the restart", |c| {
@@ -69,7 +99,13 @@ fn can_elect_new_leader_after_old_leader_failure_run(seed: u64, trace: bool) -> 
 }
 
 fn can_recover_after_all_nodes_killed_run(seed: u64, trace: bool) -> Outcome {
-    let mut c = cluster("can_recover_after_all_nodes_killed", seed, trace, (1, 5), (0, 3));
+    let mut c = cluster(
+        "can_recover_after_all_nodes_killed",
+        seed,
+        trace,
+        (1, 5),
+        (0, 3),
+    );
     install_defaults(&mut c);
     let r = (|| {
         seeded(&mut c)?;
@@ -105,7 +141,13 @@ fn can_elect_new_leader_after_old_leader_partitioned_away_run(seed: u64, trace: 
 }
 
 fn can_make_progress_if_majority_is_reachable_run(seed: u64, trace: bool) -> Outcome {
-    let mut c = cluster("can_make_progress_if_majority_is_reachable", seed, trace, (5, 5), (0, 3));
+    let mut c = cluster(
+        "can_make_progress_if_majority_is_reachable",
+        seed,
+        trace,
+        (5, 5),
+        (0, 3),
+    );
     install_defaults(&mut c);
     let r = (|| {
         seeded(&mut c)?;
@@ -155,7 +197,9 @@ fn can_make_progress_after_back_to_back_leader_failures_run(seed: u64, trace: bo
         let new_leader = c.latest_leader().ok_or("no leader")?;
         c.net.reconnect(leader);
         c.net.isolate(new_leader, ids.iter().copied());
-        c.note_pub(format!("reconnect {leader}, partition new leader {new_leader} away"));
+        c.note_pub(format!(
+            "reconnect {leader}, partition new leader {new_leader} away"
+        ));
         let target = c.max_hw_reached(None) + 10;
         c.run_until(WITHIN_MS, "progress without both leaders", |c| {
             c.any_reached_hw(target)
@@ -171,30 +215,40 @@ fn can_recover_from_single_node_committed_data_loss_run(seed: u64, trace: bool) 
     let r = (|| {
         c.start_all()?;
         c.start_appending();
-        c.run_until(WITHIN_MS, "some high watermark > 10", |c| c.any_reached_hw(10))?;
+        c.run_until(WITHIN_MS, "some high watermark > 10", |c| {
+            c.any_reached_hw(10)
+        })?;
         let ids = c.node_ids();
         let victim = ids[between(&mut c, 0, ids.len() as u64 - 1)];
         c.kill_and_wipe(victim);
-        c.run_until(WITHIN_MS, "a consistent leader other than the wiped node", |c| {
-            c.latest_leader() != Some(victim) && c.has_consistent_leader()
-        })?;
+        c.run_until(
+            WITHIN_MS,
+            "a consistent leader other than the wiped node",
+            |c| c.latest_leader() != Some(victim) && c.has_consistent_leader(),
+        )?;
         let hw = c.max_hw_reached(None);
         c.start(victim)?;
-        c.run_until(WITHIN_MS, "every node caught up", |c| c.all_reached_hw(hw + 10))
+        c.run_until(WITHIN_MS, "every node caught up", |c| {
+            c.all_reached_hw(hw + 10)
+        })
     })();
     finish(&c, r, Stats::default())
 }
 
 #[test]
 fn can_elect_initial_leader() {
-    run_seeds("scenarios::can_elect_initial_leader", DEFAULT_SEEDS, can_elect_initial_leader_run);
+    run_seeds(
+        "scenarios::can_elect_initial_leader",
+        400,
+        can_elect_initial_leader_run,
+    );
 }
 
 #[test]
 fn can_elect_new_leader_after_old_leader_failure() {
     run_seeds(
         "scenarios::can_elect_new_leader_after_old_leader_failure",
-        DEFAULT_SEEDS,
+        250,
         can_elect_new_leader_after_old_leader_failure_run,
     );
 }
@@ -203,7 +257,7 @@ fn can_elect_new_leader_after_old_leader_failure() {
 fn can_recover_after_all_nodes_killed() {
     run_seeds(
         "scenarios::can_recover_after_all_nodes_killed",
-        DEFAULT_SEEDS,
+        300,
         can_recover_after_all_nodes_killed_run,
     );
 }
@@ -212,7 +266,7 @@ fn can_recover_after_all_nodes_killed() {
 fn can_elect_new_leader_after_old_leader_partitioned_away() {
     run_seeds(
         "scenarios::can_elect_new_leader_after_old_leader_partitioned_away",
-        DEFAULT_SEEDS,
+        250,
         can_elect_new_leader_after_old_leader_partitioned_away_run,
     );
 }
@@ -221,7 +275,7 @@ fn can_elect_new_leader_after_old_leader_partitioned_away() {
 fn can_make_progress_if_majority_is_reachable() {
     run_seeds(
         "scenarios::can_make_progress_if_majority_is_reachable",
-        DEFAULT_SEEDS,
+        150,
         can_make_progress_if_majority_is_reachable_run,
     );
 }
@@ -230,7 +284,7 @@ fn can_make_progress_if_majority_is_reachable() {
 fn can_make_progress_after_back_to_back_leader_failures() {
     run_seeds(
         "scenarios::can_make_progress_after_back_to_back_leader_failures",
-        DEFAULT_SEEDS,
+        250,
         can_make_progress_after_back_to_back_leader_failures_run,
     );
 }
@@ -239,7 +293,7 @@ fn can_make_progress_after_back_to_back_leader_failures() {
 fn can_recover_from_single_node_committed_data_loss() {
     run_seeds(
         "scenarios::can_recover_from_single_node_committed_data_loss",
-        DEFAULT_SEEDS,
+        300,
         can_recover_from_single_node_committed_data_loss_run,
     );
 }

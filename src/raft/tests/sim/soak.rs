@@ -15,7 +15,8 @@ use crate::raft::{LogReader, Role};
 /// After the heal: in-flight requests expire (request timeout), followers of a dead leader
 /// notice (fetch timeout), then elections of at most 2 × election timeout each; we allow ten
 /// rounds. 3 s + 3 s + 10 × 2 s = 26 s.
-pub const LIVENESS_BOUND_MS: u64 = REQUEST_TIMEOUT_MS + FETCH_TIMEOUT_MS + 10 * 2 * ELECTION_TIMEOUT_MS;
+pub const LIVENESS_BOUND_MS: u64 =
+    REQUEST_TIMEOUT_MS + FETCH_TIMEOUT_MS + 10 * 2 * ELECTION_TIMEOUT_MS;
 /// Runs when `SIM_SEEDS` is unset.
 pub const DEFAULT_SEEDS: u64 = 200;
 
@@ -152,24 +153,34 @@ fn soak_run(seed: u64, trace: bool) -> Outcome {
             .max()
             .unwrap_or(0);
         let mut leader_at = None;
-        c.run_until(LIVENESS_BOUND_MS, "a leader commits past every pre-heal log end", |c| {
-            let max_epoch = c.running().filter_map(|n| n.core()).map(|k| k.epoch()).max();
-            let leader = c.running().find_map(|n| {
-                let core = n.core()?;
-                (matches!(core.role(), Role::Leader(_))
-                    && Some(core.epoch()) == max_epoch
-                    && core.high_watermark().is_some())
-                .then(|| core.high_watermark().unwrap_or(0))
-            });
-            if leader.is_some() && leader_at.is_none() {
-                leader_at = Some(c.now);
-            }
-            leader.is_some_and(|hw| hw > target)
-        })?;
+        c.run_until(
+            LIVENESS_BOUND_MS,
+            "a leader commits past every pre-heal log end",
+            |c| {
+                let max_epoch = c
+                    .running()
+                    .filter_map(|n| n.core())
+                    .map(|k| k.epoch())
+                    .max();
+                let leader = c.running().find_map(|n| {
+                    let core = n.core()?;
+                    (matches!(core.role(), Role::Leader(_))
+                        && Some(core.epoch()) == max_epoch
+                        && core.high_watermark().is_some())
+                    .then(|| core.high_watermark().unwrap_or(0))
+                });
+                if leader.is_some() && leader_at.is_none() {
+                    leader_at = Some(c.now);
+                }
+                leader.is_some_and(|hw| hw > target)
+            },
+        )?;
         extra.time_to_leader_ms = leader_at.map(|t| t - healed_at);
         extra.time_to_progress_ms = Some(c.now - healed_at);
         let hw = c.max_hw_reached(None);
-        c.run_until(LIVENESS_BOUND_MS, "every node catches up", |c| c.all_reached_hw(hw))
+        c.run_until(LIVENESS_BOUND_MS, "every node catches up", |c| {
+            c.all_reached_hw(hw)
+        })
     })();
     finish(&c, r, extra)
 }
@@ -188,11 +199,17 @@ fn random_fault_soak() {
     for (what, mut v) in [
         (
             "time to leader",
-            stats.iter().filter_map(|s| s.time_to_leader_ms).collect::<Vec<_>>(),
+            stats
+                .iter()
+                .filter_map(|s| s.time_to_leader_ms)
+                .collect::<Vec<_>>(),
         ),
         (
             "time to progress",
-            stats.iter().filter_map(|s| s.time_to_progress_ms).collect::<Vec<_>>(),
+            stats
+                .iter()
+                .filter_map(|s| s.time_to_progress_ms)
+                .collect::<Vec<_>>(),
         ),
     ] {
         v.sort_unstable();
