@@ -8,8 +8,8 @@ use super::{finish, rng_for, run_seeds, Outcome, Stats};
 
 /// Bound on each wait of a scenario (virtual ms).
 const WITHIN_MS: u64 = 120_000;
-/// Runs per scenario when `SIM_SEEDS` is unset.
-pub const DEFAULT_SEEDS: u64 = 300;
+// Runs per scenario when `SIM_SEEDS` is unset: together with the soak's 200, 2 100 seeded
+// runs per `cargo test` (the cheaper scenarios get more seeds).
 
 fn between(c: &mut Cluster, lo: u64, hi: u64) -> usize {
     (lo + c.rng.below(hi - lo + 1)) as usize
@@ -239,7 +239,7 @@ fn can_recover_from_single_node_committed_data_loss_run(seed: u64, trace: bool) 
 fn can_elect_initial_leader() {
     run_seeds(
         "scenarios::can_elect_initial_leader",
-        DEFAULT_SEEDS,
+        400,
         can_elect_initial_leader_run,
     );
 }
@@ -248,7 +248,7 @@ fn can_elect_initial_leader() {
 fn can_elect_new_leader_after_old_leader_failure() {
     run_seeds(
         "scenarios::can_elect_new_leader_after_old_leader_failure",
-        DEFAULT_SEEDS,
+        250,
         can_elect_new_leader_after_old_leader_failure_run,
     );
 }
@@ -257,7 +257,7 @@ fn can_elect_new_leader_after_old_leader_failure() {
 fn can_recover_after_all_nodes_killed() {
     run_seeds(
         "scenarios::can_recover_after_all_nodes_killed",
-        DEFAULT_SEEDS,
+        300,
         can_recover_after_all_nodes_killed_run,
     );
 }
@@ -266,7 +266,7 @@ fn can_recover_after_all_nodes_killed() {
 fn can_elect_new_leader_after_old_leader_partitioned_away() {
     run_seeds(
         "scenarios::can_elect_new_leader_after_old_leader_partitioned_away",
-        DEFAULT_SEEDS,
+        250,
         can_elect_new_leader_after_old_leader_partitioned_away_run,
     );
 }
@@ -275,7 +275,7 @@ fn can_elect_new_leader_after_old_leader_partitioned_away() {
 fn can_make_progress_if_majority_is_reachable() {
     run_seeds(
         "scenarios::can_make_progress_if_majority_is_reachable",
-        DEFAULT_SEEDS,
+        150,
         can_make_progress_if_majority_is_reachable_run,
     );
 }
@@ -284,7 +284,7 @@ fn can_make_progress_if_majority_is_reachable() {
 fn can_make_progress_after_back_to_back_leader_failures() {
     run_seeds(
         "scenarios::can_make_progress_after_back_to_back_leader_failures",
-        DEFAULT_SEEDS,
+        250,
         can_make_progress_after_back_to_back_leader_failures_run,
     );
 }
@@ -293,7 +293,7 @@ fn can_make_progress_after_back_to_back_leader_failures() {
 fn can_recover_from_single_node_committed_data_loss() {
     run_seeds(
         "scenarios::can_recover_from_single_node_committed_data_loss",
-        DEFAULT_SEEDS,
+        300,
         can_recover_from_single_node_committed_data_loss_run,
     );
 }
