@@ -5,6 +5,7 @@ mod context;
 mod election;
 mod fetch;
 mod mem_log;
+mod more;
 mod props;
 mod reconfig;
 mod regressions;
