@@ -9,6 +9,27 @@ use super::state::Role;
 use super::types::Endpoint;
 use crate::codec::{RequestBody, ResponseBody};
 
+/// The leader view a partition-level answer carries.
+pub(super) struct LeaderView {
+    pub(super) error: i16,
+    pub(super) leader_id: i32,
+    pub(super) epoch: i32,
+    pub(super) endpoint: Option<Endpoint>,
+}
+
+/// The address of `leader_id` among an answer's NodeEndpoints.
+pub(super) fn find_endpoint<'a>(
+    mut nodes: impl Iterator<Item = (i32, &'a kafka_protocol::protocol::StrBytes, u16)>,
+    leader_id: i32,
+) -> Option<Endpoint> {
+    nodes
+        .find(|(id, _, _)| *id == leader_id)
+        .map(|(_, host, port)| Endpoint {
+            host: host.to_string(),
+            port,
+        })
+}
+
 impl RaftCore {
     pub(super) fn dispatch_request(
         &mut self,
@@ -208,6 +229,34 @@ impl RaftCore {
                 true
             }
         }
+    }
+
+    /// The first steps every answer shares: a top-level error backs off, a missing partition
+    /// backs off, then `maybeHandleCommonResponse`. Returns the partition error when the caller
+    /// should go on with its own handling.
+    pub(super) fn accept_answer(
+        &mut self,
+        now_ms: u64,
+        log: &dyn LogReader,
+        from: i32,
+        top_level_error: i16,
+        view: Option<LeaderView>,
+    ) -> Option<i16> {
+        if top_level_error != errors::NONE {
+            self.handle_top_level_error(now_ms, from, top_level_error);
+            return None;
+        }
+        let Some(v) = view else {
+            self.requests
+                .on_error(from, now_ms + self.cfg.retry_backoff_ms);
+            return None;
+        };
+        if self.handle_common_response(now_ms, log, from, v.error, v.leader_id, v.epoch, v.endpoint)
+        {
+            return None;
+        }
+        self.requests.on_success(from);
+        Some(v.error)
     }
 
     pub(super) fn on_request_timeout(&mut self, node_id: i32, now_ms: u64) {

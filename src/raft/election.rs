@@ -12,6 +12,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 
 use super::core::RaftCore;
+use super::dispatch::{find_endpoint, LeaderView};
 use super::errors;
 use super::io::{Destination, InboundRequest, Output};
 use super::log::LogReader;
@@ -569,35 +570,22 @@ impl RaftCore {
         from: i32,
         resp: &BeginQuorumEpochResponse,
     ) {
-        if resp.error_code != errors::NONE {
-            return self.handle_top_level_error(now_ms, from, resp.error_code);
-        }
-        let Some(p) = resp.topics.first().and_then(|t| t.partitions.first()) else {
-            self.requests
-                .on_error(from, now_ms + self.cfg.retry_backoff_ms);
-            return;
-        };
-        let endpoint = resp
-            .node_endpoints
-            .iter()
-            .find(|n| n.node_id.0 == p.leader_id.0)
-            .map(|n| Endpoint {
-                host: n.host.to_string(),
-                port: n.port,
+        let view = resp
+            .topics
+            .first()
+            .and_then(|t| t.partitions.first())
+            .map(|p| LeaderView {
+                error: p.error_code,
+                leader_id: p.leader_id.0,
+                epoch: p.leader_epoch,
+                endpoint: find_endpoint(
+                    resp.node_endpoints
+                        .iter()
+                        .map(|n| (n.node_id.0, &n.host, n.port)),
+                    p.leader_id.0,
+                ),
             });
-        if self.handle_common_response(
-            now_ms,
-            log,
-            from,
-            p.error_code,
-            p.leader_id.0,
-            p.leader_epoch,
-            endpoint,
-        ) {
-            return;
-        }
-        self.requests.on_success(from);
-        if p.error_code == errors::NONE {
+        if self.accept_answer(now_ms, log, from, resp.error_code, view) == Some(errors::NONE) {
             if let Role::Leader(l) = &mut self.role {
                 l.acknowledged.insert(from);
             }
@@ -611,35 +599,22 @@ impl RaftCore {
         from: i32,
         resp: &EndQuorumEpochResponse,
     ) {
-        if resp.error_code != errors::NONE {
-            return self.handle_top_level_error(now_ms, from, resp.error_code);
-        }
-        let Some(p) = resp.topics.first().and_then(|t| t.partitions.first()) else {
-            self.requests
-                .on_error(from, now_ms + self.cfg.retry_backoff_ms);
-            return;
-        };
-        let endpoint = resp
-            .node_endpoints
-            .iter()
-            .find(|n| n.node_id.0 == p.leader_id.0)
-            .map(|n| Endpoint {
-                host: n.host.to_string(),
-                port: n.port,
+        let view = resp
+            .topics
+            .first()
+            .and_then(|t| t.partitions.first())
+            .map(|p| LeaderView {
+                error: p.error_code,
+                leader_id: p.leader_id.0,
+                epoch: p.leader_epoch,
+                endpoint: find_endpoint(
+                    resp.node_endpoints
+                        .iter()
+                        .map(|n| (n.node_id.0, &n.host, n.port)),
+                    p.leader_id.0,
+                ),
             });
-        if self.handle_common_response(
-            now_ms,
-            log,
-            from,
-            p.error_code,
-            p.leader_id.0,
-            p.leader_epoch,
-            endpoint,
-        ) {
-            return;
-        }
-        self.requests.on_success(from);
-        if p.error_code == errors::NONE {
+        if self.accept_answer(now_ms, log, from, resp.error_code, view) == Some(errors::NONE) {
             if let Role::Resigned(r) = &mut self.role {
                 r.unacknowledged.remove(&from);
             }
