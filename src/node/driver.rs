@@ -267,6 +267,16 @@ impl Driver {
                     }
                     if state == "leader" {
                         self.pacer.reset();
+                        // Like Kafka's active controller on an empty log: metadata.version
+                        // and the other bootstrap features come first.
+                        let bootstrap = self.store.bootstrap_records_due();
+                        if !bootstrap.is_empty() {
+                            tracing::info!(
+                                "The metadata log appears to be empty. Appending {} bootstrap record(s)",
+                                bootstrap.len()
+                            );
+                            self.core.propose(now_ms(), &self.store, bootstrap);
+                        }
                     }
                 }
                 Output::ShutdownComplete => self.shutdown_done = true,
