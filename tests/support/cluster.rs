@@ -494,6 +494,17 @@ pub const ALLOWED_KAFKA_ERRORS: &[AllowedError] = &[
         cause: "ferrokraft does not serve ControllerRegistration (API 70): a Kafka controller following a ferrokraft leader retries its registration",
         contains: &["RegistrationResponseHandler", "unsupported API version"],
     },
+    AllowedError {
+        cause: "the same ControllerRegistration retry, as logged by its request thread (UnsupportedVersionException)",
+        contains: &[
+            "to-controller-registration-channel-manager",
+            "The node does not support CONTROLLER_REGISTRATION",
+        ],
+    },
+    AllowedError {
+        cause: "Kafka-to-Kafka: a Kafka follower sends UpdateRaftVoter to a Kafka leader that has no high watermark in its epoch yet or a pending voter operation (UpdateVoterHandler answers REQUEST_TIMED_OUT); KafkaRaftClient logs it at ERROR and retries",
+        contains: &["Unexpected error REQUEST_TIMED_OUT in UPDATE_RAFT_VOTER response"],
+    },
 ];
 
 /// Error entries of `text` that no allow-list entry explains.
@@ -731,5 +742,20 @@ impl Node {
             text.push_str(&format!("{k}={v}\n"));
         }
         fs::write(&self.props, text).unwrap();
+    }
+}
+
+impl Cluster {
+    /// Deletes a stopped node's directory and formats it again (a fresh replica, same id).
+    pub fn wipe_and_format(&mut self, id: i32) {
+        let i = (id - 1) as usize;
+        assert!(self.nodes[i].process.is_none(), "node {id} must be stopped");
+        let _ = fs::remove_dir_all(&self.nodes[i].dir);
+        format_node(
+            &self.art,
+            self.nodes[i].kind,
+            &self.nodes[i].props,
+            &self.cluster_id,
+        );
     }
 }
