@@ -25,9 +25,8 @@ const SNAPSHOT_OFTEN: &[(&str, &str)] = &[
     // A snapshot after every few NoOpRecords, or at least every second.
     ("metadata.log.max.record.bytes.between.snapshots", "100"),
     ("metadata.log.max.snapshot.interval.ms", "1000"),
-    // Small segments: 4.1+ takes the internal override; 4.0 checks the public key against
-    // metadata.log.segment.min.bytes.
-    ("metadata.log.segment.bytes", "16384"),
+    // Small segments: 4.1+ takes only the internal override (the public
+    // metadata.log.segment.bytes must stay ≥ 8 MiB: kafka-storage format rejects 16384).
     ("internal.metadata.log.segment.bytes", "16384"),
     ("metadata.log.segment.min.bytes", "16384"),
     ("metadata.log.segment.ms", "2000"),
