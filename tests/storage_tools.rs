@@ -158,7 +158,7 @@ fn dump_log_segments_reads_our_files() {
     let out = kafka().tool(
         &art,
         "dump",
-        "kafka.tools.DumpLogSegments",
+        kafka().dump_log_class(),
         &["--cluster-metadata-decoder", "--files", &joined],
     );
     assert!(out.status.success(), "{out:?}");

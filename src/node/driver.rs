@@ -174,6 +174,7 @@ pub fn spawn(
             leaderless_since_ms: None,
             sent_to: HashMap::new(),
             failed_voters: BTreeSet::new(),
+            bootstrap_check_due: false,
         };
         driver.run(rx)
     })?;
@@ -197,6 +198,8 @@ struct Driver {
     sent_to: HashMap<u64, i32>,
     /// Voters whose last request failed to connect or answer.
     failed_voters: BTreeSet<i32>,
+    /// Just became leader: check whether the log still needs the bootstrap records.
+    bootstrap_check_due: bool,
 }
 
 impl Driver {
@@ -334,6 +337,20 @@ impl Driver {
             self.carry_out(output)
                 .map_err(|e| self.storage_failure(e))?;
         }
+        if std::mem::take(&mut self.bootstrap_check_due) {
+            let bootstrap = self.store.bootstrap_records_due();
+            if !bootstrap.is_empty() {
+                tracing::info!(
+                    "The metadata log appears to be empty. Appending {} bootstrap record(s)",
+                    bootstrap.len()
+                );
+                self.core.propose(now_ms(), &self.store, bootstrap);
+                while let Some(output) = self.core.poll_output() {
+                    self.carry_out(output)
+                        .map_err(|e| self.storage_failure(e))?;
+                }
+            }
+        }
         Ok(())
     }
 
@@ -418,6 +435,10 @@ impl Driver {
                     }
                     if state == "leader" {
                         self.pacer.reset();
+                        // Like Kafka's active controller on an empty log: metadata.version and
+                        // the other bootstrap features come first. Proposed once every output
+                        // of this round is carried out (the core's contract).
+                        self.bootstrap_check_due = true;
                     } else {
                         self.uncommitted.clear();
                     }

@@ -73,6 +73,10 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
         0,
         voters.ids().collect(),
     )?;
+    let mut store = store;
+    if let Some(b) = &dir.bootstrap {
+        store.set_bootstrap_records(b.record_values().into_iter().map(Into::into).collect());
+    }
     let stored = store.read_election_state()?;
     // KIP-853: voters recorded in the latest snapshot (the bootstrap 0-0 checkpoint written by
     // `format --standalone/--initial-controllers`) override controller.quorum.voters.

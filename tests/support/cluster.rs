@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::kafka::{free_port, kafka, Artifacts, ProcessGuard};
+use super::kafka::{free_port, kafka, send_signal, Artifacts, ProcessGuard};
 
 /// Which implementation runs a voter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,8 +33,14 @@ pub struct Node {
     pub log: PathBuf,
     /// Extra arguments for `ferrokraft start`.
     pub extra_args: Vec<String>,
+    /// Every log this node wrote (one per start), oldest first.
+    pub logs: Vec<PathBuf>,
+    /// ferrokraft only: `--workload-records-per-sec`/`--workload-record-bytes` for the next
+    /// start (None = off).
+    pub workload: Option<(u64, usize)>,
     process: Option<Proc>,
     starts: usize,
+    stopped: bool,
 }
 
 enum Proc {
@@ -57,6 +63,89 @@ impl Node {
         fs::read(self.partition_dir().join("00000000000000000000.log")).unwrap_or_default()
     }
 
+    /// Segment files (`<base offset>.log`), ascending.
+    pub fn segment_files(&self) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = fs::read_dir(self.partition_dir())
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "log"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        files.sort();
+        files
+    }
+
+    /// All segments concatenated (the log from its first segment's base offset).
+    pub fn log_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for f in self.segment_files() {
+            out.extend(fs::read(f).unwrap_or_default());
+        }
+        out
+    }
+
+    /// Base offset of the first segment (0 when there is none).
+    pub fn first_segment_base(&self) -> i64 {
+        self.segment_files()
+            .first()
+            .and_then(|p| p.file_stem()?.to_str()?.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Snapshot files (`<offset>-<epoch>.checkpoint`, not the bootstrap one), ascending.
+    pub fn checkpoints(&self) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = fs::read_dir(self.partition_dir())
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.path())
+                    .filter(|p| {
+                        p.extension().is_some_and(|x| x == "checkpoint")
+                            && !p
+                                .file_name()
+                                .is_some_and(|n| n.to_string_lossy().starts_with("bootstrap"))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        files.sort();
+        files
+    }
+
+    /// SIGSTOP: the process freezes (timers, sockets and all) until [`Node::resume`].
+    pub fn pause(&mut self) {
+        let pid = self.pid().expect("node is running");
+        send_signal(pid, "STOP");
+        self.stopped = true;
+    }
+
+    /// SIGCONT.
+    pub fn resume(&mut self) {
+        if let Some(pid) = self.pid() {
+            send_signal(pid, "CONT");
+        }
+        self.stopped = false;
+    }
+
+    /// Whether the process is SIGSTOPped.
+    pub fn is_paused(&self) -> bool {
+        self.stopped
+    }
+
+    /// The whole text of every log this node wrote.
+    pub fn all_logs_text(&self) -> String {
+        self.logs
+            .iter()
+            .map(|p| {
+                fs::read(p)
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .unwrap_or_default()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     pub fn is_running(&mut self) -> bool {
         match &mut self.process {
             Some(Proc::Kafka(g)) => g.is_running(),
@@ -67,6 +156,7 @@ impl Node {
 
     /// SIGKILL.
     pub fn kill(&mut self) {
+        self.stopped = false;
         match self.process.take() {
             Some(Proc::Kafka(mut g)) => g.kill(),
             Some(Proc::Ferrokraft(mut c)) => {
@@ -84,6 +174,9 @@ impl Node {
             Some(Proc::Ferrokraft(c)) => c.id(),
             None => return,
         };
+        if self.stopped {
+            self.resume();
+        }
         let _ = Command::new("kill")
             .arg("-TERM")
             .arg(pid.to_string())
@@ -118,14 +211,22 @@ impl Node {
             Impl::Kafka => {
                 let guard = kafka().start_server(art, &name, &self.props);
                 self.log = guard.log.clone();
+                self.logs.push(guard.log.clone());
                 self.process = Some(Proc::Kafka(guard));
             }
             Impl::Ferrokraft => {
                 let log = art.path(&format!("{name}.log"));
-                let child = Command::new(env!("CARGO_BIN_EXE_ferrokraft"))
-                    .args(["start", "-c"])
+                let mut cmd = Command::new(env!("CARGO_BIN_EXE_ferrokraft"));
+                cmd.args(["start", "-c"])
                     .arg(&self.props)
-                    .args(&self.extra_args)
+                    .args(&self.extra_args);
+                if let Some((rate, bytes)) = self.workload {
+                    cmd.arg("--workload-records-per-sec")
+                        .arg(rate.to_string())
+                        .arg("--workload-record-bytes")
+                        .arg(bytes.to_string());
+                }
+                let child = cmd
                     .env("RUST_LOG", "info")
                     .stdin(Stdio::null())
                     .stdout(File::create(&log).unwrap())
@@ -134,6 +235,7 @@ impl Node {
                     ))
                     .spawn()
                     .expect("start ferrokraft");
+                self.logs.push(log.clone());
                 self.log = log;
                 self.process = Some(Proc::Ferrokraft(child));
             }
@@ -187,8 +289,11 @@ impl Cluster {
                 dir,
                 log: PathBuf::new(),
                 extra_args: Vec::new(),
+                logs: Vec::new(),
+                workload: None,
                 process: None,
                 starts: 0,
+                stopped: false,
             });
         }
         Cluster {
@@ -331,5 +436,332 @@ pub fn common_prefix_equal(a: &[u8], b: &[u8]) -> Result<usize, usize> {
     match (0..n).find(|i| a[*i] != b[*i]) {
         None => Ok(n),
         Some(i) => Err(i),
+    }
+}
+
+/// Length of the prefix of `log` (whole batches from the start of a log whose first batch
+/// starts the log) holding only offsets below `hw`: the committed bytes.
+pub fn committed_prefix(log: &[u8], hw: i64) -> usize {
+    let mut pos = 0;
+    while pos + 61 <= log.len() {
+        let base = i64::from_be_bytes(log[pos..pos + 8].try_into().unwrap());
+        let len = i32::from_be_bytes(log[pos + 8..pos + 12].try_into().unwrap()) as usize;
+        let last_delta = i32::from_be_bytes(log[pos + 23..pos + 27].try_into().unwrap()) as i64;
+        let end = pos + 12 + len;
+        if end > log.len() || base + last_delta >= hw {
+            break;
+        }
+        pos = end;
+    }
+    pos
+}
+
+/// One log entry (first line plus continuation lines) of a Kafka server log.
+fn log_entries(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if line.starts_with('[') || out.is_empty() {
+            out.push(line.to_string());
+        } else if let Some(last) = out.last_mut() {
+            last.push('\n');
+            last.push_str(line);
+        }
+    }
+    out
+}
+
+/// The entries of a Kafka log that are errors: level ERROR or FATAL, or anything mentioning an
+/// exception.
+pub fn kafka_error_entries(text: &str) -> Vec<String> {
+    log_entries(text)
+        .into_iter()
+        .filter(|e| {
+            let first = e.lines().next().unwrap_or("");
+            first.contains("] ERROR ")
+                || first.contains("] FATAL ")
+                || e.contains("Exception")
+                || !first.starts_with('[')
+        })
+        .collect()
+}
+
+/// A known cause of an ERROR (or exception) in a Kafka controller's log beside ferrokraft;
+/// each is documented in docs/interop.md.
+pub struct AllowedError {
+    /// What causes it.
+    pub cause: &'static str,
+    /// The entry's text contains all of these.
+    pub contains: &'static [&'static str],
+}
+
+/// Known, explained errors (see docs/interop.md "Allowed Kafka ERRORs").
+pub const ALLOWED_KAFKA_ERRORS: &[AllowedError] = &[
+    AllowedError {
+        cause: "ferrokraft does not serve ControllerRegistration (API 70): a Kafka controller following a ferrokraft leader retries its registration",
+        contains: &["RegistrationResponseHandler", "unsupported API version"],
+    },
+    AllowedError {
+        cause: "the same ControllerRegistration retry, as logged by its request thread (UnsupportedVersionException)",
+        contains: &[
+            "to-controller-registration-channel-manager",
+            "The node does not support CONTROLLER_REGISTRATION",
+        ],
+    },
+    AllowedError {
+        cause: "Kafka-to-Kafka: a Kafka follower sends UpdateRaftVoter to a Kafka leader that has no high watermark in its epoch yet or a pending voter operation (UpdateVoterHandler answers REQUEST_TIMED_OUT); KafkaRaftClient logs it at ERROR and retries",
+        contains: &["Unexpected error REQUEST_TIMED_OUT in UPDATE_RAFT_VOTER response"],
+    },
+];
+
+/// Error entries of `text` that no allow-list entry explains.
+pub fn unexplained_errors(text: &str, extra: &[AllowedError]) -> Vec<String> {
+    kafka_error_entries(text)
+        .into_iter()
+        .filter(|e| {
+            !ALLOWED_KAFKA_ERRORS
+                .iter()
+                .chain(extra.iter())
+                .any(|a| a.contains.iter().all(|c| e.contains(c)))
+        })
+        .collect()
+}
+
+impl Cluster {
+    /// Asserts every Kafka node's logs (all starts) hold only explained errors, and that no
+    /// Kafka controller exited on its own.
+    pub fn assert_kafka_errors_explained(&self, extra: &[AllowedError]) {
+        let mut bad = Vec::new();
+        for n in &self.nodes {
+            if n.kind != Impl::Kafka {
+                continue;
+            }
+            for (i, log) in n.logs.iter().enumerate() {
+                let text = fs::read(log)
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .unwrap_or_default();
+                for e in unexplained_errors(&text, extra) {
+                    let short: String = e.lines().take(6).collect::<Vec<_>>().join("\n");
+                    bad.push(format!("node {} (start {}): {short}", n.id, i + 1));
+                }
+            }
+        }
+        assert!(
+            bad.is_empty(),
+            "{} unexplained ERROR/exception entries in Kafka logs (add a cause to ALLOWED_KAFKA_ERRORS and docs/interop.md only if it is understood):\n{}",
+            bad.len(),
+            bad.join("\n---\n")
+        );
+    }
+
+    /// Asserts every Kafka node that should be running still is (no crash/exit).
+    pub fn assert_kafka_alive(&mut self) {
+        for n in &mut self.nodes {
+            if n.kind == Impl::Kafka && n.process.is_some() {
+                let id = n.id;
+                assert!(
+                    n.is_running(),
+                    "Kafka node {id} exited:\n{}",
+                    tail(&n.log_text(), 30)
+                );
+            }
+        }
+    }
+
+    /// Ids of nodes that are running and not paused.
+    pub fn live_ids(&mut self) -> Vec<i32> {
+        let mut ids = Vec::new();
+        for n in &mut self.nodes {
+            if n.process.is_some() && !n.stopped && n.is_running() {
+                ids.push(n.id);
+            }
+        }
+        ids
+    }
+
+    /// Like [`Cluster::wait_for_leader`], asking the live nodes in turn (skipping `exclude`).
+    pub fn wait_for_leader_any(
+        &mut self,
+        exclude: &[i32],
+        min_hw: i64,
+        timeout: Duration,
+    ) -> (i32, i32, i64) {
+        let deadline = Instant::now() + timeout;
+        let mut turn = 0usize;
+        loop {
+            let ids: Vec<i32> = self
+                .live_ids()
+                .into_iter()
+                .filter(|i| !exclude.contains(i))
+                .collect();
+            assert!(!ids.is_empty(), "no live node to ask");
+            let via = ids[turn % ids.len()];
+            turn += 1;
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                panic!("no leader with high watermark ≥ {min_hw} within {timeout:?}");
+            }
+            if let Some(r) = self.try_leader(via, min_hw) {
+                if !exclude.contains(&r.0) {
+                    return r;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+
+    /// One `describe --status` through `via`: (leader, epoch, hw) if it names a leader.
+    pub fn try_leader(&self, via: i32, min_hw: i64) -> Option<(i32, i32, i64)> {
+        let out = self.describe(via, "status")?;
+        let field = |name: &str| {
+            out.lines()
+                .find(|l| l.starts_with(name))
+                .and_then(|l| l.split(':').nth(1))
+                .and_then(|v| v.trim().parse::<i64>().ok())
+        };
+        let (leader, epoch, hw) = (
+            field("LeaderId")?,
+            field("LeaderEpoch")?,
+            field("HighWatermark")?,
+        );
+        (leader >= 0 && hw >= min_hw).then_some((leader as i32, epoch as i32, hw))
+    }
+
+    /// SIGKILLs (and restarts) leaders that are not `want` until a `want` node leads; returns
+    /// the leader id.
+    pub fn make_leader_kind(&mut self, want: Impl, timeout: Duration) -> i32 {
+        let deadline = Instant::now() + timeout;
+        let mut leader = self.wait_for_leader_any(&[], 1, Duration::from_secs(90)).0;
+        while self.node(leader).kind != want {
+            assert!(
+                Instant::now() < deadline,
+                "no {want:?} node won an election"
+            );
+            self.node(leader).kill();
+            let next = self
+                .wait_for_leader_any(&[leader], 1, Duration::from_secs(60))
+                .0;
+            self.start(leader);
+            leader = next;
+            if self.node(leader).kind != want {
+                // Let the restarted node catch up so it can vote for the next candidate.
+                self.wait_caught_up(leader, Duration::from_secs(60));
+            }
+        }
+        leader
+    }
+
+    /// Waits until every running node's log end offset reaches the leader's high watermark as
+    /// seen through `via` (DescribeQuorum replication rows).
+    pub fn wait_caught_up(&mut self, via: i32, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        let mut rows = Vec::new();
+        while Instant::now() < deadline {
+            if let Some((_, _, hw)) = self.try_leader(via, 1) {
+                rows = self.replication(via);
+                let live = self.live_ids();
+                if !rows.is_empty()
+                    && live
+                        .iter()
+                        .all(|id| rows.iter().any(|r| r.0 == *id && r.1 >= hw))
+                {
+                    return;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        panic!("replicas did not catch up within {timeout:?}: {rows:?}");
+    }
+
+    /// The committed log bytes now: (hw, bytes of `leader`'s log below hw). The leader has
+    /// every committed entry, and committed entries are never truncated afterwards.
+    pub fn committed(&mut self, via: i32) -> (i32, i64, Vec<u8>) {
+        let (leader, _, hw) = self.wait_for_leader(via, 1, Duration::from_secs(60));
+        let log = self.node(leader).log_bytes();
+        let n = committed_prefix(&log, hw);
+        (leader, hw, log[..n].to_vec())
+    }
+
+    /// Asserts each node's log starts with `committed` (nothing committed disappeared).
+    pub fn assert_has_committed(&mut self, ids: &[i32], committed: &[u8], what: &str) {
+        for &id in ids {
+            let log = self.node(id).log_bytes();
+            assert!(
+                log.len() >= committed.len(),
+                "{what}: node {id} has {} bytes, fewer than the {} committed",
+                log.len(),
+                committed.len()
+            );
+            if let Err(at) = common_prefix_equal(&log, committed) {
+                panic!("{what}: node {id}'s log differs from the committed bytes at byte {at}");
+            }
+        }
+    }
+
+    /// Polls until every node in `ids` has the same bytes up to the current committed prefix
+    /// (and agrees on everything they share); returns that prefix length.
+    pub fn wait_converged(&mut self, via: i32, ids: &[i32], timeout: Duration) -> usize {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let (_, hw, committed) = self.committed(via);
+            let mut problem = None;
+            for &id in ids {
+                let log = self.node(id).log_bytes();
+                if log.len() < committed.len() {
+                    problem = Some(format!(
+                        "node {id}: {} < {} committed bytes (hw {hw})",
+                        log.len(),
+                        committed.len()
+                    ));
+                } else if let Err(at) = common_prefix_equal(&log, &committed) {
+                    problem = Some(format!(
+                        "node {id} differs from the committed log at byte {at} (hw {hw})"
+                    ));
+                }
+            }
+            match problem {
+                None => return committed.len(),
+                Some(p) if Instant::now() > deadline => panic!("logs did not converge: {p}"),
+                Some(_) => std::thread::sleep(Duration::from_millis(500)),
+            }
+        }
+    }
+}
+
+/// The last `n` lines of `text`.
+pub fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// JVMs are heavy on 2 cores: one mixed quorum at a time per test binary (cargo runs test
+/// binaries one after another).
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Node {
+    /// Appends `key=value` lines to this node's properties file (takes effect on next start).
+    pub fn add_props(&self, props: &[(&str, &str)]) {
+        let mut text = fs::read_to_string(&self.props).unwrap();
+        for (k, v) in props {
+            text.push_str(&format!("{k}={v}\n"));
+        }
+        fs::write(&self.props, text).unwrap();
+    }
+}
+
+impl Cluster {
+    /// Deletes a stopped node's directory and formats it again (a fresh replica, same id).
+    pub fn wipe_and_format(&mut self, id: i32) {
+        let i = (id - 1) as usize;
+        assert!(self.nodes[i].process.is_none(), "node {id} must be stopped");
+        let _ = fs::remove_dir_all(&self.nodes[i].dir);
+        format_node(
+            &self.art,
+            self.nodes[i].kind,
+            &self.nodes[i].props,
+            &self.cluster_id,
+        );
     }
 }

@@ -24,6 +24,16 @@ use std::time::{Duration, Instant};
 pub struct Kafka {
     pub lib: PathBuf,
     pub repo: PathBuf,
+    /// `KAFKA_VERSION`, default 4.1.2.
+    pub version: String,
+}
+
+/// The Kafka version under test: `KAFKA_VERSION`, default 4.1.2.
+pub fn kafka_version() -> String {
+    std::env::var("KAFKA_VERSION")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| "4.1.2".to_string())
 }
 
 /// Resolves the jars once per test binary. Panics with a clear message when Java or Maven is
@@ -37,7 +47,9 @@ pub fn kafka() -> &'static Kafka {
             java.is_ok_and(|o| o.status.success()),
             "Kafka tool tests need `java` (JDK 17+) on PATH; install it (e.g. apt-get install openjdk-17-jdk-headless)"
         );
+        let version = kafka_version();
         let out = Command::new(repo.join("interop/kafka/fetch.sh"))
+            .arg(&version)
             .output()
             .expect("run interop/kafka/fetch.sh (needs bash and Maven `mvn` on PATH)");
         assert!(
@@ -46,8 +58,11 @@ pub fn kafka() -> &'static Kafka {
             String::from_utf8_lossy(&out.stderr)
         );
         let lib = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string());
-        assert!(lib.join("kafka-clients-4.1.2.jar").exists() || lib.is_dir(), "no jars in {lib:?}");
-        Kafka { lib, repo }
+        assert!(
+            lib.join(format!("kafka-clients-{version}.jar")).exists(),
+            "no kafka-clients-{version}.jar in {lib:?}"
+        );
+        Kafka { lib, repo, version }
     })
 }
 
@@ -135,6 +150,11 @@ impl ProcessGuard {
         self.child.id()
     }
 
+    /// Sends `signal` (e.g. "STOP", "CONT", "TERM") to the process.
+    pub fn signal(&self, signal: &str) {
+        send_signal(self.child.id(), signal);
+    }
+
     pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -147,7 +167,55 @@ impl Drop for ProcessGuard {
     }
 }
 
+/// `kill -<signal> <pid>`; panics if it fails.
+pub fn send_signal(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(pid.to_string())
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{signal} {pid} failed");
+}
+
 impl Kafka {
+    /// The first of `candidates` (fully qualified class names) present in the Kafka jars:
+    /// tools move between versions (e.g. DumpLogSegments from `kafka.tools` in 4.0–4.3 to
+    /// `org.apache.kafka.tools` in 4.4). A jar's central directory stores entry names
+    /// uncompressed, so a byte search finds them.
+    pub fn class(&self, candidates: &[&'static str]) -> &'static str {
+        let jars: Vec<Vec<u8>> = fs::read_dir(&self.lib)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                let n = e.file_name().to_string_lossy().into_owned();
+                n.starts_with("kafka") && n.ends_with(".jar")
+            })
+            .filter_map(|e| fs::read(e.path()).ok())
+            .collect();
+        for class in candidates {
+            let entry = format!("{}.class", class.replace('.', "/"));
+            let needle = entry.as_bytes();
+            if jars
+                .iter()
+                .any(|j| j.windows(needle.len()).any(|w| w == needle))
+            {
+                return class;
+            }
+        }
+        panic!("none of {candidates:?} in the Kafka {} jars", self.version);
+    }
+
+    /// The DumpLogSegments tool class of this version.
+    pub fn dump_log_class(&self) -> &'static str {
+        static C: OnceLock<&'static str> = OnceLock::new();
+        C.get_or_init(|| {
+            self.class(&[
+                "kafka.tools.DumpLogSegments",
+                "org.apache.kafka.tools.DumpLogSegments",
+            ])
+        })
+    }
+
     fn java(&self, heap: bool, log4j: &str, class: &str, args: &[&str]) -> Command {
         let mut c = Command::new("java");
         if heap {
