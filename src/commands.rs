@@ -70,6 +70,7 @@ pub fn start(args: StartArgs) -> Result<()> {
             config
         }
     };
+    ferrokraft::logging::set_node_id(config.node_id);
     config.warn_unknown_keys();
     let now = now_unix_ms() as u64;
     let seed = now ^ (u64::from(std::process::id()) << 32);

@@ -16,6 +16,15 @@ use tracing_subscriber::EnvFilter;
 #[derive(Debug, Default, Clone, Copy)]
 pub struct KafkaFormat;
 
+/// This process's node id, printed on every line once known (-1 = not set).
+static NODE_ID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
+/// Sets the node id printed on every log line (`[ferrokraft id=N]`, like Kafka's
+/// `[RaftManager id=N]` prefixes).
+pub fn set_node_id(node_id: i32) {
+    NODE_ID.store(node_id, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Converts days since 1970-01-01 to a (year, month, day) civil date (proleptic Gregorian).
 fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
