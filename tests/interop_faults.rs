@@ -15,7 +15,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use support::cluster::{common_prefix_equal, serial, Cluster, Impl};
+use support::cluster::{common_prefix_equal, serial, AllowedError, Cluster, Impl};
 
 /// ferrokraft's workload in these tests: a leader appends this many 256-byte NoOpRecords a
 /// second (Kafka's active controller writes one every 500 ms).
@@ -198,7 +198,18 @@ fn kafka_leader_with_uncommitted_appends_truncates_after_sigstop() {
         text.contains("Truncated to offset"),
         "Kafka node {old} logged its truncation"
     );
-    c.assert_kafka_errors_explained(&[]);
+    // The test itself froze this Kafka leader: on SIGCONT its controller's queued events ran
+    // long past their time and failed once it learned it was no longer active.
+    c.assert_kafka_errors_explained(&[
+        AllowedError {
+            cause: "SIGSTOP of the Kafka active controller: its events took the pause to run",
+            contains: &["Exceptionally slow controller event"],
+        },
+        AllowedError {
+            cause: "SIGSTOP of the Kafka active controller: queued events fail with NotControllerException after it lost leadership",
+            contains: &["NotControllerException"],
+        },
+    ]);
 }
 
 /// Scenario d with a ferrokraft old leader (followers: Kafka and ferrokraft).
@@ -277,10 +288,9 @@ fn kafka_and_ferrokraft_swap_on_the_same_directory() {
         !text.contains("Truncated to offset"),
         "no truncation on rejoin"
     );
-    assert!(
-        !text.contains("Recovering unflushed segment"),
-        "Kafka found ferrokraft's shutdown clean"
-    );
+    // No "clean shutdown" check: a Kafka controller opens its metadata log with
+    // lastShutdownClean=false and recovers it from offset 0 on every start (KafkaMetadataLog
+    // passes `false` to UnifiedLog.create), even after its own clean shutdown.
     c.assert_kafka_alive();
     c.assert_kafka_errors_explained(&[]);
 }
