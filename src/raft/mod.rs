@@ -28,6 +28,7 @@ mod requests;
 mod rng;
 mod snapshot_fetch;
 mod state;
+mod transitions;
 pub mod types;
 mod validation;
 pub mod voters;
