@@ -178,18 +178,38 @@ fn ferrokraft_leader_resigns_gracefully_to_kafka() {
         std::thread::sleep(Duration::from_secs(3));
         leader = next;
     }
+    // The new leader is read from the Kafka nodes' own logs: while ferrokraft led, the Kafka
+    // controllers could not register (ControllerRegistration is not served yet), so right after
+    // the handover `kafka-metadata-quorum` through a Kafka node may find no controller for a
+    // while (docs/interop.md).
+    let leader_lines = |c: &Cluster, id: i32| {
+        c.nodes[(id - 1) as usize]
+            .log_text()
+            .matches("Completed transition to Leader(")
+            .count()
+    };
+    let before: Vec<usize> = [2, 3].iter().map(|id| leader_lines(&c, *id)).collect();
     let t0 = Instant::now();
     c.node(1).terminate();
-    let (next, _, _) = c.wait_for_leader(2, 1, Duration::from_secs(30));
+    let next = loop {
+        let now: Vec<usize> = [2, 3].iter().map(|id| leader_lines(&c, *id)).collect();
+        if let Some(i) = (0..2).find(|i| now[*i] > before[*i]) {
+            break [2, 3][i];
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "no Kafka node took over within 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
     let took = t0.elapsed();
-    assert!(next == 2 || next == 3, "a Kafka node took over");
     let log = c.node(1).log_text();
     assert!(
         log.contains("Terminating process due to signal SIGTERM"),
         "{log}"
     );
     assert!(log.contains("shut down completed"), "{log}");
-    println!("graceful handover to node {next} observed after {took:?} (includes tool start-up)");
+    println!("graceful handover to node {next} observed after {took:?} (SIGTERM to Kafka's leader log line)");
 }
 
 /// Scenario g: pre-vote across implementations. With a Kafka leader, a Kafka follower and then
