@@ -1,7 +1,6 @@
 //! Mixed quorums under faults, with real Apache Kafka controllers (default 4.1.2;
-//! `KAFKA_VERSION` selects another): divergence after SIGSTOP of a ferrokraft leader holding
-//! uncommitted appends (scenario d), and drop-in swaps of the implementation on the same
-//! directory (f). Needs Java 17 + Maven; never skipped.
+//! `KAFKA_VERSION` selects another): drop-in swaps of the implementation on the same directory
+//! (scenario f). Needs Java 17 + Maven; never skipped.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -11,111 +10,9 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use support::cluster::{common_prefix_equal, serial, Cluster, Impl};
-
-/// ferrokraft's workload in these tests: a leader appends this many 256-byte NoOpRecords a
-/// second (Kafka's active controller writes one every 500 ms).
-const WORKLOAD: (u64, usize) = (20, 256);
-
-fn with_workload(c: &mut Cluster) {
-    for n in &mut c.nodes {
-        if n.kind == Impl::Ferrokraft {
-            n.workload = Some(WORKLOAD);
-        }
-    }
-}
-
-/// Scenario d, shared by both variants: pause both followers so the leader appends entries
-/// nobody fetches, pause the leader, resume the followers (they elect a new leader, which
-/// writes at the same offsets), resume the old leader. It must truncate its uncommitted tail
-/// (DivergingEpoch) and converge; committed bytes survive everywhere.
-fn divergence(c: &mut Cluster, old: i32) {
-    let followers: Vec<i32> = [1, 2, 3].into_iter().filter(|i| *i != old).collect();
-    c.wait_caught_up(old, Duration::from_secs(60));
-    let (_, hw, committed) = c.committed(old);
-    for &f in &followers {
-        c.node(f).pause();
-    }
-    // The leader keeps appending (NoOpRecords / workload) that no follower fetches. Poll its
-    // log until it is clearly ahead of both followers (Kafka: one NoOp every 500 ms).
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let follower_len = followers
-        .iter()
-        .map(|f| c.node(*f).log_bytes().len())
-        .max()
-        .unwrap();
-    while c.node(old).log_bytes().len() <= follower_len + 200 {
-        assert!(
-            Instant::now() < deadline,
-            "the paused-away leader appended nothing"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    c.node(old).pause();
-    let uncommitted = c.node(old).log_bytes();
-    for &f in &followers {
-        c.node(f).resume();
-    }
-    let (new_leader, new_epoch, _) = c.wait_for_leader_any(&[old], hw, Duration::from_secs(90));
-    assert_ne!(new_leader, old);
-    // The new leader writes its own entries over the old leader's tail; wait until its log is
-    // past the old leader's end so every uncommitted old entry conflicts.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while c.node(new_leader).log_bytes().len() <= uncommitted.len() + 200 {
-        assert!(Instant::now() < deadline, "new leader did not write");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    let new_log = c.node(new_leader).log_bytes();
-    let diverge_at = match common_prefix_equal(&uncommitted, &new_log) {
-        Err(at) => at,
-        Ok(n) => panic!("the old leader's log ({n} bytes) did not diverge from the new leader's"),
-    };
-    assert!(
-        diverge_at >= committed.len(),
-        "divergence at {diverge_at} inside the committed {} bytes",
-        committed.len()
-    );
-    c.node(old).resume();
-    println!(
-        "old leader {old} resumed: {} bytes, diverging at {diverge_at}; new leader {new_leader} epoch {new_epoch}",
-        uncommitted.len()
-    );
-    c.wait_caught_up(new_leader, Duration::from_secs(90));
-    c.wait_converged(new_leader, &[1, 2, 3], Duration::from_secs(60));
-    c.assert_has_committed(&[1, 2, 3], &committed, "after divergence");
-    // The old leader now holds the new leader's bytes where it had its own.
-    let old_log = c.node(old).log_bytes();
-    let new_log = c.node(new_leader).log_bytes();
-    let n = common_prefix_equal(&old_log, &new_log).expect("old and new leader agree");
-    assert!(
-        n > diverge_at,
-        "old leader converged past the divergence point ({n} > {diverge_at})"
-    );
-    c.assert_kafka_alive();
-}
-
-/// Scenario d with a ferrokraft old leader (followers: Kafka and ferrokraft).
-#[test]
-fn ferrokraft_leader_with_uncommitted_appends_truncates_after_sigstop() {
-    let _serial = serial();
-    let mut c = Cluster::new(
-        "diverge-ferrokraft",
-        &[Impl::Kafka, Impl::Ferrokraft, Impl::Ferrokraft],
-        &[],
-    );
-    with_workload(&mut c);
-    c.start_all();
-    let old = c.make_leader_kind(Impl::Ferrokraft, Duration::from_secs(240));
-    divergence(&mut c, old);
-    let text = c.node(old).log_text();
-    assert!(
-        text.contains("Truncating to offset"),
-        "ferrokraft node {old} logged its truncation"
-    );
-    c.assert_kafka_errors_explained(&[]);
-}
 
 /// Scenario f: drop-in swap. A Kafka follower is stopped and ferrokraft starts with the same
 /// properties file on the same directory: it rejoins without truncating anything Kafka wrote.

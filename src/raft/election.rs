@@ -128,6 +128,22 @@ impl RaftCore {
         }
     }
 
+    /// The leader's address on our listener from a request's LeaderEndpoints, else (v0, or
+    /// none given) from the voter set.
+    fn request_leader_endpoint<'a>(
+        &self,
+        mut endpoints: impl Iterator<Item = (&'a StrBytes, &'a StrBytes, u16)>,
+        leader_id: i32,
+    ) -> Option<Endpoint> {
+        endpoints
+            .find(|(name, _, _)| name.as_str().eq_ignore_ascii_case(&self.cfg.listener_name))
+            .map(|(_, host, port)| Endpoint {
+                host: host.to_string(),
+                port,
+            })
+            .or_else(|| self.voter_endpoint(leader_id))
+    }
+
     fn respond_vote(&mut self, req: &InboundRequest, error: i16, granted: bool) {
         let leader = self.role.leader_id(self.local.id).unwrap_or(-1);
         let partition = vote_response::PartitionData::default()
@@ -340,19 +356,12 @@ impl RaftCore {
         if let Some(error) = self.validate_voter_only_request(p.leader_id.0, p.leader_epoch) {
             return self.respond_begin_quorum_epoch(req, error);
         }
-        let endpoint = body
-            .leader_endpoints
-            .iter()
-            .find(|e| {
-                e.name
-                    .as_str()
-                    .eq_ignore_ascii_case(&self.cfg.listener_name)
-            })
-            .map(|e| Endpoint {
-                host: e.host.to_string(),
-                port: e.port,
-            })
-            .or_else(|| self.voter_endpoint(p.leader_id.0));
+        let endpoint = self.request_leader_endpoint(
+            body.leader_endpoints
+                .iter()
+                .map(|e| (&e.name, &e.host, e.port)),
+            p.leader_id.0,
+        );
         if !self.maybe_transition(Some(p.leader_id.0), p.leader_epoch, endpoint, now_ms, log) {
             return;
         }
@@ -412,19 +421,12 @@ impl RaftCore {
         if let Some(error) = self.validate_voter_only_request(p.leader_id.0, p.leader_epoch) {
             return self.respond_end_quorum_epoch(req, error);
         }
-        let endpoint = body
-            .leader_endpoints
-            .iter()
-            .find(|e| {
-                e.name
-                    .as_str()
-                    .eq_ignore_ascii_case(&self.cfg.listener_name)
-            })
-            .map(|e| Endpoint {
-                host: e.host.to_string(),
-                port: e.port,
-            })
-            .or_else(|| self.voter_endpoint(p.leader_id.0));
+        let endpoint = self.request_leader_endpoint(
+            body.leader_endpoints
+                .iter()
+                .map(|e| (&e.name, &e.host, e.port)),
+            p.leader_id.0,
+        );
         if !self.maybe_transition(Some(p.leader_id.0), p.leader_epoch, endpoint, now_ms, log) {
             return;
         }
