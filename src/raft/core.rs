@@ -166,6 +166,7 @@ impl RaftCore {
                     voted_key: stored.voted_key,
                     fetch_deadline_ms: now_ms + self.cfg.fetch_timeout_ms,
                     has_fetched: false,
+                    leader_resigned: false,
                     update_voter_deadline_ms: now_ms,
                     fetching_snapshot: None,
                 }),

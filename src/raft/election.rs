@@ -450,6 +450,13 @@ impl RaftCore {
                 // the first preferred successor wins at once instead of the second after its
                 // backoff. Java peers only see a granted pre-vote (docs/interop.md).
                 f.has_fetched = false;
+                f.leader_resigned = true;
+                tracing::info!(
+                    node_id = self.local.id,
+                    "Leader {} resigned epoch {}; starting a pre-vote in {backoff_ms} ms",
+                    p.leader_id.0,
+                    p.leader_epoch
+                );
             }
         }
         self.respond_end_quorum_epoch(req, errors::NONE);

@@ -396,12 +396,20 @@ impl RaftCore {
         };
         if now_ms >= f.fetch_deadline_ms {
             if self.is_voter() {
-                tracing::info!(
-                    node_id = self.local.id,
-                    "No fetch from leader {} within {} ms; starting a pre-vote",
-                    f.leader_id,
-                    self.cfg.fetch_timeout_ms
-                );
+                if f.leader_resigned {
+                    tracing::info!(
+                        node_id = self.local.id,
+                        "Election backoff after leader {} resigned is over; starting a pre-vote",
+                        f.leader_id
+                    );
+                } else {
+                    tracing::info!(
+                        node_id = self.local.id,
+                        "No fetch from leader {} within {} ms; starting a pre-vote",
+                        f.leader_id,
+                        self.cfg.fetch_timeout_ms
+                    );
+                }
                 self.transition_to_prospective(now_ms, log);
                 return;
             }
@@ -534,6 +542,7 @@ impl RaftCore {
         }
         f.fetch_deadline_ms = now_ms + self.cfg.fetch_timeout_ms;
         f.has_fetched = true;
+        f.leader_resigned = false;
         if partition.diverging_epoch.epoch >= 0 {
             return self.truncate_to_diverging(
                 log,

@@ -62,6 +62,8 @@ pub struct Follower {
     pub fetch_deadline_ms: u64,
     /// Whether a Fetch to this leader succeeded in this epoch (pre-votes are then refused).
     pub has_fetched: bool,
+    /// The leader sent EndQuorumEpoch: the deadline is our election backoff, not a fetch timeout.
+    pub leader_resigned: bool,
     /// Last time an UpdateRaftVoter check ran (kraft.version 1).
     pub update_voter_deadline_ms: u64,
     /// A snapshot being downloaded: its id and the bytes received so far.
