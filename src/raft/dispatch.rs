@@ -62,10 +62,11 @@ impl RaftCore {
                 let body = body.clone();
                 self.handle_describe_quorum_request(now_ms, log, &request, &body)
             }
-            // ApiVersions and DescribeCluster are the node's; voter changes belong to the
-            // dynamic-quorum work and are answered by the node for now.
+            // ApiVersions, DescribeCluster and ControllerRegistration are the node's; voter
+            // changes belong to the dynamic-quorum work and are answered by the node for now.
             RequestBody::ApiVersions(_)
             | RequestBody::DescribeCluster(_)
+            | RequestBody::ControllerRegistration(_)
             | RequestBody::AddRaftVoter(_)
             | RequestBody::RemoveRaftVoter(_)
             | RequestBody::UpdateRaftVoter(_) => {

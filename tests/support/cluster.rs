@@ -512,17 +512,6 @@ pub const ALLOWED_KAFKA_ERRORS: &[AllowedError] = &[
         ],
     },
     AllowedError {
-        cause: "ferrokraft does not serve ControllerRegistration (API 70): a Kafka controller following a ferrokraft leader retries its registration",
-        contains: &["RegistrationResponseHandler", "unsupported API version"],
-    },
-    AllowedError {
-        cause: "the same ControllerRegistration retry, as logged by its request thread (UnsupportedVersionException)",
-        contains: &[
-            "to-controller-registration-channel-manager",
-            "The node does not support CONTROLLER_REGISTRATION",
-        ],
-    },
-    AllowedError {
         cause: "Kafka-to-Kafka: a Kafka follower sends UpdateRaftVoter to a Kafka leader that has no high watermark in its epoch yet or a pending voter operation (UpdateVoterHandler answers REQUEST_TIMED_OUT); KafkaRaftClient logs it at ERROR and retries",
         contains: &["Unexpected error REQUEST_TIMED_OUT in UPDATE_RAFT_VOTER response"],
     },
