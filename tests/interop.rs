@@ -47,6 +47,29 @@ fn ferrokraft_follows_a_kafka_leader_byte_for_byte() {
         );
         std::thread::sleep(Duration::from_millis(500));
     }
+    // KIP-919 the other way: ferrokraft registered with the Kafka active controller, whose
+    // QuorumController wrote the record; it came back to ferrokraft through replication.
+    let t0 = Instant::now();
+    let registered = loop {
+        let mut image = ferrokraft::metadata::image::MetadataImage::default();
+        image.replay_batches(&c.node(3).log_bytes(), i64::MAX, "node 3");
+        let ids: Vec<i32> = image.controllers.keys().copied().collect();
+        if ids == [1, 2, 3] || t0.elapsed() > Duration::from_secs(60) {
+            break ids;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    };
+    assert_eq!(
+        registered,
+        [1, 2, 3],
+        "controllers registered in ferrokraft's log"
+    );
+    assert!(
+        c.node(3)
+            .log_text()
+            .contains("The active controller acknowledged our registration"),
+        "the Kafka leader acknowledged ferrokraft's ControllerRegistration"
+    );
     let leader_log = c.node(leader).segment();
     let ours = c.node(3).segment();
     assert!(
@@ -241,6 +264,32 @@ fn ferrokraft_first_leader_of_a_fresh_cluster_keeps_kafka_followers_healthy() {
     let (l, e, _) = c.wait_for_leader(1, 1, Duration::from_secs(30));
     assert_eq!((l, e), (1, 1), "ferrokraft still leads epoch 1");
     c.wait_converged(1, &[1, 2, 3], Duration::from_secs(60));
+    // KIP-919 across implementations: the Kafka controllers registered with the ferrokraft
+    // leader (API 70), ferrokraft registered itself, every RegisterControllerRecord was
+    // committed, and Kafka's own ControllerRegistrationManager found its record in the log.
+    let t0 = Instant::now();
+    let registered = loop {
+        let mut image = ferrokraft::metadata::image::MetadataImage::default();
+        image.replay_batches(&c.node(1).log_bytes(), i64::MAX, "node 1");
+        let ids: Vec<i32> = image.controllers.keys().copied().collect();
+        if ids == [1, 2, 3] || t0.elapsed() > Duration::from_secs(60) {
+            break ids;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    };
+    assert_eq!(registered, [1, 2, 3], "controllers registered in the log");
+    for id in [2, 3] {
+        assert!(
+            c.node(id)
+                .log_text()
+                .contains("Our registration has been persisted to the metadata log."),
+            "Kafka controller {id} saw its registration committed"
+        );
+    }
+    // Kafka answers DescribeCluster from those registrations: the tool finds the ferrokraft
+    // leader through a Kafka controller.
+    let (l, e, _) = c.wait_for_leader(2, 1, Duration::from_secs(30));
+    assert_eq!((l, e), (1, 1), "kafka-metadata-quorum via Kafka node 2");
     c.assert_kafka_alive();
     c.assert_kafka_errors_explained(&[]);
 }
