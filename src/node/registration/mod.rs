@@ -391,3 +391,6 @@ impl Registrations {
         self.own_next_attempt_ms = now_ms + backoff;
     }
 }
+
+#[cfg(test)]
+mod tests;
