@@ -23,7 +23,7 @@ use tokio::sync::oneshot;
 use super::metrics::{RaftMetrics, VoterLag};
 use super::registration::{OwnAction, Registrations, Waiter};
 use super::store::{RaftStore, StoreError};
-use super::workload::{no_op_record, Pacer, Workload};
+use super::workload::{no_op_record, IdleNoOps, Pacer, Workload, IDLE_NO_OP_RECORD};
 use crate::codec::{RequestBody, ResponseBody};
 use crate::metadata::controller::ControllerRegistration;
 use crate::network::peers::{PeerConfig, PeerRequest, PeerResponse, Peers};
@@ -149,6 +149,7 @@ pub fn spawn(
     registrations: Registrations,
     peer_config: PeerConfig,
     workload: Workload,
+    metadata_max_idle_interval_ms: u64,
     runtime: tokio::runtime::Handle,
 ) -> std::io::Result<(RaftHandle, JoinHandle<Result<(), DriverError>>)> {
     let (tx, rx) = std::sync::mpsc::sync_channel(EVENT_QUEUE_DEPTH);
@@ -167,15 +168,27 @@ pub fn spawn(
                 tracing::warn!("raft event queue full; dropping a peer response (the request will time out)");
             }
         });
+        // Registration gets its own connections, as Kafka's registration channel manager has:
+        // the leader answers it only after commit, and on the Raft connection that answer
+        // would hold back this node's next Fetch, which the commit may need.
+        let registration_peers = Peers::new(
+            PeerConfig {
+                client_id: format!("{}-registration", peer_config.client_id),
+                ..peer_config.clone()
+            },
+            sink.clone(),
+        );
         let peers = Peers::new(peer_config, sink);
         let mut driver = Driver {
             core,
             store,
             registrations,
+            registration_peers,
             peers,
             pending: HashMap::new(),
             status,
             pacer: Pacer::new(workload),
+            idle_no_ops: IdleNoOps::new(metadata_max_idle_interval_ms),
             shutdown_done: false,
             metrics,
             uncommitted: VecDeque::new(),
@@ -193,10 +206,12 @@ struct Driver {
     core: RaftCore,
     store: RaftStore,
     registrations: Registrations,
+    registration_peers: Peers,
     peers: Peers,
     pending: HashMap<u64, oneshot::Sender<ResponseBody>>,
     status: Arc<Mutex<Status>>,
     pacer: Pacer,
+    idle_no_ops: IdleNoOps,
     shutdown_done: bool,
     metrics: Arc<Mutex<RaftMetrics>>,
     /// Leader batches not yet committed: (last offset, append time) for commit latency.
@@ -291,6 +306,7 @@ impl Driver {
                 self.carry_out_outputs()?;
             }
             self.run_workload()?;
+            self.run_idle_no_op()?;
             self.run_own_registration()?;
             let busy_ms = busy_started.elapsed().as_secs_f64() * 1000.0;
             self.update_metrics(idle_ms, busy_ms);
@@ -404,7 +420,7 @@ impl Driver {
                 destination,
                 request,
             } => {
-                self.peers.send(PeerRequest {
+                self.registration_peers.send(PeerRequest {
                     correlation_id,
                     destination,
                     request: RequestBody::ControllerRegistration(request),
@@ -420,6 +436,23 @@ impl Driver {
             s.metadata_version = self.registrations.image.metadata_version();
             s.controllers = self.registrations.image.controllers.clone();
         }
+    }
+
+    /// An active controller's periodic NoOpRecord (once the image knows metadata.version, as
+    /// Kafka's controller is active only after loading the log).
+    fn run_idle_no_op(&mut self) -> Result<(), DriverError> {
+        let now = now_ms();
+        let active = self.core.state_name() == "leader"
+            && self.registrations.image.metadata_version().is_some();
+        if self.idle_no_ops.due(now, active) {
+            self.core.propose(
+                now,
+                &self.store,
+                vec![Bytes::from_static(&IDLE_NO_OP_RECORD)],
+            );
+            self.carry_out_outputs()?;
+        }
+        Ok(())
     }
 
     fn with_metrics(&self, f: impl FnOnce(&mut RaftMetrics, u64)) {
