@@ -116,15 +116,19 @@ fn divergence(c: &mut Cluster, old: i32) {
     for &f in &followers {
         c.node(f).pause();
     }
-    // The leader keeps appending (NoOpRecords / workload) that no follower fetches. Poll its
-    // log until it is clearly ahead of both followers (Kafka: one NoOp every 500 ms).
+    // The leader keeps appending (NoOpRecords / workload) that no follower fetches. A paused
+    // follower still receives the answer to the one Fetch it had parked at the leader (it
+    // lands in its socket buffer and is appended on SIGCONT), so the leader must be at least
+    // three batches ahead for its tail to be something no follower can ever have.
+    let batches =
+        |bytes: &[u8]| ferrokraft::records::framer::BatchFramer::new(bytes, 0, usize::MAX).count();
     let deadline = Instant::now() + Duration::from_secs(10);
-    let follower_len = followers
+    let follower_batches = followers
         .iter()
-        .map(|f| c.node(*f).log_bytes().len())
+        .map(|f| batches(&c.node(*f).log_bytes()))
         .max()
         .unwrap();
-    while c.node(old).log_bytes().len() <= follower_len + 200 {
+    while batches(&c.node(old).log_bytes()) < follower_batches + 3 {
         assert!(
             Instant::now() < deadline,
             "the paused-away leader appended nothing"

@@ -131,8 +131,16 @@ fn snapshots_cross_implementations_with_fetch_snapshot() {
     c.assert_kafka_alive();
     // This test's own configuration: Kafka warns at ERROR level about the tiny segments it
     // needs to move the log start within a test's time.
-    c.assert_kafka_errors_explained(&[AllowedError {
-        cause: "the test sets internal.metadata.log.segment.bytes to roll segments quickly",
-        contains: &["Overriding internal.metadata.log.segment.bytes is only supported for testing"],
-    }]);
+    c.assert_kafka_errors_explained(&[
+        AllowedError {
+            cause: "the test sets internal.metadata.log.segment.bytes to roll segments quickly",
+            contains: &[
+                "Overriding internal.metadata.log.segment.bytes is only supported for testing",
+            ],
+        },
+        AllowedError {
+            cause: "the same override as Kafka 4.0 names it (metadata.log.segment.min.bytes)",
+            contains: &["Overriding metadata.log.segment.min.bytes is only supported for testing"],
+        },
+    ]);
 }

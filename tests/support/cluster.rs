@@ -245,24 +245,58 @@ impl Node {
     }
 }
 
-/// A static-voter quorum.
+/// How the nodes find the quorum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quorum {
+    /// `controller.quorum.voters` lists every node (kraft.version 0).
+    Static,
+    /// KIP-853: `controller.quorum.bootstrap.servers` lists every node; this node is formatted
+    /// `--standalone` (the only voter), the others `--no-initial-controllers` (observers).
+    Dynamic { standalone: i32 },
+}
+
+/// A quorum of Kafka and ferrokraft nodes.
 pub struct Cluster {
     pub art: Artifacts,
     pub nodes: Vec<Node>,
     pub cluster_id: String,
+    pub quorum: Quorum,
 }
 
 impl Cluster {
     /// Formats one node per entry of `kinds` (ids 1..) with `extra` properties on every node.
     pub fn new(test: &str, kinds: &[Impl], extra: &[(&str, &str)]) -> Cluster {
+        Self::with_quorum(test, kinds, extra, Quorum::Static)
+    }
+
+    /// As [`Cluster::new`], with the quorum configured as `quorum` says.
+    pub fn with_quorum(
+        test: &str,
+        kinds: &[Impl],
+        extra: &[(&str, &str)],
+        quorum: Quorum,
+    ) -> Cluster {
         let art = Artifacts::new(test);
         let ports: Vec<u16> = kinds.iter().map(|_| free_port()).collect();
-        let voters = ports
-            .iter()
-            .enumerate()
-            .map(|(i, p)| format!("{}@127.0.0.1:{p}", i + 1))
-            .collect::<Vec<_>>()
-            .join(",");
+        let quorum_line = match quorum {
+            Quorum::Static => format!(
+                "controller.quorum.voters={}",
+                ports
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| format!("{}@127.0.0.1:{p}", i + 1))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            Quorum::Dynamic { .. } => format!(
+                "controller.quorum.bootstrap.servers={}",
+                ports
+                    .iter()
+                    .map(|p| format!("127.0.0.1:{p}"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+        };
         let out = Command::new(env!("CARGO_BIN_EXE_ferrokraft"))
             .arg("random-uuid")
             .output()
@@ -274,7 +308,7 @@ impl Cluster {
             let dir = art.path(&format!("data{id}"));
             let props = art.path(&format!("node{id}.properties"));
             let mut text = format!(
-                "process.roles=controller\nnode.id={id}\ncontroller.quorum.voters={voters}\nlisteners=CONTROLLER://127.0.0.1:{port}\ncontroller.listener.names=CONTROLLER\nlog.dirs={}\nnum.network.threads=1\nnum.io.threads=1\n",
+                "process.roles=controller\nnode.id={id}\n{quorum_line}\nlisteners=CONTROLLER://127.0.0.1:{port}\ncontroller.listener.names=CONTROLLER\nlog.dirs={}\nnum.network.threads=1\nnum.io.threads=1\n",
                 dir.display(),
                 port = ports[i]
             );
@@ -282,7 +316,12 @@ impl Cluster {
                 text.push_str(&format!("{k}={v}\n"));
             }
             fs::write(&props, text).unwrap();
-            format_node(&art, *kind, &props, &cluster_id);
+            let format_mode: &[&str] = match quorum {
+                Quorum::Static => &[],
+                Quorum::Dynamic { standalone } if standalone == id => &["--standalone"],
+                Quorum::Dynamic { .. } => &["--no-initial-controllers"],
+            };
+            format_node(&art, *kind, &props, &cluster_id, format_mode);
             nodes.push(Node {
                 id,
                 kind: *kind,
@@ -302,6 +341,7 @@ impl Cluster {
             art,
             nodes,
             cluster_id,
+            quorum,
         }
     }
 
@@ -401,8 +441,9 @@ impl Cluster {
     }
 }
 
-fn format_node(art: &Artifacts, kind: Impl, props: &Path, cluster_id: &str) {
+fn format_node(art: &Artifacts, kind: Impl, props: &Path, cluster_id: &str, mode: &[&str]) {
     let mut args = vec!["format", "-t", cluster_id, "-c", props.to_str().unwrap()];
+    args.extend(mode);
     if let Some(release) = cluster_release_version() {
         args.extend(["--release-version", release]);
     }
@@ -756,16 +797,22 @@ impl Node {
 }
 
 impl Cluster {
-    /// Deletes a stopped node's directory and formats it again (a fresh replica, same id).
+    /// Deletes a stopped node's directory and formats it again (a fresh replica, same id; in
+    /// a dynamic quorum a new directory id and no initial controllers).
     pub fn wipe_and_format(&mut self, id: i32) {
         let i = (id - 1) as usize;
         assert!(self.nodes[i].process.is_none(), "node {id} must be stopped");
         let _ = fs::remove_dir_all(&self.nodes[i].dir);
+        let mode: &[&str] = match self.quorum {
+            Quorum::Static => &[],
+            Quorum::Dynamic { .. } => &["--no-initial-controllers"],
+        };
         format_node(
             &self.art,
             self.nodes[i].kind,
             &self.nodes[i].props,
             &self.cluster_id,
+            mode,
         );
     }
 }

@@ -1,0 +1,114 @@
+//! Dynamic quorums (KIP-853) mixing Apache Kafka and ferrokraft controllers (default Kafka
+//! 4.1.2; `KAFKA_VERSION` selects another), grown and shrunk with Kafka's own
+//! `kafka-metadata-quorum add-controller` / `remove-controller`. Needs Java 17 + Maven.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    missing_docs
+)]
+
+mod support;
+
+use std::time::Duration;
+
+use support::cluster::{serial, Cluster, Impl, Quorum};
+
+fn assert_tool_ok(what: &str, out: &support::kafka::ToolOutput) {
+    assert!(
+        out.status.success(),
+        "{what} failed ({:?}):\n{}\n{}",
+        out.status.code(),
+        out.stdout,
+        out.stderr
+    );
+}
+
+/// The high watermark through `via` moves past where it is now (the leader's idle NoOpRecords
+/// keep it moving): the quorum commits.
+fn assert_commits(c: &Cluster, via: i32) -> i32 {
+    let (leader, _, hw) = c.wait_for_leader(via, 1, Duration::from_secs(60));
+    let (again, _, _) = c.wait_for_leader(via, hw + 5, Duration::from_secs(60));
+    assert_eq!(leader, again, "leadership changed while checking commits");
+    leader
+}
+
+/// #7 scenario 1: a Kafka controller formatted `--standalone` leads; two ferrokraft
+/// controllers formatted `--no-initial-controllers` follow as observers and are added with
+/// `add-controller`; leadership moves to ferrokraft; the Kafka voter is removed with
+/// `remove-controller` through ferrokraft; the quorum keeps committing.
+#[test]
+fn kafka_standalone_grows_with_ferrokraft_then_the_kafka_voter_is_removed() {
+    let _serial = serial();
+    let mut c = Cluster::with_quorum(
+        "dyn-kafka-first",
+        &[Impl::Kafka, Impl::Ferrokraft, Impl::Ferrokraft],
+        &[],
+        Quorum::Dynamic { standalone: 1 },
+    );
+    c.start_all();
+    let (leader, _, _) = c.wait_for_leader(1, 1, Duration::from_secs(90));
+    assert_eq!(leader, 1, "the standalone Kafka controller leads");
+    c.wait_voters(1, &[1], Duration::from_secs(30));
+    for id in [2, 3] {
+        c.wait_caught_up(1, Duration::from_secs(60));
+        assert_tool_ok(&format!("add-controller {id}"), &c.add_controller(id, 1));
+        let want: Vec<i32> = (1..=id).collect();
+        let voters = c.wait_voters(1, &want, Duration::from_secs(60));
+        assert!(
+            voters.contains(&(id, c.directory_id(id))),
+            "node {id} joined with its own directory id: {voters:?}"
+        );
+    }
+    for via in 1..=3 {
+        c.wait_voters(via, &[1, 2, 3], Duration::from_secs(60));
+    }
+    let leader = c.make_leader_kind(Impl::Ferrokraft, Duration::from_secs(240));
+    c.wait_caught_up(leader, Duration::from_secs(60));
+    let kafka_dir = c.directory_id(1);
+    assert_tool_ok(
+        "remove-controller 1",
+        &c.remove_controller(1, &kafka_dir, leader),
+    );
+    c.wait_voters(leader, &[2, 3], Duration::from_secs(60));
+    assert_eq!(assert_commits(&c, leader), leader);
+    c.assert_kafka_alive();
+    c.assert_kafka_errors_explained(&[]);
+}
+
+/// #7 scenario 2: ferrokraft formatted `--standalone` leads; two Kafka controllers are added
+/// while it leads, then one is removed again; the quorum keeps committing throughout.
+#[test]
+fn ferrokraft_standalone_adds_and_removes_kafka_controllers() {
+    let _serial = serial();
+    let mut c = Cluster::with_quorum(
+        "dyn-ferrokraft-first",
+        &[Impl::Ferrokraft, Impl::Kafka, Impl::Kafka],
+        &[],
+        Quorum::Dynamic { standalone: 1 },
+    );
+    c.start_all();
+    let (leader, _, _) = c.wait_for_leader(1, 1, Duration::from_secs(90));
+    assert_eq!(leader, 1, "the standalone ferrokraft controller leads");
+    for id in [2, 3] {
+        c.wait_caught_up(1, Duration::from_secs(60));
+        assert_tool_ok(&format!("add-controller {id}"), &c.add_controller(id, 1));
+        let want: Vec<i32> = (1..=id).collect();
+        let voters = c.wait_voters(1, &want, Duration::from_secs(60));
+        assert!(
+            voters.contains(&(id, c.directory_id(id))),
+            "node {id} joined with its own directory id: {voters:?}"
+        );
+    }
+    for via in 1..=3 {
+        c.wait_voters(via, &[1, 2, 3], Duration::from_secs(60));
+    }
+    assert_eq!(assert_commits(&c, 1), 1);
+    let dir3 = c.directory_id(3);
+    assert_tool_ok("remove-controller 3", &c.remove_controller(3, &dir3, 1));
+    c.wait_voters(1, &[1, 2], Duration::from_secs(60));
+    c.wait_voters(2, &[1, 2], Duration::from_secs(60));
+    assert_eq!(assert_commits(&c, 1), 1, "ferrokraft still leads");
+    c.assert_kafka_alive();
+    c.assert_kafka_errors_explained(&[]);
+}

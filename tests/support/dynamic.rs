@@ -1,0 +1,110 @@
+//! KIP-853 helpers for mixed quorums: Kafka's own `kafka-metadata-quorum add-controller` /
+//! `remove-controller`, and the voter set as `describe --status` reports it.
+
+use std::fs;
+use std::time::{Duration, Instant};
+
+use super::cluster::Cluster;
+use super::kafka::{kafka, ToolOutput};
+
+const METADATA_QUORUM: &str = "org.apache.kafka.tools.MetadataQuorumCommand";
+
+impl Cluster {
+    /// The `directory.id` in node `id`'s meta.properties.
+    pub fn directory_id(&self, id: i32) -> String {
+        let path = self.nodes[(id - 1) as usize].dir.join("meta.properties");
+        let text = fs::read_to_string(&path).unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix("directory.id="))
+            .unwrap_or_else(|| panic!("no directory.id in {}", path.display()))
+            .trim()
+            .to_string()
+    }
+
+    fn bootstrap(&self, via: i32) -> String {
+        format!("127.0.0.1:{}", self.nodes[(via - 1) as usize].port)
+    }
+
+    /// `kafka-metadata-quorum --bootstrap-controller <via> --command-config <node id's
+    /// properties> add-controller`, as the Kafka docs run it on the new controller's host.
+    pub fn add_controller(&self, id: i32, via: i32) -> ToolOutput {
+        let props = self.nodes[(id - 1) as usize].props.clone();
+        kafka().tool(
+            &self.art,
+            &format!("add-controller-{id}-via-{via}"),
+            METADATA_QUORUM,
+            &[
+                "--bootstrap-controller",
+                &self.bootstrap(via),
+                "--command-config",
+                props.to_str().unwrap(),
+                "add-controller",
+            ],
+        )
+    }
+
+    /// `kafka-metadata-quorum --bootstrap-controller <via> remove-controller --controller-id
+    /// <id> --controller-directory-id <dir>`.
+    pub fn remove_controller(&self, id: i32, directory_id: &str, via: i32) -> ToolOutput {
+        kafka().tool(
+            &self.art,
+            &format!("remove-controller-{id}-via-{via}"),
+            METADATA_QUORUM,
+            &[
+                "--bootstrap-controller",
+                &self.bootstrap(via),
+                "remove-controller",
+                "--controller-id",
+                &id.to_string(),
+                "--controller-directory-id",
+                directory_id,
+            ],
+        )
+    }
+
+    /// Voter ids (with directory ids) in `describe --status` through `via`.
+    pub fn voters(&self, via: i32) -> Option<Vec<(i32, String)>> {
+        let out = self.describe(via, "status")?;
+        let line = out.lines().find(|l| l.starts_with("CurrentVoters:"))?;
+        Some(parse_replicas(line))
+    }
+
+    /// Polls until the voters through `via` are exactly `ids`.
+    pub fn wait_voters(&self, via: i32, ids: &[i32], timeout: Duration) -> Vec<(i32, String)> {
+        let deadline = Instant::now() + timeout;
+        let mut last = None;
+        while Instant::now() < deadline {
+            if let Some(v) = self.voters(via) {
+                let mut have: Vec<i32> = v.iter().map(|(id, _)| *id).collect();
+                have.sort_unstable();
+                if have == ids {
+                    return v;
+                }
+                last = Some(v);
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        panic!("voters through node {via} never became {ids:?}; last: {last:?}");
+    }
+}
+
+/// `[{"id": 1, "directoryId": "…", "endpoints": […]}, …]` → [(1, "…"), …].
+fn parse_replicas(line: &str) -> Vec<(i32, String)> {
+    line.split("{\"id\": ")
+        .skip(1)
+        .filter_map(|entry| {
+            let id = entry
+                .split(|c: char| !c.is_ascii_digit())
+                .next()?
+                .parse()
+                .ok()?;
+            let dir = entry
+                .split("\"directoryId\": \"")
+                .nth(1)
+                .and_then(|d| d.split('"').next())
+                .unwrap_or("")
+                .to_string();
+            Some((id, dir))
+        })
+        .collect()
+}
