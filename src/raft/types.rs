@@ -184,6 +184,68 @@ impl VoterSet {
     pub fn endpoint(&self, id: i32, listener: &str) -> Option<&Endpoint> {
         self.voters.get(&id)?.endpoints.get(listener)
     }
+
+    /// The set with `node` added; `None` when its id is already a voter (`VoterSet.addVoter`).
+    pub fn add_voter(&self, node: VoterNode) -> Option<VoterSet> {
+        if self.voters.contains_key(&node.key.id) {
+            return None;
+        }
+        let mut voters = self.voters.clone();
+        voters.insert(node.key.id, node);
+        Some(Self { voters })
+    }
+
+    /// The set without `key`; `None` unless a voter has exactly that key (id and directory id)
+    /// and it is not the last voter (`VoterSet.removeVoter`).
+    pub fn remove_voter(&self, key: &ReplicaKey) -> Option<VoterSet> {
+        let old = self.voters.get(&key.id)?;
+        if old.key != *key || self.voters.len() <= 1 {
+            return None;
+        }
+        let mut voters = self.voters.clone();
+        voters.remove(&key.id);
+        Some(Self { voters })
+    }
+
+    /// The set with the voter of `node`'s id replaced by `node`; `None` unless that voter is
+    /// `node.key` in Kafka's strict sense (`VoterSet.updateVoter`).
+    pub fn update_voter(&self, node: VoterNode) -> Option<VoterSet> {
+        let old = self.voters.get(&node.key.id)?;
+        if !old.is_voter_key(&node.key) {
+            return None;
+        }
+        let mut voters = self.voters.clone();
+        voters.insert(node.key.id, node);
+        Some(Self { voters })
+    }
+
+    /// Like [`Self::update_voter`] but matching on the id only: static voters have no
+    /// directory id to compare (`VoterSet.updateVoterIgnoringDirectoryId`).
+    pub fn update_voter_ignoring_directory_id(&self, node: VoterNode) -> Option<VoterSet> {
+        if !self.voters.contains_key(&node.key.id) {
+            return None;
+        }
+        let mut voters = self.voters.clone();
+        voters.insert(node.key.id, node);
+        Some(Self { voters })
+    }
+
+    /// Whether the entry for `node`'s key differs from `node` (`VoterSet.voterNodeNeedsUpdate`).
+    pub fn voter_node_needs_update(&self, node: &VoterNode) -> bool {
+        self.voters
+            .get(&node.key.id)
+            .is_some_and(|old| old.is_voter_key(&node.key) && old != node)
+    }
+}
+
+impl VoterNode {
+    /// Kafka's `VoterNode.isVoter`: ids equal and, when this voter has a directory id, the
+    /// same directory id (a key without one does not match it). Stricter than
+    /// [`ReplicaKey::matches`], which the voter changes must not use.
+    pub fn is_voter_key(&self, key: &ReplicaKey) -> bool {
+        self.key.id == key.id
+            && (self.key.directory_id.is_nil() || self.key.directory_id == key.directory_id)
+    }
 }
 
 #[cfg(test)]
