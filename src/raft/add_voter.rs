@@ -143,7 +143,7 @@ impl RaftCore {
         );
         let deadline_ms = now_ms + self.cfg.request_timeout_ms;
         if let Role::Leader(l) = &mut self.role {
-            l.add_voter = Some(PendingAddVoter {
+            l.add_voter = Some(Box::new(PendingAddVoter {
                 request_id: req.request_id,
                 api_version: req.api_version,
                 voter: VoterNode {
@@ -154,7 +154,7 @@ impl RaftCore {
                 },
                 deadline_ms,
                 last_offset: None,
-            });
+            }));
         }
         Ok(())
     }

@@ -152,7 +152,7 @@ pub struct Leader {
     /// When the pending batch must be written.
     pub linger_deadline_ms: Option<u64>,
     /// The AddRaftVoter in progress (at most one voter change at a time).
-    pub add_voter: Option<PendingAddVoter>,
+    pub add_voter: Option<Box<PendingAddVoter>>,
     /// The RemoveRaftVoter in progress.
     pub remove_voter: Option<PendingRemoveVoter>,
     /// kraft.version 0 only: the static voters with the endpoints voters sent in
