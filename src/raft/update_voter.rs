@@ -273,9 +273,17 @@ impl RaftCore {
             .flatten();
         let done =
             resp.error_code == errors::NONE || resp.error_code == errors::UNSUPPORTED_VERSION;
+        // A leader not ready for voter changes yet (no high watermark in its epoch, another
+        // change pending) answers REQUEST_TIMED_OUT: expected, retried next period. Kafka logs
+        // it at ERROR; the shared handling would too, so it is kept from it.
+        let not_ready = resp.error_code == errors::REQUEST_TIMED_OUT;
         // The shared handling treats any error it does not know as a failure; UNSUPPORTED_VERSION
         // is a success here.
-        let common_error = if done { errors::NONE } else { resp.error_code };
+        let common_error = if done || not_ready {
+            errors::NONE
+        } else {
+            resp.error_code
+        };
         if self.handle_common_response(
             now_ms,
             log,
@@ -285,6 +293,15 @@ impl RaftCore {
             resp.current_leader.leader_epoch,
             endpoint,
         ) {
+            return;
+        }
+        if not_ready {
+            tracing::info!(
+                node_id = self.local.id,
+                "leader {from} is not ready for UpdateRaftVoter (REQUEST_TIMED_OUT); retrying next period"
+            );
+            self.requests
+                .on_error(from, now_ms + self.cfg.retry_backoff_ms);
             return;
         }
         self.requests.on_success(from);
