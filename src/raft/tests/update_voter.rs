@@ -264,16 +264,16 @@ fn follower(builder: Builder, another_listener: bool) -> Context {
     ctx
 }
 
-/// Answers every Fetch to the leader until `until_ms`, advancing 1 s at a time. Panics if
-/// anything but Fetch is sent.
-fn keep_fetching_until(ctx: &mut Context, until_ms: u64) {
+/// Answers every Fetch to the leader of `epoch` until `until_ms`, advancing 1 s at a time.
+/// Panics if anything but Fetch is sent.
+fn keep_fetching_until(ctx: &mut Context, epoch: i32, until_ms: u64) {
     while ctx.now_ms < until_ms {
         let fetches = ctx.take_sent(ApiKey::Fetch);
         assert!(ctx.sent.is_empty(), "only Fetch expected: {:?}", ctx.sent);
         // (After an error answer the leader backs off and a Fetch may go to another voter
         // to rediscover the leader, as Kafka's `maybeSendFetchToBestNode` does.)
         for f in fetches {
-            ctx.deliver_response(f.correlation_id, empty_fetch_response(EPOCH, LEADER, 0));
+            ctx.deliver_response(f.correlation_id, empty_fetch_response(epoch, LEADER, 0));
         }
         ctx.advance(1_000);
     }
@@ -295,8 +295,12 @@ fn update_voter_answer_body(error: i16, leader: i32, epoch: i32) -> ResponseBody
 
 /// Runs the follower past one update-voter period; returns the UpdateRaftVoter sent, if any.
 fn run_one_period(ctx: &mut Context) -> Option<Sent> {
+    run_one_period_in(ctx, EPOCH)
+}
+
+fn run_one_period_in(ctx: &mut Context, epoch: i32) -> Option<Sent> {
     let start = ctx.now_ms;
-    keep_fetching_until(ctx, start + FETCH_TIMEOUT_MS - 1_000);
+    keep_fetching_until(ctx, epoch, start + FETCH_TIMEOUT_MS - 1_000);
     // One more round: the period ends while a Fetch is in flight.
     for _ in 0..3 {
         let mut updates = ctx.take_sent(ApiKey::UpdateRaftVoter);
@@ -304,7 +308,7 @@ fn run_one_period(ctx: &mut Context) -> Option<Sent> {
             return Some(update);
         }
         for f in ctx.take_sent(ApiKey::Fetch) {
-            ctx.deliver_response(f.correlation_id, empty_fetch_response(EPOCH, LEADER, 0));
+            ctx.deliver_response(f.correlation_id, empty_fetch_response(epoch, LEADER, 0));
         }
         ctx.advance(1_000);
     }
@@ -371,6 +375,57 @@ fn test_follower_sends_update_voter_with_kraft_version0() {
 }
 
 #[test]
+fn test_follower_sends_update_voter_after_election_with_kraft_version0() {
+    for answer in [errors::NONE, errors::UNSUPPORTED_VERSION] {
+        let mut ctx = follower(kraft0(LOCAL, &[1, 2, 3]), true);
+        let update = run_one_period(&mut ctx).expect("UpdateRaftVoter to the first leader");
+        ctx.deliver_response(
+            update.correlation_id,
+            update_voter_answer_body(answer, LEADER, EPOCH),
+        );
+        assert_eq!(ctx.take_sent(ApiKey::Fetch).len(), 1);
+        // A new epoch (same leader): the new leader state has no in-memory endpoints of ours.
+        let id = ctx.deliver_request(begin_epoch_request_body(EPOCH + 1, LEADER), 1);
+        assert!(ctx.has_response(id));
+        ctx.assert_follower(EPOCH + 1, LEADER);
+        let update = run_one_period_in(&mut ctx, EPOCH + 1).expect("sent again");
+        assert_update_voter_request(&update, EPOCH + 1);
+        ctx.deliver_response(
+            update.correlation_id,
+            update_voter_answer_body(errors::NONE, LEADER, EPOCH + 1),
+        );
+        let fetches = ctx.take_sent(ApiKey::Fetch);
+        assert_eq!(fetches.len(), 1, "answer {answer}");
+        assert!(run_one_period_in(&mut ctx, EPOCH + 1).is_none());
+    }
+}
+
+#[test]
+fn test_observer_discovers_leader_with_unknown_voters() {
+    // kraft.version 1 and no voters known: discovery goes to the bootstrap servers.
+    let mut ctx = Builder::new(LOCAL, &[])
+        .with_config(|c| {
+            c.directory_id = dir(LOCAL);
+            c.snapshot_voters = Some((None, 1));
+            c.bootstrap_servers = vec![crate::raft::types::Endpoint {
+                host: "localhost".into(),
+                port: 1234,
+            }];
+        })
+        .with_unknown_leader(3)
+        .build();
+    ctx.poll();
+    let fetches = ctx.take_sent(ApiKey::Fetch);
+    assert_eq!(fetches.len(), 1, "{:?}", ctx.events);
+    assert_eq!(fetches[0].destination, -2);
+    let RequestBody::Fetch(f) = &fetches[0].request else {
+        unreachable!()
+    };
+    assert_eq!(f.topics[0].partitions[0].current_leader_epoch, 3);
+    assert_eq!(f.topics[0].partitions[0].fetch_offset, 0);
+}
+
+#[test]
 fn test_follower_sends_update_voter_when_different() {
     // Our listeners match the voter set: nothing to send.
     let mut ctx = follower(kraft1(LOCAL, &[1, 2, 3], &[1, 2, 3]), false);
@@ -385,7 +440,7 @@ fn test_follower_sends_update_voter_when_different() {
 fn test_follower_sends_update_voter_if_pending_fetch_during_timeout() {
     let mut ctx = follower(kraft1(LOCAL, &[1, 2, 3], &[1, 2, 3]), true);
     let start = ctx.now_ms;
-    keep_fetching_until(&mut ctx, start + FETCH_TIMEOUT_MS);
+    keep_fetching_until(&mut ctx, EPOCH, start + FETCH_TIMEOUT_MS);
     // The period is over while a Fetch is in flight: nothing else goes out...
     let fetch = ctx.take_sent(ApiKey::Fetch);
     assert_eq!(fetch.len(), 1);
