@@ -126,9 +126,12 @@ impl RaftCore {
         next_offset: i64,
         epoch: i32,
     ) {
+        let voters_before = self.history.last_voters_offset();
         self.history.apply(&batch);
         // A VotersRecord counts from the moment it is appended (KIP-853).
-        self.sync_leader_replica_states();
+        if self.history.last_voters_offset() != voters_before {
+            self.sync_leader_replica_states();
+        }
         self.outputs
             .push_back(Output::AppendAsLeader { batch, epoch });
         self.outputs.push_back(Output::Flush);
