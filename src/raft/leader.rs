@@ -8,7 +8,7 @@ use kafka_protocol::messages::{BrokerId, LeaderChangeMessage};
 use super::core::RaftCore;
 use super::io::{Destination, Output};
 use super::log::LogReader;
-use super::state::Role;
+use super::state::{ReplicaState, Role};
 use super::types::{OffsetAndEpoch, VoterSet, MAX_BATCH_SIZE_BYTES};
 use super::voters::voter_set_to_record;
 use crate::records::batch::{build_control_batch, build_data_batch};
@@ -136,11 +136,18 @@ impl RaftCore {
             .push_back(Output::AppendAsLeader { batch, epoch });
         self.outputs.push_back(Output::Flush);
         self.written_end = Some(OffsetAndEpoch::new(next_offset, epoch));
-        let local_id = self.local.id;
+        let local = self.local;
         if let Role::Leader(l) = &mut self.role {
-            if let Some(me) = l.voters.get_mut(&local_id) {
-                me.record_fetch(next_offset, next_offset, now_ms);
-            }
+            // A leader that removed itself is tracked as an observer until it resigns, as
+            // Kafka's LeaderState does (DescribeQuorum lists it there).
+            let me = match l.voters.get_mut(&local.id) {
+                Some(me) => me,
+                None => l
+                    .observers
+                    .entry(local)
+                    .or_insert_with(|| ReplicaState::new(local)),
+            };
+            me.record_fetch(next_offset, next_offset, now_ms);
         }
         self.maybe_update_leader_high_watermark(log);
         self.complete_parked_fetches_after_append(now_ms, log);

@@ -7,7 +7,7 @@ use super::context::*;
 use super::reconfig_ctx::*;
 use crate::raft::errors;
 use crate::raft::types::ReplicaKey;
-use crate::raft::Role;
+use crate::raft::{LogReader, Role};
 
 const LOCAL: i32 = 1;
 const FOLLOWER1: i32 = 2;
@@ -43,6 +43,15 @@ fn test_remove_voter_is_leader() {
     establish_high_watermark(&mut ctx, key(FOLLOWER1));
     let id = remove(&mut ctx, key(LOCAL));
     assert!(!ctx.core.voters().contains_id(LOCAL));
+    // Until it resigns the leader tracks itself as an observer (DescribeQuorum shows it so).
+    let Role::Leader(l) = ctx.role() else {
+        panic!("still leader until the removal commits")
+    };
+    assert!(!l.voters.contains_key(&LOCAL));
+    assert_eq!(
+        l.observers.get(&key(LOCAL)).and_then(|r| r.end_offset),
+        Some(ctx.log.end_offset().offset)
+    );
     // The new voters {2, 3} must both have the record; the leader no longer counts.
     assert_eq!(fetch_at_log_end(&mut ctx, key(FOLLOWER1)), errors::NONE);
     assert!(
