@@ -91,8 +91,16 @@ pub fn start(args: StartArgs) -> Result<()> {
             client_id: format!("raft-client-{node_id}"),
             request_timeout_ms: config.quorum_request_timeout_ms,
         };
-        let node::start::Opened { dir, core, store, voters, cluster_id } = opened;
-        let (raft, thread) = driver::spawn(core, store, peer_config, workload, tokio::runtime::Handle::current())?;
+        let node::start::Opened { dir, core, store, voters, cluster_id, registrations } = opened;
+        let (raft, thread) = driver::spawn(
+            core,
+            store,
+            registrations,
+            peer_config,
+            workload,
+            config.metadata_max_idle_interval_ms,
+            tokio::runtime::Handle::current(),
+        )?;
         let handler = Arc::new(Node::new(node_id, cluster_id, voters, Some(raft.clone())));
         let metrics_shutdown = CancellationToken::new();
         if let Some(addr) = config.metrics_listener {

@@ -17,6 +17,7 @@ pub mod codec;
 pub mod config;
 pub mod log;
 pub mod logging;
+pub mod metadata;
 pub mod network;
 pub mod node;
 pub mod raft;

@@ -47,6 +47,29 @@ fn ferrokraft_follows_a_kafka_leader_byte_for_byte() {
         );
         std::thread::sleep(Duration::from_millis(500));
     }
+    // KIP-919 the other way: ferrokraft registered with the Kafka active controller, whose
+    // QuorumController wrote the record; it came back to ferrokraft through replication.
+    let t0 = Instant::now();
+    let registered = loop {
+        let mut image = ferrokraft::metadata::image::MetadataImage::default();
+        image.replay_batches(&c.node(3).log_bytes(), i64::MAX, "node 3");
+        let ids: Vec<i32> = image.controllers.keys().copied().collect();
+        if ids == [1, 2, 3] || t0.elapsed() > Duration::from_secs(60) {
+            break ids;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    };
+    assert_eq!(
+        registered,
+        [1, 2, 3],
+        "controllers registered in ferrokraft's log"
+    );
+    assert!(
+        c.node(3)
+            .log_text()
+            .contains("The active controller acknowledged our registration"),
+        "the Kafka leader acknowledged ferrokraft's ControllerRegistration"
+    );
     let leader_log = c.node(leader).segment();
     let ours = c.node(3).segment();
     assert!(
@@ -73,8 +96,9 @@ fn ferrokraft_follows_a_kafka_leader_byte_for_byte() {
         ],
     );
     assert!(out.status.success(), "dump-log failed: {}", out.stderr);
+    // 4.1+ prints the decoded LeaderChange record; 4.0 only its control type.
     assert!(
-        out.stdout.contains("LeaderChange"),
+        out.stdout.contains("LeaderChange") || out.stdout.contains("controlType: LEADER_CHANGE"),
         "dump-log printed the LeaderChange batch"
     );
     assert!(!out.stdout.contains("isvalid: false"), "every batch valid");
@@ -212,6 +236,66 @@ fn ferrokraft_leader_resigns_gracefully_to_kafka() {
     println!("graceful handover to node {next} observed after {took:?} (SIGTERM to Kafka's leader log line)");
 }
 
+/// Scenario g: pre-vote across implementations. With a Kafka leader, a Kafka follower and then
+/// a ferrokraft follower are each SIGSTOPped past the fetch timeout and resumed: their
+/// pre-votes are rejected (the others still follow the leader) and the epoch never moves.
+#[test]
+fn paused_followers_of_either_kind_do_not_bump_the_epoch() {
+    let _serial = serial();
+    let mut c = Cluster::new(
+        "prevote",
+        &[Impl::Kafka, Impl::Kafka, Impl::Ferrokraft],
+        &[],
+    );
+    c.start_all();
+    let leader = c.make_leader_kind(Impl::Kafka, Duration::from_secs(240));
+    c.wait_caught_up(leader, Duration::from_secs(60));
+    let (_, epoch, _) = c.wait_for_leader(leader, 1, Duration::from_secs(30));
+    let kafka_follower = if leader == 1 { 2 } else { 1 };
+    for paused in [kafka_follower, 3] {
+        c.node(paused).pause();
+        // controller.quorum.fetch.timeout.ms is 2000: 5 s is well past it.
+        std::thread::sleep(Duration::from_secs(5));
+        c.node(paused).resume();
+        // Observe for a while: the resumed node pre-votes, is rejected, and fetches again.
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(10) {
+            let (l, e, _) = c.wait_for_leader(leader, 1, Duration::from_secs(30));
+            assert_eq!(
+                (l, e),
+                (leader, epoch),
+                "pausing node {paused} changed the leader or epoch"
+            );
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        c.wait_caught_up(leader, Duration::from_secs(60));
+        let (l, e, _) = c
+            .try_leader(paused, 1)
+            .expect("the resumed node knows the leader");
+        assert_eq!(
+            (l, e),
+            (leader, epoch),
+            "node {paused} follows the same leader"
+        );
+    }
+    let text = c.node(3).log_text();
+    assert!(
+        text.contains("Transitioned to prospective"),
+        "the paused ferrokraft node's fetch timeout fired (it pre-voted)"
+    );
+    assert!(
+        !text.contains("Transitioned to candidate"),
+        "ferrokraft never became a candidate"
+    );
+    let kafka_text = c.node(kafka_follower).log_text();
+    println!(
+        "Kafka follower {kafka_follower} went prospective: {}",
+        kafka_text.contains("transition to ProspectiveState")
+    );
+    c.assert_kafka_alive();
+    c.assert_kafka_errors_explained(&[]);
+}
+
 /// Scenario h: ferrokraft is the first leader of a fresh cluster (the Kafka controllers get a
 /// long election timeout so they cannot win first). The Kafka followers replicate its log byte
 /// for byte and stay up; what they log because ferrokraft writes no bootstrap metadata records
@@ -241,6 +325,32 @@ fn ferrokraft_first_leader_of_a_fresh_cluster_keeps_kafka_followers_healthy() {
     let (l, e, _) = c.wait_for_leader(1, 1, Duration::from_secs(30));
     assert_eq!((l, e), (1, 1), "ferrokraft still leads epoch 1");
     c.wait_converged(1, &[1, 2, 3], Duration::from_secs(60));
+    // KIP-919 across implementations: the Kafka controllers registered with the ferrokraft
+    // leader (API 70), ferrokraft registered itself, every RegisterControllerRecord was
+    // committed, and Kafka's own ControllerRegistrationManager found its record in the log.
+    let t0 = Instant::now();
+    let registered = loop {
+        let mut image = ferrokraft::metadata::image::MetadataImage::default();
+        image.replay_batches(&c.node(1).log_bytes(), i64::MAX, "node 1");
+        let ids: Vec<i32> = image.controllers.keys().copied().collect();
+        if ids == [1, 2, 3] || t0.elapsed() > Duration::from_secs(60) {
+            break ids;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    };
+    assert_eq!(registered, [1, 2, 3], "controllers registered in the log");
+    for id in [2, 3] {
+        assert!(
+            c.node(id)
+                .log_text()
+                .contains("Our registration has been persisted to the metadata log."),
+            "Kafka controller {id} saw its registration committed"
+        );
+    }
+    // Kafka answers DescribeCluster from those registrations: the tool finds the ferrokraft
+    // leader through a Kafka controller.
+    let (l, e, _) = c.wait_for_leader(2, 1, Duration::from_secs(30));
+    assert_eq!((l, e), (1, 1), "kafka-metadata-quorum via Kafka node 2");
     c.assert_kafka_alive();
     c.assert_kafka_errors_explained(&[]);
 }

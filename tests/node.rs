@@ -169,6 +169,17 @@ fn three_nodes_elect_and_kafka_metadata_quorum_describes_them() {
     }
     let (code, body) = http_get(ports[0], "/ready").unwrap();
     assert_eq!(code, 200, "{body}");
+    // No workload here: an active controller still appends a NoOpRecord every
+    // metadata.max.idle.interval.ms (500 ms), so the high watermark keeps moving.
+    let leader_port = ports[(leader - 1) as usize];
+    let hw = || metrics(leader_port).map_or(-1.0, |m| gauge(&m, "high_watermark"));
+    let before = hw();
+    std::thread::sleep(Duration::from_secs(3));
+    let after = hw();
+    assert!(
+        after >= before + 2.0,
+        "idle leader's high watermark {before} → {after} in 3 s"
+    );
 }
 
 #[test]

@@ -7,10 +7,11 @@
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{
     AddRaftVoterRequest, AddRaftVoterResponse, ApiKey, ApiVersionsRequest, ApiVersionsResponse,
-    BeginQuorumEpochRequest, BeginQuorumEpochResponse, DescribeClusterRequest,
-    DescribeClusterResponse, DescribeQuorumRequest, DescribeQuorumResponse, EndQuorumEpochRequest,
-    EndQuorumEpochResponse, FetchRequest, FetchResponse, FetchSnapshotRequest,
-    FetchSnapshotResponse, RemoveRaftVoterRequest, RemoveRaftVoterResponse, UpdateRaftVoterRequest,
+    BeginQuorumEpochRequest, BeginQuorumEpochResponse, ControllerRegistrationRequest,
+    ControllerRegistrationResponse, DescribeClusterRequest, DescribeClusterResponse,
+    DescribeQuorumRequest, DescribeQuorumResponse, EndQuorumEpochRequest, EndQuorumEpochResponse,
+    FetchRequest, FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse,
+    RemoveRaftVoterRequest, RemoveRaftVoterResponse, UpdateRaftVoterRequest,
     UpdateRaftVoterResponse, VoteRequest, VoteResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable};
@@ -110,4 +111,5 @@ kraft_apis! {
     AddRaftVoter => AddRaftVoterRequest, AddRaftVoterResponse;
     RemoveRaftVoter => RemoveRaftVoterRequest, RemoveRaftVoterResponse;
     UpdateRaftVoter => UpdateRaftVoterRequest, UpdateRaftVoterResponse;
+    ControllerRegistration => ControllerRegistrationRequest, ControllerRegistrationResponse;
 }

@@ -44,6 +44,7 @@ pub const ADVERTISED: &[ApiRange] = &[
     api(ApiKey::DescribeQuorum, 0, 2),
     api(ApiKey::FetchSnapshot, 0, 1),
     api(ApiKey::DescribeCluster, 0, 2),
+    api(ApiKey::ControllerRegistration, 0, 0),
     api(ApiKey::AddRaftVoter, 0, 0),
     api(ApiKey::RemoveRaftVoter, 0, 0),
     api(ApiKey::UpdateRaftVoter, 0, 0),

@@ -11,7 +11,7 @@
 //!                                      Send ─▶ peers      Respond ─▶ the waiting connection
 //! ```
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -21,9 +21,11 @@ use bytes::Bytes;
 use tokio::sync::oneshot;
 
 use super::metrics::{RaftMetrics, VoterLag};
+use super::registration::{OwnAction, Registrations, Waiter};
 use super::store::{RaftStore, StoreError};
-use super::workload::{no_op_record, Pacer, Workload};
-use crate::codec::ResponseBody;
+use super::workload::{no_op_record, IdleNoOps, Pacer, Workload, IDLE_NO_OP_RECORD};
+use crate::codec::{RequestBody, ResponseBody};
+use crate::metadata::controller::ControllerRegistration;
 use crate::network::peers::{PeerConfig, PeerRequest, PeerResponse, Peers};
 use crate::raft::{InboundRequest, Output, RaftCore, RaftError};
 
@@ -64,6 +66,10 @@ pub struct Status {
     pub high_watermark: Option<i64>,
     /// The voters in effect (static, or from voter records).
     pub voters: crate::raft::types::VoterSet,
+    /// The committed metadata.version level, once known.
+    pub metadata_version: Option<i16>,
+    /// Registered controllers (KIP-919) in the committed metadata.
+    pub controllers: BTreeMap<i32, ControllerRegistration>,
 }
 
 /// The async side's handle on the raft thread.
@@ -140,8 +146,10 @@ fn now_ms() -> u64 {
 pub fn spawn(
     core: RaftCore,
     store: RaftStore,
+    registrations: Registrations,
     peer_config: PeerConfig,
     workload: Workload,
+    metadata_max_idle_interval_ms: u64,
     runtime: tokio::runtime::Handle,
 ) -> std::io::Result<(RaftHandle, JoinHandle<Result<(), DriverError>>)> {
     let (tx, rx) = std::sync::mpsc::sync_channel(EVENT_QUEUE_DEPTH);
@@ -160,14 +168,27 @@ pub fn spawn(
                 tracing::warn!("raft event queue full; dropping a peer response (the request will time out)");
             }
         });
+        // Registration gets its own connections, as Kafka's registration channel manager has:
+        // the leader answers it only after commit, and on the Raft connection that answer
+        // would hold back this node's next Fetch, which the commit may need.
+        let registration_peers = Peers::new(
+            PeerConfig {
+                client_id: format!("{}-registration", peer_config.client_id),
+                ..peer_config.clone()
+            },
+            sink.clone(),
+        );
         let peers = Peers::new(peer_config, sink);
         let mut driver = Driver {
             core,
             store,
+            registrations,
+            registration_peers,
             peers,
             pending: HashMap::new(),
             status,
             pacer: Pacer::new(workload),
+            idle_no_ops: IdleNoOps::new(metadata_max_idle_interval_ms),
             shutdown_done: false,
             metrics,
             uncommitted: VecDeque::new(),
@@ -184,10 +205,13 @@ pub fn spawn(
 struct Driver {
     core: RaftCore,
     store: RaftStore,
+    registrations: Registrations,
+    registration_peers: Peers,
     peers: Peers,
     pending: HashMap<u64, oneshot::Sender<ResponseBody>>,
     status: Arc<Mutex<Status>>,
     pacer: Pacer,
+    idle_no_ops: IdleNoOps,
     shutdown_done: bool,
     metrics: Arc<Mutex<RaftMetrics>>,
     /// Leader batches not yet committed: (last offset, append time) for commit latency.
@@ -204,6 +228,15 @@ struct Driver {
 
 impl Driver {
     fn run(&mut self, rx: Receiver<Event>) -> Result<(), DriverError> {
+        // The image starts from the latest snapshot; the log is replayed as the high watermark
+        // becomes known (Kafka's MetadataLoader also waits for it).
+        if self.registrations.catch_up(&self.store, 0) {
+            self.publish_image();
+        }
+        tracing::info!(
+            "Controller incarnation id {}",
+            self.registrations.incarnation_id()
+        );
         self.carry_out_outputs()?;
         loop {
             let now = now_ms();
@@ -222,7 +255,31 @@ impl Driver {
             match received {
                 Ok(Event::Request { request, reply }) => {
                     self.pending.insert(request.request_id, reply);
-                    self.core.handle_request(now_ms(), &self.store, request);
+                    if let RequestBody::ControllerRegistration(body) = &request.body {
+                        self.handle_controller_registration(request.request_id, body);
+                    } else {
+                        self.core.handle_request(now_ms(), &self.store, request);
+                    }
+                }
+                Ok(Event::Response(r))
+                    if self.registrations.is_own_correlation(r.correlation_id) =>
+                {
+                    let error = match r.result {
+                        crate::raft::ResponseResult::Answered(
+                            ResponseBody::ControllerRegistration(resp),
+                        ) if resp.error_code == 0 => None,
+                        crate::raft::ResponseResult::Answered(
+                            ResponseBody::ControllerRegistration(resp),
+                        ) => Some((
+                            resp.error_code,
+                            resp.error_message
+                                .map(|m| m.to_string())
+                                .unwrap_or_default(),
+                        )),
+                        other => Some((-1, format!("{other:?}"))),
+                    };
+                    self.registrations
+                        .own_response(now_ms(), r.correlation_id, error);
                 }
                 Ok(Event::Response(r)) => {
                     if let Some(dest) = self.sent_to.remove(&r.correlation_id) {
@@ -249,6 +306,8 @@ impl Driver {
                 self.carry_out_outputs()?;
             }
             self.run_workload()?;
+            self.run_idle_no_op()?;
+            self.run_own_registration()?;
             let busy_ms = busy_started.elapsed().as_secs_f64() * 1000.0;
             self.update_metrics(idle_ms, busy_ms);
             if let Some(e) = self.core.fatal_error() {
@@ -277,6 +336,123 @@ impl Driver {
         let records: Vec<Bytes> = (0..due).map(|_| record.clone()).collect();
         self.core.propose(now_ms(), &self.store, records);
         self.carry_out_outputs()
+    }
+
+    /// Serves a ControllerRegistration request: as the active controller, append the
+    /// record and answer once it is committed; otherwise answer the error now.
+    fn handle_controller_registration(
+        &mut self,
+        request_id: u64,
+        body: &kafka_protocol::messages::ControllerRegistrationRequest,
+    ) {
+        let is_leader = self.core.state_name() == "leader";
+        let record = self
+            .registrations
+            .record_for_request(is_leader, self.core.leader_id(), body);
+        let outcome = record.and_then(|value| {
+            self.core
+                .propose(now_ms(), &self.store, vec![value])
+                .ok_or((
+                    crate::raft::errors::NOT_CONTROLLER,
+                    "No controller appears to be active.".to_string(),
+                ))
+        });
+        match outcome {
+            Ok(last_offset) => {
+                tracing::info!(
+                    "Registering controller {} (incarnation {}) at offset {last_offset}",
+                    body.controller_id,
+                    body.incarnation_id
+                );
+                self.registrations
+                    .await_commit(last_offset, Waiter::Request(request_id));
+            }
+            Err((code, message)) => {
+                tracing::info!(
+                    "Refused the registration of controller {}: error {code} ({message})",
+                    body.controller_id
+                );
+                self.answer_registration(request_id, code, Some(message));
+            }
+        }
+    }
+
+    fn answer_registration(&mut self, request_id: u64, code: i16, message: Option<String>) {
+        if let Some(reply) = self.pending.remove(&request_id) {
+            let body = kafka_protocol::messages::ControllerRegistrationResponse::default()
+                .with_error_code(code)
+                .with_error_message(message.map(Into::into));
+            let _ = reply.send(ResponseBody::ControllerRegistration(body));
+        }
+    }
+
+    fn finish_waiters(&mut self, waiters: Vec<Waiter>, code: i16) {
+        for w in waiters {
+            if let Waiter::Request(id) = w {
+                let message = (code != 0).then(|| "Leadership was lost before commit.".to_string());
+                self.answer_registration(id, code, message);
+            }
+        }
+    }
+
+    /// Registers this controller when the committed metadata does not hold it yet.
+    fn run_own_registration(&mut self) -> Result<(), DriverError> {
+        let now = now_ms();
+        let is_leader = self.core.state_name() == "leader";
+        match self
+            .registrations
+            .own_action(now, is_leader, self.core.leader_destination())
+        {
+            OwnAction::None => Ok(()),
+            OwnAction::Append(value) => {
+                let offset = self.core.propose(now, &self.store, vec![value]);
+                if let Some(offset) = offset {
+                    tracing::info!(
+                        "Registering this controller (incarnation {}) at offset {offset}",
+                        self.registrations.incarnation_id()
+                    );
+                }
+                self.registrations.own_appended(now, offset);
+                self.carry_out_outputs()
+            }
+            OwnAction::Send {
+                correlation_id,
+                destination,
+                request,
+            } => {
+                self.registration_peers.send(PeerRequest {
+                    correlation_id,
+                    destination,
+                    request: RequestBody::ControllerRegistration(request),
+                });
+                Ok(())
+            }
+        }
+    }
+
+    /// Copies what the handler needs from the image into the shared status.
+    fn publish_image(&self) {
+        if let Ok(mut s) = self.status.lock() {
+            s.metadata_version = self.registrations.image.metadata_version();
+            s.controllers = self.registrations.image.controllers.clone();
+        }
+    }
+
+    /// An active controller's periodic NoOpRecord (once the image knows metadata.version, as
+    /// Kafka's controller is active only after loading the log).
+    fn run_idle_no_op(&mut self) -> Result<(), DriverError> {
+        let now = now_ms();
+        let active = self.core.state_name() == "leader"
+            && self.registrations.image.metadata_version().is_some();
+        if self.idle_no_ops.due(now, active) {
+            self.core.propose(
+                now,
+                &self.store,
+                vec![Bytes::from_static(&IDLE_NO_OP_RECORD)],
+            );
+            self.carry_out_outputs()?;
+        }
+        Ok(())
     }
 
     fn with_metrics(&self, f: impl FnOnce(&mut RaftMetrics, u64)) {
@@ -407,6 +583,11 @@ impl Driver {
                     if let Ok(mut s) = self.status.lock() {
                         s.high_watermark = Some(hw);
                     }
+                    if self.registrations.catch_up(&self.store, hw) {
+                        self.publish_image();
+                    }
+                    let done = self.registrations.committed(hw);
+                    self.finish_waiters(done, 0);
                     let now = now_ms();
                     let mut latencies = Vec::new();
                     while self.uncommitted.front().is_some_and(|(last, _)| *last < hw) {
@@ -441,6 +622,8 @@ impl Driver {
                         self.bootstrap_check_due = true;
                     } else {
                         self.uncommitted.clear();
+                        let lost = self.registrations.leadership_lost(now_ms());
+                        self.finish_waiters(lost, crate::raft::errors::NOT_CONTROLLER);
                     }
                     let now = now_ms();
                     match (leader_id, self.leaderless_since_ms) {

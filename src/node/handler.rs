@@ -12,6 +12,7 @@ use crate::codec::api_versions::{api_versions_response, unsupported_version_resp
 use crate::codec::request::InboundRequest as WireRequest;
 use crate::codec::response::encode_response;
 use crate::codec::{RequestBody, ResponseBody};
+use crate::metadata::image::MIN_MV_FOR_CONTROLLER_REGISTRATION;
 use crate::network::{PendingResponse, RequestContext, RequestHandler};
 use crate::raft::errors;
 use crate::raft::types::VoterSet;
@@ -84,29 +85,56 @@ impl Node {
                 .with_error_code(code)
                 .with_error_message(Some(StrBytes::from_string(message)));
         }
-        let current = self
-            .raft
+        let status = self.raft.as_ref().map(|r| r.status());
+        let brokers: Vec<DescribeClusterBroker> = match status
             .as_ref()
-            .map(|r| r.status().voters)
-            .filter(|v| !v.is_empty());
-        let voters = current.as_ref().unwrap_or(&self.voters);
-        let brokers: Vec<DescribeClusterBroker> = voters
-            .nodes()
-            .filter_map(|n| {
-                let ep = n.endpoints.get(&ctx.listener_name)?;
-                Some(
-                    DescribeClusterBroker::default()
-                        .with_broker_id(BrokerId(n.key.id))
-                        .with_host(StrBytes::from_string(ep.host.clone()))
-                        .with_port(i32::from(ep.port)),
-                )
-            })
-            .collect();
-        let leader = self
-            .raft
-            .as_ref()
-            .and_then(|r| r.status().leader_id)
-            .unwrap_or(-1);
+            .and_then(|s| s.metadata_version.map(|mv| (mv, &s.controllers)))
+        {
+            // Kafka answers from the controller registrations (KIP-919) and refuses below
+            // metadata.version 3.7-IV0.
+            Some((mv, _)) if mv < MIN_MV_FOR_CONTROLLER_REGISTRATION => {
+                return DescribeClusterResponse::default()
+                    .with_error_code(errors::UNSUPPORTED_VERSION)
+                    .with_error_message(Some(StrBytes::from_static_str(
+                        "Direct-to-controller communication is not supported with the current \
+                         MetadataVersion.",
+                    )));
+            }
+            Some((_, controllers)) => controllers
+                .values()
+                .filter_map(|r| {
+                    let ep = r.endpoint(&ctx.listener_name)?;
+                    Some(
+                        DescribeClusterBroker::default()
+                            .with_broker_id(BrokerId(r.controller_id))
+                            .with_host(StrBytes::from_string(ep.host.clone()))
+                            .with_port(i32::from(ep.port)),
+                    )
+                })
+                .collect(),
+            // Before the committed metadata says anything (a node that has not learned the
+            // high watermark yet), ferrokraft answers from the voter set where Kafka refuses.
+            None => {
+                let current = status
+                    .as_ref()
+                    .map(|s| s.voters.clone())
+                    .filter(|v| !v.is_empty());
+                let voters = current.as_ref().unwrap_or(&self.voters);
+                voters
+                    .nodes()
+                    .filter_map(|n| {
+                        let ep = n.endpoints.get(&ctx.listener_name)?;
+                        Some(
+                            DescribeClusterBroker::default()
+                                .with_broker_id(BrokerId(n.key.id))
+                                .with_host(StrBytes::from_string(ep.host.clone()))
+                                .with_port(i32::from(ep.port)),
+                        )
+                    })
+                    .collect()
+            }
+        };
+        let leader = status.and_then(|s| s.leader_id).unwrap_or(-1);
         let controller_id = if brokers.iter().any(|b| b.broker_id.0 == leader) {
             leader
         } else {

@@ -11,6 +11,7 @@ pub mod driver;
 mod handler;
 pub mod metrics;
 mod not_ready;
+pub mod registration;
 pub mod start;
 pub mod store;
 pub mod workload;

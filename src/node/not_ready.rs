@@ -7,9 +7,9 @@
 
 use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
 use kafka_protocol::messages::{
-    AddRaftVoterResponse, BeginQuorumEpochResponse, DescribeClusterResponse,
-    DescribeQuorumResponse, EndQuorumEpochResponse, FetchResponse, FetchSnapshotResponse,
-    RemoveRaftVoterResponse, UpdateRaftVoterResponse, VoteResponse,
+    AddRaftVoterResponse, BeginQuorumEpochResponse, ControllerRegistrationResponse,
+    DescribeClusterResponse, DescribeQuorumResponse, EndQuorumEpochResponse, FetchResponse,
+    FetchSnapshotResponse, RemoveRaftVoterResponse, UpdateRaftVoterResponse, VoteResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 
@@ -90,6 +90,11 @@ pub fn not_ready_response(body: &RequestBody, version: i16) -> Option<ResponseBo
         ),
         RequestBody::UpdateRaftVoter(_) => ResponseBody::UpdateRaftVoter(
             UpdateRaftVoterResponse::default().with_error_code(BROKER_NOT_AVAILABLE),
+        ),
+        RequestBody::ControllerRegistration(_) => ResponseBody::ControllerRegistration(
+            ControllerRegistrationResponse::default()
+                .with_error_code(BROKER_NOT_AVAILABLE)
+                .with_error_message(message()),
         ),
     })
 }

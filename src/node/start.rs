@@ -9,7 +9,19 @@ use crate::raft::{RaftConfig, RaftCore};
 use crate::storage::format::{open_formatted, FormattedDir};
 use crate::storage::StorageError;
 
+use super::registration::Registrations;
 use super::store::{RaftStore, StoreError};
+
+/// Feature ranges this controller registers with (KIP-919): the metadata.version levels it
+/// reads (3.3-IV3 … 4.1-IV1) and kraft.version 0–1.
+const REGISTERED_FEATURES: &[(&str, i16, i16)] = &[
+    (
+        crate::storage::features::METADATA_VERSION_FEATURE,
+        7,
+        crate::storage::features::LATEST_PRODUCTION_LEVEL,
+    ),
+    (crate::storage::features::KRAFT_VERSION_FEATURE, 0, 1),
+];
 
 /// Why the node could not open its state.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +50,8 @@ pub struct Opened {
     pub voters: VoterSet,
     /// The cluster id from meta.properties.
     pub cluster_id: String,
+    /// Controller registration (KIP-919) and the metadata image, for the driver.
+    pub registrations: Registrations,
 }
 
 /// The static voter set from `controller.quorum.voters`, on the first controller listener.
@@ -87,7 +101,7 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
         .first()
         .cloned()
         .unwrap_or_default();
-    let local_endpoints = config
+    let local_endpoints: Vec<(String, Endpoint)> = config
         .advertised_listeners
         .iter()
         .filter(|l| config.controller_listener_names.contains(&l.name))
@@ -100,6 +114,15 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
             (l.name.clone(), Endpoint { host, port: l.port })
         })
         .collect();
+    let registrations = Registrations::new(
+        config.node_id,
+        crate::storage::uuid::random_kafka_uuid(),
+        local_endpoints
+            .iter()
+            .map(|(name, e)| (name.clone(), e.host.clone(), e.port))
+            .collect(),
+        REGISTERED_FEATURES,
+    );
     let raft_config = RaftConfig {
         node_id: config.node_id,
         // Static voters carry no directory ids (kraft.version 0); with voter records the
@@ -111,7 +134,7 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
         },
         cluster_id: dir.meta.cluster_id.clone(),
         listener_name,
-        local_endpoints,
+        local_endpoints: local_endpoints.into_iter().collect(),
         voters: voters.clone(),
         snapshot_voters,
         bootstrap_servers: config
@@ -138,5 +161,6 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
         store,
         voters,
         cluster_id,
+        registrations,
     })
 }

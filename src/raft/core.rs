@@ -356,6 +356,17 @@ impl RaftCore {
         self.role.leader_id(self.local.id)
     }
 
+    /// A follower's leader and its address on our controller listener.
+    pub fn leader_destination(&self) -> Option<Destination> {
+        match &self.role {
+            Role::Follower(f) => Some(Destination {
+                node_id: f.leader_id,
+                endpoint: f.leader_endpoint.clone(),
+            }),
+            _ => None,
+        }
+    }
+
     /// The known high watermark.
     pub fn high_watermark(&self) -> Option<i64> {
         self.high_watermark

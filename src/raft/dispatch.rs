@@ -74,8 +74,10 @@ impl RaftCore {
                 let body = body.clone();
                 self.handle_update_raft_voter_request(now_ms, log, &request, &body)
             }
-            // ApiVersions and DescribeCluster are the node's.
-            RequestBody::ApiVersions(_) | RequestBody::DescribeCluster(_) => {
+            // ApiVersions, DescribeCluster and ControllerRegistration are the node's.
+            RequestBody::ApiVersions(_)
+            | RequestBody::DescribeCluster(_)
+            | RequestBody::ControllerRegistration(_) => {
                 tracing::warn!(
                     "request {:?} is not the Raft core's to answer",
                     request.body.api_key()

@@ -12,6 +12,8 @@ pub const REQUEST_TIMED_OUT: i16 = 7;
 pub const BROKER_NOT_AVAILABLE: i16 = 8;
 pub const CLUSTER_AUTHORIZATION_FAILED: i16 = 31;
 pub const UNSUPPORTED_VERSION: i16 = 35;
+/// The request needs the active controller and this node is not it.
+pub const NOT_CONTROLLER: i16 = 41;
 pub const INVALID_REQUEST: i16 = 42;
 pub const FENCED_LEADER_EPOCH: i16 = 74;
 pub const UNKNOWN_LEADER_EPOCH: i16 = 75;

@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::kafka::{free_port, kafka, send_signal, Artifacts, ProcessGuard};
+use super::kafka::{
+    cluster_release_version, free_port, kafka, send_signal, Artifacts, ProcessGuard,
+};
 
 /// Which implementation runs a voter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -400,14 +402,13 @@ impl Cluster {
 }
 
 fn format_node(art: &Artifacts, kind: Impl, props: &Path, cluster_id: &str) {
+    let mut args = vec!["format", "-t", cluster_id, "-c", props.to_str().unwrap()];
+    if let Some(release) = cluster_release_version() {
+        args.extend(["--release-version", release]);
+    }
     match kind {
         Impl::Kafka => {
-            let out = kafka().tool(
-                art,
-                "format",
-                "kafka.tools.StorageTool",
-                &["format", "-t", cluster_id, "-c", props.to_str().unwrap()],
-            );
+            let out = kafka().tool(art, "format", "kafka.tools.StorageTool", &args);
             assert!(
                 out.status.success(),
                 "kafka-storage format failed: {}{}",
@@ -417,8 +418,7 @@ fn format_node(art: &Artifacts, kind: Impl, props: &Path, cluster_id: &str) {
         }
         Impl::Ferrokraft => {
             let out = Command::new(env!("CARGO_BIN_EXE_ferrokraft"))
-                .args(["format", "-t", cluster_id, "-c"])
-                .arg(props)
+                .args(&args)
                 .output()
                 .unwrap();
             assert!(
@@ -509,17 +509,6 @@ pub const ALLOWED_KAFKA_ERRORS: &[AllowedError] = &[
         contains: &[
             "apiKey=DESCRIBE_CLUSTER",
             "Direct-to-controller communication is not supported with the current MetadataVersion",
-        ],
-    },
-    AllowedError {
-        cause: "ferrokraft does not serve ControllerRegistration (API 70): a Kafka controller following a ferrokraft leader retries its registration",
-        contains: &["RegistrationResponseHandler", "unsupported API version"],
-    },
-    AllowedError {
-        cause: "the same ControllerRegistration retry, as logged by its request thread (UnsupportedVersionException)",
-        contains: &[
-            "to-controller-registration-channel-manager",
-            "The node does not support CONTROLLER_REGISTRATION",
         ],
     },
     AllowedError {

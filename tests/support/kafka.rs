@@ -36,6 +36,21 @@ pub fn kafka_version() -> String {
         .unwrap_or_else(|| "4.1.2".to_string())
 }
 
+/// The `--release-version` every node of a mixed cluster is formatted with, so the bootstrap
+/// metadata.version is one both implementations run: Kafka 4.0.x stops at 4.0-IV3 (level 25)
+/// and dies on ferrokraft's default 4.1-IV1 (27); releases newer than 4.1 default to levels
+/// ferrokraft does not know yet, so they are formatted at 4.1. `None`: both defaults (4.1.x).
+pub fn cluster_release_version() -> Option<&'static str> {
+    let v = kafka_version();
+    if v.starts_with("4.0.") {
+        Some("4.0")
+    } else if v.starts_with("4.1.") {
+        None
+    } else {
+        Some("4.1")
+    }
+}
+
 /// Resolves the jars once per test binary. Panics with a clear message when Java or Maven is
 /// missing: these tests are part of the suite and never skip.
 pub fn kafka() -> &'static Kafka {

@@ -19,6 +19,11 @@ import java.util.function.UnaryOperator;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.ApiMessageType;
+import org.apache.kafka.common.metadata.MetadataRecordType;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.ObjectSerializationCache;
+import org.apache.kafka.metadata.MetadataRecordSerde;
+import org.apache.kafka.server.common.ApiMessageAndVersion;
 import org.apache.kafka.common.message.KRaftVersionRecord;
 import org.apache.kafka.common.message.LeaderChangeMessage;
 import org.apache.kafka.common.message.RequestHeaderData;
@@ -128,6 +133,11 @@ public final class Oracle {
         for (ControlRecordType t : CONTROL_TYPES) {
             labels.add("control_record " + controlClass(t).getSimpleName() + " " + t.type() + " 0");
             labels.add("control_record " + controlClass(t).getSimpleName() + " " + t.type() + " 0 as_written");
+        }
+        for (MetadataRecordType t : MetadataRecordType.values()) {
+            for (short v = t.lowestSupportedVersion(); v <= t.highestSupportedVersion(); v++) {
+                labels.add("metadata_record " + t.newMetadataRecord().getClass().getSimpleName() + " " + t.id() + " " + v);
+            }
         }
         labels.addAll(List.of("batch data", "batch kraft_bootstrap", "batch leader_change",
             "batch snapshot_header", "batch snapshot_footer"));
@@ -239,6 +249,21 @@ public final class Oracle {
                 }
                 UnaryOperator<Struct> adjust = asWritten ? s -> s.set("version", version) : s -> s;
                 return filled(() -> newInstance(cls), schemas(cls), version, seed(label), false, adjust);
+            }
+            case "metadata_record": {
+                MetadataRecordType type = MetadataRecordType.fromId(Short.parseShort(label[2]));
+                Class<?> cls = type.newMetadataRecord().getClass();
+                if (!cls.getSimpleName().equals(label[1])) {
+                    throw new IllegalArgumentException("metadata record type " + label[2] + " is " + cls.getSimpleName());
+                }
+                short version = Short.parseShort(label[3]);
+                Vector body = filled(type::newMetadataRecord, schemas(cls), version, seed(label), false, s -> s);
+                ApiMessageAndVersion framed = new ApiMessageAndVersion((ApiMessage) body.message(), version);
+                ObjectSerializationCache cache = new ObjectSerializationCache();
+                ByteBuffer out = ByteBuffer.allocate(MetadataRecordSerde.INSTANCE.recordSize(framed, cache));
+                MetadataRecordSerde.INSTANCE.write(framed, cache, new ByteBufferAccessor(out));
+                return new Vector(framed, out.array(),
+                    buf -> MetadataRecordSerde.INSTANCE.read(new ByteBufferAccessor(buf), buf.remaining()));
             }
             case "batch": {
                 MemoryRecords records = batch(label[1]);

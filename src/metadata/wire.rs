@@ -1,0 +1,166 @@
+//! Reading and writing the primitive types of Kafka's flexible (KIP-482) message encoding, as
+//! metadata records use them: int16/int32/uint16, bool, uuid, compact strings and arrays, and
+//! tagged-field sections.
+//!
+//! Every read is bounds-checked against the record value: a short or malformed value is a
+//! [`MetadataError`], never a panic or an allocation sized by the input.
+
+use bytes::Bytes;
+use uuid::Uuid;
+
+use super::MetadataError;
+use crate::records::varint::{get_uvarint, put_uvarint};
+
+/// A cursor over one record value.
+#[derive(Debug)]
+pub struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// Starts at the first byte of `buf`.
+    pub fn new(buf: &'a [u8]) -> Self {
+        Self { buf, pos: 0 }
+    }
+
+    /// Bytes not read yet.
+    pub fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], MetadataError> {
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|end| *end <= self.buf.len())
+            .ok_or_else(|| MetadataError::Malformed(format!("{what}: value too short")))?;
+        let out = &self.buf[self.pos..end];
+        self.pos = end;
+        Ok(out)
+    }
+
+    /// An unsigned varint.
+    pub fn uvarint(&mut self) -> Result<u32, MetadataError> {
+        get_uvarint(self.buf, &mut self.pos).map_err(|e| MetadataError::Malformed(e.to_string()))
+    }
+
+    /// A big-endian int16.
+    pub fn i16(&mut self) -> Result<i16, MetadataError> {
+        let b = self.take(2, "int16")?;
+        Ok(i16::from_be_bytes([b[0], b[1]]))
+    }
+
+    /// A big-endian uint16.
+    pub fn u16(&mut self) -> Result<u16, MetadataError> {
+        let b = self.take(2, "uint16")?;
+        Ok(u16::from_be_bytes([b[0], b[1]]))
+    }
+
+    /// A big-endian int32.
+    pub fn i32(&mut self) -> Result<i32, MetadataError> {
+        let b = self.take(4, "int32")?;
+        Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// A boolean byte (any non-zero is true, as Kafka reads it).
+    pub fn bool(&mut self) -> Result<bool, MetadataError> {
+        Ok(self.take(1, "bool")?[0] != 0)
+    }
+
+    /// A 16-byte uuid.
+    pub fn uuid(&mut self) -> Result<Uuid, MetadataError> {
+        let b = self.take(16, "uuid")?;
+        let mut a = [0u8; 16];
+        a.copy_from_slice(b);
+        Ok(Uuid::from_bytes(a))
+    }
+
+    /// A non-null compact string (length + 1 as a uvarint, then UTF-8).
+    pub fn compact_string(&mut self, field: &str) -> Result<String, MetadataError> {
+        let len = self.uvarint()?;
+        let len = len
+            .checked_sub(1)
+            .ok_or_else(|| MetadataError::Malformed(format!("{field}: null string")))?;
+        let bytes = self.take(len as usize, field)?;
+        std::str::from_utf8(bytes)
+            .map(str::to_string)
+            .map_err(|_| MetadataError::Malformed(format!("{field}: invalid UTF-8")))
+    }
+
+    /// The element count of a non-null compact array. Each element takes at least one byte,
+    /// so a count larger than what is left is refused before anything is allocated.
+    pub fn compact_array_len(&mut self, field: &str) -> Result<usize, MetadataError> {
+        let n = self.uvarint()?;
+        let n = n
+            .checked_sub(1)
+            .ok_or_else(|| MetadataError::Malformed(format!("{field}: null array")))?
+            as usize;
+        if n > self.remaining() {
+            return Err(MetadataError::Malformed(format!(
+                "{field}: {n} elements in {} bytes",
+                self.remaining()
+            )));
+        }
+        Ok(n)
+    }
+
+    /// A tagged-field section. Every tag is kept (none of the records we read defines tagged
+    /// fields at the versions we know), so a re-encode gives back the same bytes.
+    pub fn tagged_fields(&mut self) -> Result<TaggedFields, MetadataError> {
+        let n = self.uvarint()? as usize;
+        if n > self.remaining() {
+            return Err(MetadataError::Malformed(format!(
+                "{n} tagged fields in {} bytes",
+                self.remaining()
+            )));
+        }
+        let mut fields = Vec::with_capacity(n);
+        for _ in 0..n {
+            let tag = self.uvarint()?;
+            let size = self.uvarint()? as usize;
+            let value = Bytes::copy_from_slice(self.take(size, "tagged field")?);
+            fields.push((tag, value));
+        }
+        Ok(TaggedFields(fields))
+    }
+
+    /// Fails unless every byte was read.
+    pub fn finish(&self, what: &str) -> Result<(), MetadataError> {
+        if self.remaining() == 0 {
+            Ok(())
+        } else {
+            Err(MetadataError::Malformed(format!(
+                "{what}: {} trailing bytes",
+                self.remaining()
+            )))
+        }
+    }
+}
+
+/// Tagged fields as read: (tag, raw value), in wire order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TaggedFields(pub Vec<(u32, Bytes)>);
+
+impl TaggedFields {
+    /// Writes the section.
+    pub fn write(&self, out: &mut Vec<u8>) {
+        put_uvarint(out, self.0.len() as u32);
+        for (tag, value) in &self.0 {
+            put_uvarint(out, *tag);
+            put_uvarint(out, value.len() as u32);
+            out.extend_from_slice(value);
+        }
+    }
+}
+
+/// Writes a non-null compact string.
+pub fn put_compact_string(out: &mut Vec<u8>, s: &str) {
+    put_uvarint(out, s.len() as u32 + 1);
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// Writes the length prefix of a non-null compact array of `n` elements.
+pub fn put_compact_array_len(out: &mut Vec<u8>, n: usize) {
+    put_uvarint(out, n as u32 + 1);
+}
