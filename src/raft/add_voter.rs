@@ -168,7 +168,14 @@ impl RaftCore {
         from: i32,
         result: Result<&ApiVersionsResponse, i16>,
     ) {
-        self.requests.on_success(from);
+        // A failed or error answer backs the node off, as Kafka's request manager does when
+        // the handler reports the response unsuccessful.
+        match result {
+            Ok(r) if r.error_code == errors::NONE => self.requests.on_success(from),
+            _ => self
+                .requests
+                .on_error(from, now_ms + self.cfg.retry_backoff_ms),
+        }
         let Role::Leader(l) = &self.role else {
             return;
         };

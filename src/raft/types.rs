@@ -266,6 +266,57 @@ mod tests {
         assert!(!ReplicaKey::of_id(1).matches(&ReplicaKey::of_id(2)));
     }
 
+    fn node(id: i32, dir: u128, port: u16) -> VoterNode {
+        VoterNode {
+            key: ReplicaKey::new(id, Uuid::from_u128(dir)),
+            endpoints: [(
+                "C".to_string(),
+                Endpoint {
+                    host: "h".into(),
+                    port,
+                },
+            )]
+            .into_iter()
+            .collect(),
+            kraft_version_min: 0,
+            kraft_version_max: 1,
+        }
+    }
+
+    #[test]
+    fn voter_changes_follow_kafkas_voter_set_rules() {
+        let set = VoterSet::new([node(1, 11, 1), node(2, 12, 2)]);
+        // Add: a new id only.
+        assert!(set.add_voter(node(2, 99, 2)).is_none());
+        assert_eq!(set.add_voter(node(3, 13, 3)).map(|s| s.len()), Some(3));
+        // Remove: exact key, never the last voter.
+        assert!(set
+            .remove_voter(&ReplicaKey::new(2, Uuid::from_u128(99)))
+            .is_none());
+        assert!(set.remove_voter(&ReplicaKey::of_id(2)).is_none());
+        let one = set
+            .remove_voter(&ReplicaKey::new(2, Uuid::from_u128(12)))
+            .unwrap();
+        assert!(one
+            .remove_voter(&ReplicaKey::new(1, Uuid::from_u128(11)))
+            .is_none());
+        // Update: the voter's directory id must match; ignoring it matches on the id.
+        assert!(set.update_voter(node(2, 99, 7)).is_none());
+        assert!(set
+            .update_voter_ignoring_directory_id(node(2, 99, 7))
+            .is_some());
+        let updated = set.update_voter(node(2, 12, 7)).unwrap();
+        assert_eq!(updated.endpoint(2, "C").map(|e| e.port), Some(7));
+        // Needs update: same key, different listeners or range.
+        assert!(!set.voter_node_needs_update(&node(2, 12, 2)));
+        assert!(set.voter_node_needs_update(&node(2, 12, 7)));
+        assert!(
+            !set.voter_node_needs_update(&node(2, 99, 7)),
+            "another replica"
+        );
+        assert!(!set.voter_node_needs_update(&node(5, 15, 5)), "not a voter");
+    }
+
     #[test]
     fn majority_of_voters() {
         let v = |n: i32| {
