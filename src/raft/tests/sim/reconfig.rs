@@ -1,7 +1,8 @@
 //! Voter changes under faults (KIP-853): a kraft.version 1 cluster of 3 voters and 2
 //! observers, with the workload running, gets a series of AddRaftVoter / RemoveRaftVoter
 //! requests at its leader (as `kafka-metadata-quorum add-controller` / `remove-controller`
-//! send them) while nodes are killed and restarted. Besides Kafka's invariants,
+//! send them) while nodes are killed and restarted; voters whose listeners differ from their
+//! entry send UpdateRaftVoter meanwhile. Besides Kafka's invariants,
 //! `OverlappingVoterSets` checks that consecutive voter sets keep overlapping majorities and
 //! that committed voter changes are never lost.
 
@@ -11,8 +12,9 @@ use super::{finish, rng_for, run_seeds, Outcome, Stats};
 use crate::codec::ResponseBody;
 use crate::raft::tests::context::{CLUSTER_ID, LISTENER};
 use crate::raft::tests::reconfig_ctx::{
-    add_voter_request, dir, dynamic_voters, key, listeners, remove_voter_request,
+    add_voter_request, dir, dynamic_voters, key, listeners, remove_voter_request, ANOTHER_LISTENER,
 };
+use crate::raft::types::Endpoint;
 use crate::raft::RaftConfig;
 
 const NAME: &str = "reconfig::can_change_voters_under_faults";
@@ -24,9 +26,20 @@ const CHANGES: u64 = 8;
 const ANSWER_WITHIN_MS: u64 = 10_000;
 
 /// kraft.version 1: a directory id per node and the initial voters in a bootstrap snapshot.
+/// Even nodes advertise one more listener than the snapshot knows, so as voters they send
+/// UpdateRaftVoter and the leader appends their new entry, racing the admin's changes.
 pub fn make_dynamic(cfg: &mut RaftConfig, initial_voters: &[i32]) {
     cfg.directory_id = dir(cfg.node_id);
     cfg.snapshot_voters = Some((Some(dynamic_voters(initial_voters)), 1));
+    if cfg.node_id % 2 == 0 {
+        cfg.local_endpoints.insert(
+            ANOTHER_LISTENER.to_string(),
+            Endpoint {
+                host: "127.0.0.1".into(),
+                port: 8990 + cfg.node_id as u16,
+            },
+        );
+    }
 }
 
 fn leader(c: &Cluster) -> Option<i32> {
