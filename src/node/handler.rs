@@ -1,11 +1,8 @@
-//! Answering requests: ApiVersions and DescribeCluster here, the Raft APIs through the raft
-//! thread, and voter changes (not built yet) with the error a static-quorum Kafka gives.
+//! Answering requests: ApiVersions and DescribeCluster here, the Raft APIs (voter changes
+//! included) through the raft thread.
 
 use kafka_protocol::messages::describe_cluster_response::DescribeClusterBroker;
-use kafka_protocol::messages::{
-    AddRaftVoterResponse, BrokerId, DescribeClusterRequest, DescribeClusterResponse,
-    RemoveRaftVoterResponse, UpdateRaftVoterResponse,
-};
+use kafka_protocol::messages::{BrokerId, DescribeClusterRequest, DescribeClusterResponse};
 use kafka_protocol::protocol::StrBytes;
 use tokio::sync::oneshot;
 
@@ -150,26 +147,6 @@ impl Node {
             .with_brokers(brokers)
     }
 
-    /// Voter changes need kraft.version 1 (dynamic quorum), not built yet: a leader answers as
-    /// a static-quorum Kafka leader does (UNSUPPORTED_VERSION), others NOT_LEADER_OR_FOLLOWER.
-    fn voter_change_error(&self) -> (i16, &'static str) {
-        let is_leader = self
-            .raft
-            .as_ref()
-            .is_some_and(|r| r.status().state == "leader");
-        if is_leader {
-            (
-                errors::UNSUPPORTED_VERSION,
-                "The quorum uses static voters (kraft.version 0)",
-            )
-        } else {
-            (
-                errors::NOT_LEADER_OR_FOLLOWER,
-                "This node is not the leader",
-            )
-        }
-    }
-
     fn answer(&self, ctx: &RequestContext, request: WireRequest) -> Answer {
         match request {
             WireRequest::UnsupportedApiVersions { header } => Answer::Now(
@@ -186,28 +163,6 @@ impl Node {
                     }
                     RequestBody::DescribeCluster(req) => {
                         ResponseBody::DescribeCluster(self.describe_cluster(ctx, &req, version))
-                    }
-                    RequestBody::AddRaftVoter(_) => {
-                        let (code, msg) = self.voter_change_error();
-                        ResponseBody::AddRaftVoter(
-                            AddRaftVoterResponse::default()
-                                .with_error_code(code)
-                                .with_error_message(Some(msg.into())),
-                        )
-                    }
-                    RequestBody::RemoveRaftVoter(_) => {
-                        let (code, msg) = self.voter_change_error();
-                        ResponseBody::RemoveRaftVoter(
-                            RemoveRaftVoterResponse::default()
-                                .with_error_code(code)
-                                .with_error_message(Some(msg.into())),
-                        )
-                    }
-                    RequestBody::UpdateRaftVoter(_) => {
-                        let (code, _) = self.voter_change_error();
-                        ResponseBody::UpdateRaftVoter(
-                            UpdateRaftVoterResponse::default().with_error_code(code),
-                        )
                     }
                     raft_body => {
                         let Some(raft) = &self.raft else {

@@ -77,6 +77,9 @@ impl RaftCore {
         let local = ReplicaKey::new(cfg.node_id, cfg.directory_id);
         let rng = Rng::new(cfg.rng_seed);
         let mut history = VoterHistory::new(cfg.voters.clone(), cfg.snapshot_voters.clone());
+        if let Some(id) = log.latest_snapshot_id() {
+            history.set_base_offset(id.offset - 1);
+        }
         // The control records of the whole log (KRaftControlRecordStateMachine reads to LEO).
         let mut offset = log.log_start_offset();
         let end = log.end_offset().offset;
@@ -167,7 +170,8 @@ impl RaftCore {
                     fetch_deadline_ms: now_ms + self.cfg.fetch_timeout_ms,
                     has_fetched: false,
                     leader_resigned: false,
-                    update_voter_deadline_ms: now_ms,
+                    update_voter_deadline_ms: now_ms + self.cfg.fetch_timeout_ms,
+                    has_updated_leader: false,
                     fetching_snapshot: None,
                 }),
                 _ => Role::Unattached(Unattached {
@@ -211,6 +215,7 @@ impl RaftCore {
                 .read_snapshot(id, 0, usize::MAX)
                 .and_then(|chunk| super::voters::snapshot_voters(&chunk.bytes));
             self.history.reset(base);
+            self.history.set_base_offset(id.offset - 1);
         }
     }
 
@@ -307,11 +312,15 @@ impl RaftCore {
             // An observer whose fetch timer expired keeps discovering the leader through the
             // voters; its requests' deadlines wake it (Kafka's pollFollowerAsObserver).
             Role::Follower(s) if !self.is_voter() && s.fetch_deadline_ms <= self.now_ms => None,
-            Role::Follower(s) => Some(s.fetch_deadline_ms),
+            Role::Follower(s) => Some(
+                s.fetch_deadline_ms
+                    .min(self.update_voter_deadline_ms().unwrap_or(u64::MAX)),
+            ),
             Role::Leader(s) => Some(
                 s.begin_quorum_deadline_ms
                     .min(s.check_quorum_deadline_ms)
-                    .min(s.linger_deadline_ms.unwrap_or(u64::MAX)),
+                    .min(s.linger_deadline_ms.unwrap_or(u64::MAX))
+                    .min(self.voter_change_deadline_ms().unwrap_or(u64::MAX)),
             ),
             Role::Resigned(s) => Some(s.election_deadline_ms),
         };

@@ -62,14 +62,22 @@ impl RaftCore {
                 let body = body.clone();
                 self.handle_describe_quorum_request(now_ms, log, &request, &body)
             }
-            // ApiVersions, DescribeCluster and ControllerRegistration are the node's; voter
-            // changes belong to the dynamic-quorum work and are answered by the node for now.
+            RequestBody::AddRaftVoter(body) => {
+                let body = body.clone();
+                self.handle_add_raft_voter_request(now_ms, &request, &body)
+            }
+            RequestBody::RemoveRaftVoter(body) => {
+                let body = body.clone();
+                self.handle_remove_raft_voter_request(now_ms, log, &request, &body)
+            }
+            RequestBody::UpdateRaftVoter(body) => {
+                let body = body.clone();
+                self.handle_update_raft_voter_request(now_ms, log, &request, &body)
+            }
+            // ApiVersions, DescribeCluster and ControllerRegistration are the node's.
             RequestBody::ApiVersions(_)
             | RequestBody::DescribeCluster(_)
-            | RequestBody::ControllerRegistration(_)
-            | RequestBody::AddRaftVoter(_)
-            | RequestBody::RemoveRaftVoter(_)
-            | RequestBody::UpdateRaftVoter(_) => {
+            | RequestBody::ControllerRegistration(_) => {
                 tracing::warn!(
                     "request {:?} is not the Raft core's to answer",
                     request.body.api_key()
@@ -86,6 +94,23 @@ impl RaftCore {
         result: ResponseResult,
     ) {
         let from = sent.destination_id;
+        // The ApiVersions of an AddRaftVoter decides the operation whatever its outcome.
+        if sent.api_key == kafka_protocol::messages::ApiKey::ApiVersions {
+            let answer = match &result {
+                ResponseResult::Answered(ResponseBody::ApiVersions(r)) => Ok(r),
+                ResponseResult::UnsupportedVersion => Err(errors::UNSUPPORTED_VERSION),
+                _ => Err(errors::BROKER_NOT_AVAILABLE),
+            };
+            return self.handle_api_versions_response(now_ms, log, from, answer);
+        }
+        // A leader that cannot take UpdateRaftVoter: Kafka's synthetic error answer carries no
+        // epoch and is dropped; the next update-voter period tries again.
+        if sent.api_key == kafka_protocol::messages::ApiKey::UpdateRaftVoter
+            && matches!(result, ResponseResult::UnsupportedVersion)
+        {
+            self.requests.on_success(from);
+            return;
+        }
         let body = match result {
             ResponseResult::Answered(body) => body,
             ResponseResult::UnsupportedVersion => {
@@ -116,6 +141,9 @@ impl RaftCore {
             ResponseBody::Fetch(r) => self.handle_fetch_response(now_ms, log, from, &r),
             ResponseBody::FetchSnapshot(r) => {
                 self.handle_fetch_snapshot_response(now_ms, log, from, &r)
+            }
+            ResponseBody::UpdateRaftVoter(r) => {
+                self.handle_update_raft_voter_response(now_ms, log, from, &r)
             }
             _ => {
                 self.requests.on_success(from);
@@ -265,6 +293,12 @@ impl RaftCore {
             node_id = self.local.id,
             "request to node {node_id} timed out"
         );
+        // An AddRaftVoter waiting for this node's ApiVersions fails (REQUEST_TIMED_OUT).
+        let awaiting_api_versions = matches!(&self.role, Role::Leader(l)
+            if l.add_voter.as_ref().is_some_and(|p| p.last_offset.is_none() && p.voter.key.id == node_id));
+        if awaiting_api_versions {
+            self.complete_add_voter(errors::REQUEST_TIMED_OUT, None);
+        }
         self.on_fetch_failure(now_ms, node_id);
     }
 }

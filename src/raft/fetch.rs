@@ -422,8 +422,15 @@ impl RaftCore {
         if self.log_refresh_needed {
             return;
         }
+        if self.maybe_send_update_voter(now_ms) {
+            return;
+        }
+        let fetching_snapshot = match &self.role {
+            Role::Follower(f) => f.fetching_snapshot,
+            _ => None,
+        };
         if self.requests.is_ready(leader, now_ms) {
-            let request = match f.fetching_snapshot {
+            let request = match fetching_snapshot {
                 Some((id, position)) => self.build_fetch_snapshot_request(id, position),
                 None => self.build_fetch_request(log),
             };

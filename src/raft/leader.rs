@@ -8,8 +8,8 @@ use kafka_protocol::messages::{BrokerId, LeaderChangeMessage};
 use super::core::RaftCore;
 use super::io::{Destination, Output};
 use super::log::LogReader;
-use super::state::Role;
-use super::types::{OffsetAndEpoch, VoterNode, VoterSet, MAX_BATCH_SIZE_BYTES};
+use super::state::{ReplicaState, Role};
+use super::types::{OffsetAndEpoch, VoterSet, MAX_BATCH_SIZE_BYTES};
 use super::voters::voter_set_to_record;
 use crate::records::batch::{build_control_batch, build_data_batch};
 use crate::records::control::ControlRecord;
@@ -67,12 +67,7 @@ impl RaftCore {
             return Vec::new();
         }
         let voters = self.history.voters();
-        let me = VoterNode {
-            key: self.local,
-            endpoints: self.cfg.local_endpoints.clone(),
-            kraft_version_min: 0,
-            kraft_version_max: 1,
-        };
+        let me = self.local_voter_node();
         let mine_differs = voters.get(self.local.id).is_some_and(|v| *v != me);
         if self.history.has_voters_record_in_log() && !mine_differs {
             return Vec::new();
@@ -95,6 +90,33 @@ impl RaftCore {
         ]
     }
 
+    /// Appends control `records` as their own batch after any pending data (Kafka's
+    /// `BatchAccumulator.appendVotersRecord` drains first); returns the first record's offset.
+    pub(super) fn append_control_records(
+        &mut self,
+        now_ms: u64,
+        log: &dyn LogReader,
+        records: &[ControlRecord],
+    ) -> Option<i64> {
+        self.drain_pending(now_ms, log);
+        let Role::Leader(l) = &self.role else {
+            return None;
+        };
+        let epoch = l.epoch;
+        let base = self.log_end(log).offset;
+        match build_control_batch(base, epoch, now_ms as i64, records) {
+            Ok(batch) => {
+                let next = base + records.len() as i64;
+                self.append_as_leader(now_ms, log, Bytes::from(batch), next, epoch);
+                Some(base)
+            }
+            Err(e) => {
+                tracing::error!("cannot build a control batch: {e}");
+                None
+            }
+        }
+    }
+
     /// Emits an append + flush of a leader batch ending before `next_offset`, then counts it.
     fn append_as_leader(
         &mut self,
@@ -104,16 +126,28 @@ impl RaftCore {
         next_offset: i64,
         epoch: i32,
     ) {
+        let voters_before = self.history.last_voters_offset();
         self.history.apply(&batch);
+        // A VotersRecord counts from the moment it is appended (KIP-853).
+        if self.history.last_voters_offset() != voters_before {
+            self.sync_leader_replica_states();
+        }
         self.outputs
             .push_back(Output::AppendAsLeader { batch, epoch });
         self.outputs.push_back(Output::Flush);
         self.written_end = Some(OffsetAndEpoch::new(next_offset, epoch));
-        let local_id = self.local.id;
+        let local = self.local;
         if let Role::Leader(l) = &mut self.role {
-            if let Some(me) = l.voters.get_mut(&local_id) {
-                me.record_fetch(next_offset, next_offset, now_ms);
-            }
+            // A leader that removed itself is tracked as an observer until it resigns, as
+            // Kafka's LeaderState does (DescribeQuorum lists it there).
+            let me = match l.voters.get_mut(&local.id) {
+                Some(me) => me,
+                None => l
+                    .observers
+                    .entry(local)
+                    .or_insert_with(|| ReplicaState::new(local)),
+            };
+            me.record_fetch(next_offset, next_offset, now_ms);
         }
         self.maybe_update_leader_high_watermark(log);
         self.complete_parked_fetches_after_append(now_ms, log);
@@ -192,23 +226,36 @@ impl RaftCore {
             self.update_high_watermark(candidate);
             if self.high_watermark != before {
                 self.complete_parked_fetches_after_high_watermark();
+                self.voter_changes_on_high_watermark();
             }
         }
     }
 
     pub(super) fn poll_leader(&mut self, now_ms: u64, log: &dyn LogReader) {
+        // A leader whose removal committed steps down (RemoveVoterHandler → requestResign).
+        if matches!(&self.role, Role::Leader(l) if l.resign_requested) {
+            self.transition_to_resigned(now_ms, log);
+            return;
+        }
+        self.expire_voter_changes(now_ms);
         let linger_due = matches!(&self.role, Role::Leader(l) if l.linger_deadline_ms.is_some_and(|d| now_ms >= d));
         if linger_due {
             self.drain_pending(now_ms, log);
         }
+        let local_id = self.local.id;
         let Role::Leader(l) = &mut self.role else {
             return;
         };
-        // Check quorum (never for a lone voter).
+        // Check quorum (never for a lone voter). The leader counts towards the majority only
+        // while it is a voter (it may have just removed itself).
         if now_ms >= l.check_quorum_deadline_ms {
-            let others = l.voters.len().saturating_sub(1);
-            let needed = (l.voters.len() / 2 + 1).saturating_sub(1);
-            if others == 0 || l.fetched_voters.len() >= needed {
+            let majority = l.voters.len() / 2 + 1;
+            let needed = if l.voters.contains_key(&local_id) {
+                majority - 1
+            } else {
+                majority
+            };
+            if l.voters.len() == 1 || l.fetched_voters.len() >= needed {
                 l.fetched_voters.clear();
                 l.check_quorum_deadline_ms = now_ms + self.cfg.check_quorum_timeout_ms();
             } else {

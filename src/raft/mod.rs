@@ -14,6 +14,7 @@
 //! Roles follow Kafka 4.1: Unattached, Prospective (KIP-996 pre-vote), Candidate, Leader,
 //! Follower, Resigned; observers are followers that are not voters. One type per role lives in
 //! `state.rs`; every transition, with what it persists, is in `core.rs`.
+mod add_voter;
 mod config;
 mod core;
 mod describe;
@@ -24,13 +25,16 @@ mod fetch;
 mod io;
 mod leader;
 mod log;
+mod remove_voter;
 mod requests;
 mod rng;
 mod snapshot_fetch;
 mod state;
 mod transitions;
 pub mod types;
+mod update_voter;
 mod validation;
+mod voter_changes;
 pub mod voters;
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::types::{Endpoint, OffsetAndEpoch, ReplicaKey};
+use super::types::{Endpoint, OffsetAndEpoch, ReplicaKey, VoterNode, VoterSet};
 
 /// Unattached: an epoch with no leader we follow (may have voted, may know the leader's id).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,8 +64,12 @@ pub struct Follower {
     pub has_fetched: bool,
     /// The leader sent EndQuorumEpoch: the deadline is our election backoff, not a fetch timeout.
     pub leader_resigned: bool,
-    /// Last time an UpdateRaftVoter check ran (kraft.version 1).
+    /// When to next check whether the leader needs our UpdateRaftVoter (every fetch timeout,
+    /// FollowerState's update-voter period).
     pub update_voter_deadline_ms: u64,
+    /// The leader answered our UpdateRaftVoter in this epoch (kraft.version 0 sends it once per
+    /// leader, since leaders keep static voters' endpoints only in memory).
+    pub has_updated_leader: bool,
     /// A snapshot being downloaded: its id and the bytes received so far.
     pub fetching_snapshot: Option<(OffsetAndEpoch, i64)>,
 }
@@ -147,6 +151,44 @@ pub struct Leader {
     pub pending_bytes: usize,
     /// When the pending batch must be written.
     pub linger_deadline_ms: Option<u64>,
+    /// The AddRaftVoter in progress (at most one voter change at a time).
+    pub add_voter: Option<Box<PendingAddVoter>>,
+    /// The RemoveRaftVoter in progress.
+    pub remove_voter: Option<PendingRemoveVoter>,
+    /// kraft.version 0 only: the static voters with the endpoints voters sent in
+    /// UpdateRaftVoter, kept in memory until an upgrade can write them (Kafka 4.1's
+    /// `KRaftVersionUpgrade.Voters`).
+    pub volatile_voters: Option<VoterSet>,
+    /// This leader removed itself and the change committed: resign at the next poll.
+    pub resign_requested: bool,
+}
+
+/// An AddRaftVoter in progress (Kafka's `AddVoterHandlerState`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingAddVoter {
+    /// The AddRaftVoter request to answer.
+    pub request_id: u64,
+    /// Its API version.
+    pub api_version: i16,
+    /// The new voter (its kraft.version range is filled in from its ApiVersions answer).
+    pub voter: VoterNode,
+    /// The operation fails with REQUEST_TIMED_OUT at this time.
+    pub deadline_ms: u64,
+    /// Offset of the appended VotersRecord; `None` while waiting for ApiVersions.
+    pub last_offset: Option<i64>,
+}
+
+/// A RemoveRaftVoter in progress (Kafka's `RemoveVoterHandlerState`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingRemoveVoter {
+    /// The RemoveRaftVoter request to answer.
+    pub request_id: u64,
+    /// Its API version.
+    pub api_version: i16,
+    /// Offset of the appended VotersRecord; answered once the high watermark passes it.
+    pub last_offset: i64,
+    /// The operation fails with REQUEST_TIMED_OUT at this time.
+    pub deadline_ms: u64,
 }
 
 /// A leader that stepped down in its epoch; memory only (quorum-state still names it).

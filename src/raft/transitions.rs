@@ -16,6 +16,7 @@ impl RaftCore {
     // ---- transitions (each with what it persists) ----------------------------------------
 
     pub(super) fn leave_role(&mut self, log: &dyn LogReader) {
+        self.fail_voter_changes_on_leadership_loss();
         if matches!(self.role, Role::Leader(_) | Role::Resigned(_)) {
             self.fail_parked_fetches(log);
         }
@@ -109,7 +110,8 @@ impl RaftCore {
             fetch_deadline_ms: now_ms + self.cfg.fetch_timeout_ms,
             has_fetched: false,
             leader_resigned: false,
-            update_voter_deadline_ms: now_ms,
+            update_voter_deadline_ms: now_ms + self.cfg.fetch_timeout_ms,
+            has_updated_leader: false,
             fetching_snapshot: None,
         });
         self.persist();
@@ -170,6 +172,7 @@ impl RaftCore {
             .map(|n| (n.key.id, ReplicaState::new(n.key)))
             .collect();
         self.high_watermark = None;
+        let volatile_voters = self.initial_volatile_voters();
         self.role = Role::Leader(Leader {
             epoch,
             epoch_start_offset,
@@ -183,6 +186,10 @@ impl RaftCore {
             pending_records: Vec::new(),
             pending_bytes: 0,
             linger_deadline_ms: None,
+            add_voter: None,
+            remove_voter: None,
+            volatile_voters,
+            resign_requested: false,
         });
         self.persist();
         self.emit_role_changed();

@@ -184,6 +184,68 @@ impl VoterSet {
     pub fn endpoint(&self, id: i32, listener: &str) -> Option<&Endpoint> {
         self.voters.get(&id)?.endpoints.get(listener)
     }
+
+    /// The set with `node` added; `None` when its id is already a voter (`VoterSet.addVoter`).
+    pub fn add_voter(&self, node: VoterNode) -> Option<VoterSet> {
+        if self.voters.contains_key(&node.key.id) {
+            return None;
+        }
+        let mut voters = self.voters.clone();
+        voters.insert(node.key.id, node);
+        Some(Self { voters })
+    }
+
+    /// The set without `key`; `None` unless a voter has exactly that key (id and directory id)
+    /// and it is not the last voter (`VoterSet.removeVoter`).
+    pub fn remove_voter(&self, key: &ReplicaKey) -> Option<VoterSet> {
+        let old = self.voters.get(&key.id)?;
+        if old.key != *key || self.voters.len() <= 1 {
+            return None;
+        }
+        let mut voters = self.voters.clone();
+        voters.remove(&key.id);
+        Some(Self { voters })
+    }
+
+    /// The set with the voter of `node`'s id replaced by `node`; `None` unless that voter is
+    /// `node.key` in Kafka's strict sense (`VoterSet.updateVoter`).
+    pub fn update_voter(&self, node: VoterNode) -> Option<VoterSet> {
+        let old = self.voters.get(&node.key.id)?;
+        if !old.is_voter_key(&node.key) {
+            return None;
+        }
+        let mut voters = self.voters.clone();
+        voters.insert(node.key.id, node);
+        Some(Self { voters })
+    }
+
+    /// Like [`Self::update_voter`] but matching on the id only: static voters have no
+    /// directory id to compare (`VoterSet.updateVoterIgnoringDirectoryId`).
+    pub fn update_voter_ignoring_directory_id(&self, node: VoterNode) -> Option<VoterSet> {
+        if !self.voters.contains_key(&node.key.id) {
+            return None;
+        }
+        let mut voters = self.voters.clone();
+        voters.insert(node.key.id, node);
+        Some(Self { voters })
+    }
+
+    /// Whether the entry for `node`'s key differs from `node` (`VoterSet.voterNodeNeedsUpdate`).
+    pub fn voter_node_needs_update(&self, node: &VoterNode) -> bool {
+        self.voters
+            .get(&node.key.id)
+            .is_some_and(|old| old.is_voter_key(&node.key) && old != node)
+    }
+}
+
+impl VoterNode {
+    /// Kafka's `VoterNode.isVoter`: ids equal and, when this voter has a directory id, the
+    /// same directory id (a key without one does not match it). Stricter than
+    /// [`ReplicaKey::matches`], which the voter changes must not use.
+    pub fn is_voter_key(&self, key: &ReplicaKey) -> bool {
+        self.key.id == key.id
+            && (self.key.directory_id.is_nil() || self.key.directory_id == key.directory_id)
+    }
 }
 
 #[cfg(test)]
@@ -202,6 +264,57 @@ mod tests {
         assert!(ReplicaKey::new(1, a).matches(&ReplicaKey::of_id(1)));
         assert!(!ReplicaKey::new(1, a).matches(&ReplicaKey::new(1, Uuid::from_u128(8))));
         assert!(!ReplicaKey::of_id(1).matches(&ReplicaKey::of_id(2)));
+    }
+
+    fn node(id: i32, dir: u128, port: u16) -> VoterNode {
+        VoterNode {
+            key: ReplicaKey::new(id, Uuid::from_u128(dir)),
+            endpoints: [(
+                "C".to_string(),
+                Endpoint {
+                    host: "h".into(),
+                    port,
+                },
+            )]
+            .into_iter()
+            .collect(),
+            kraft_version_min: 0,
+            kraft_version_max: 1,
+        }
+    }
+
+    #[test]
+    fn voter_changes_follow_kafkas_voter_set_rules() {
+        let set = VoterSet::new([node(1, 11, 1), node(2, 12, 2)]);
+        // Add: a new id only.
+        assert!(set.add_voter(node(2, 99, 2)).is_none());
+        assert_eq!(set.add_voter(node(3, 13, 3)).map(|s| s.len()), Some(3));
+        // Remove: exact key, never the last voter.
+        assert!(set
+            .remove_voter(&ReplicaKey::new(2, Uuid::from_u128(99)))
+            .is_none());
+        assert!(set.remove_voter(&ReplicaKey::of_id(2)).is_none());
+        let one = set
+            .remove_voter(&ReplicaKey::new(2, Uuid::from_u128(12)))
+            .unwrap();
+        assert!(one
+            .remove_voter(&ReplicaKey::new(1, Uuid::from_u128(11)))
+            .is_none());
+        // Update: the voter's directory id must match; ignoring it matches on the id.
+        assert!(set.update_voter(node(2, 99, 7)).is_none());
+        assert!(set
+            .update_voter_ignoring_directory_id(node(2, 99, 7))
+            .is_some());
+        let updated = set.update_voter(node(2, 12, 7)).unwrap();
+        assert_eq!(updated.endpoint(2, "C").map(|e| e.port), Some(7));
+        // Needs update: same key, different listeners or range.
+        assert!(!set.voter_node_needs_update(&node(2, 12, 2)));
+        assert!(set.voter_node_needs_update(&node(2, 12, 7)));
+        assert!(
+            !set.voter_node_needs_update(&node(2, 99, 7)),
+            "another replica"
+        );
+        assert!(!set.voter_node_needs_update(&node(5, 15, 5)), "not a voter");
     }
 
     #[test]

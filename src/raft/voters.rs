@@ -76,6 +76,9 @@ pub struct VoterHistory {
     static_voters: VoterSet,
     /// From the bootstrap snapshot (or the latest installed snapshot): (voters, kraft.version).
     base: Option<(Option<VoterSet>, i16)>,
+    /// The offset the snapshot's voters count at: its last contained offset (-1 for the
+    /// bootstrap snapshot 0-0), as Kafka's `KRaftControlRecordStateMachine` records them.
+    base_offset: i64,
     /// (offset, voters) of each Voters record in the log, ascending.
     voters: Vec<(i64, VoterSet)>,
     /// (offset, level) of each KRaftVersion record in the log, ascending.
@@ -88,6 +91,7 @@ impl VoterHistory {
         Self {
             static_voters,
             base,
+            base_offset: -1,
             voters: Vec::new(),
             kraft: Vec::new(),
         }
@@ -110,6 +114,24 @@ impl VoterHistory {
             return *k;
         }
         self.base.as_ref().map_or(0, |(_, k)| *k)
+    }
+
+    /// The offset of the voter set in effect, when it came from a record (log or snapshot);
+    /// `None` for static voters (Kafka's `lastVoterSetEntry`). A voter change may start only
+    /// once the high watermark is past it.
+    pub fn last_voters_offset(&self) -> Option<i64> {
+        if let Some((offset, _)) = self.voters.last() {
+            return Some(*offset);
+        }
+        match &self.base {
+            Some((Some(_), _)) => Some(self.base_offset),
+            _ => None,
+        }
+    }
+
+    /// Sets the offset the snapshot's voters count at (its end offset - 1).
+    pub fn set_base_offset(&mut self, offset: i64) {
+        self.base_offset = offset;
     }
 
     /// Whether a Voters record exists in the log (not only in a snapshot).

@@ -78,6 +78,7 @@ pub fn config(local_id: i32, voters: &[i32]) -> RaftConfig {
 pub struct Sent {
     pub correlation_id: u64,
     pub destination: i32,
+    pub endpoint: Endpoint,
     pub request: RequestBody,
 }
 
@@ -236,6 +237,7 @@ impl Context {
                     self.sent.push(Sent {
                         correlation_id,
                         destination: destination.node_id,
+                        endpoint: destination.endpoint,
                         request,
                     });
                 }

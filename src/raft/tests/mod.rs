@@ -1,6 +1,8 @@
-//! Scenario tests mirroring Kafka's `KafkaRaftClientTest`, `KafkaRaftClientPreVoteTest` and
-//! `KafkaRaftClientSnapshotTest`; each test is named after the Kafka test it mirrors. `sim/`
+//! Scenario tests mirroring Kafka's `KafkaRaftClientTest`, `KafkaRaftClientPreVoteTest`,
+//! `KafkaRaftClientSnapshotTest` and `KafkaRaftClientReconfigTest`; each test is named after
+//! the Kafka test it mirrors (tests marked "Not a Kafka test" are ours). `sim/`
 //! is the cluster simulation (Kafka's `RaftEventSimulationTest`), `props` the property tests.
+mod add_voter;
 mod context;
 mod election;
 mod fetch;
@@ -8,6 +10,9 @@ mod mem_log;
 mod more;
 mod props;
 mod reconfig;
+mod reconfig_ctx;
 mod regressions;
+mod remove_voter;
 mod sim;
 mod sim_regressions;
+mod update_voter;

@@ -1,50 +1,18 @@
 //! kraft.version 1 voter sets (KIP-853), mirroring Kafka's `KafkaRaftClientReconfigTest`
 //! bootstrap cases: voters from the bootstrap snapshot, VotersRecord effective on append and
-//! rewound on truncation. (Add/Remove/UpdateRaftVoter are not implemented yet.)
+//! rewound on truncation. Voter changes are in `add_voter.rs`, `remove_voter.rs`, `update_voter.rs`.
 
 use bytes::Bytes;
 use kafka_protocol::messages::ApiKey;
-use uuid::Uuid;
 
 use super::context::*;
+use super::reconfig_ctx::{dynamic_voters, kraft1};
 use crate::codec::ResponseBody;
-use crate::raft::types::{Endpoint, ReplicaKey, VoterNode, VoterSet};
 use crate::raft::voters::voter_set_to_record;
 use crate::raft::LogReader;
 use crate::records::batch::build_control_batch;
 use crate::records::control::{ControlRecord, ControlRecordType};
 use crate::records::view::BatchView;
-
-fn dir(id: i32) -> Uuid {
-    Uuid::from_u128(0x1000 + id as u128)
-}
-
-fn dynamic_voters(ids: &[i32]) -> VoterSet {
-    VoterSet::new(ids.iter().map(|id| {
-        VoterNode {
-            key: ReplicaKey::new(*id, dir(*id)),
-            endpoints: [(
-                LISTENER.to_string(),
-                Endpoint {
-                    host: "127.0.0.1".into(),
-                    port: port_of(*id),
-                },
-            )]
-            .into_iter()
-            .collect(),
-            kraft_version_min: 0,
-            kraft_version_max: 1,
-        }
-    }))
-}
-
-fn kraft1(local: i32, static_ids: &[i32], snapshot_ids: &[i32]) -> Builder {
-    let snapshot = dynamic_voters(snapshot_ids);
-    Builder::new(local, static_ids).with_config(move |c| {
-        c.directory_id = dir(local);
-        c.snapshot_voters = Some((Some(snapshot), 1));
-    })
-}
 
 fn control_types(bytes: &[u8]) -> Vec<ControlRecordType> {
     let view = BatchView::new(bytes).unwrap();

@@ -27,6 +27,8 @@ pub const START_MS: u64 = 1_700_000_000_000;
 const MAX_EVENTS: u64 = 3_000_000;
 /// Timer firings at one instant before we call it a busy loop.
 const MAX_TIMER_BURST: u32 = 64;
+/// The pseudo-node voter-change requests come from (an admin client).
+pub const ADMIN_ID: i32 = -100;
 
 #[derive(Debug)]
 enum Event {
@@ -84,6 +86,11 @@ pub struct Cluster {
     pub max_epoch_leader: Option<(i32, i32, Option<i64>)>,
     pub trace: Option<VecDeque<String>>,
     live_trace: bool,
+    /// kraft.version 1: nodes have directory ids and the initial voters come from a bootstrap
+    /// snapshot, so voter changes are possible.
+    pub dynamic: bool,
+    /// Answers to admin requests, by the correlation id they were sent with.
+    pub admin_answers: BTreeMap<u64, crate::codec::ResponseBody>,
 }
 
 impl Cluster {
@@ -114,6 +121,8 @@ impl Cluster {
             max_epoch_leader: None,
             trace: trace.then(VecDeque::new),
             live_trace: crate::sim_env::trace_enabled(),
+            dynamic: false,
+            admin_answers: BTreeMap::new(),
         }
     }
 
@@ -165,7 +174,26 @@ impl Cluster {
         cfg.election_backoff_max_ms = ELECTION_BACKOFF_MAX_MS;
         cfg.append_linger_ms = 0;
         cfg.rng_seed = self.rng.next_u64();
+        if self.dynamic {
+            super::reconfig::make_dynamic(&mut cfg, &self.voter_ids);
+        }
         cfg
+    }
+
+    /// Sends `body` to node `to` as an admin client would; the answer lands in
+    /// `admin_answers[correlation_id]`.
+    pub fn admin_request(&mut self, to: i32, correlation_id: u64, body: RequestBody) {
+        let at = self.now + 1;
+        self.schedule(
+            at,
+            Event::Request {
+                from: ADMIN_ID,
+                from_incarnation: 0,
+                to,
+                correlation_id,
+                body,
+            },
+        );
     }
 
     // ---- faults and lifecycle ---------------------------------------------------------------
@@ -401,6 +429,23 @@ impl Cluster {
                     }
                     return Ok(false);
                 }
+                // ApiVersions is the node's to answer, not the core's (see node/handler.rs).
+                if let RequestBody::ApiVersions(_) = body {
+                    let answer = crate::codec::api_versions::api_versions_response(4, &[], -1);
+                    let at = now + 1 + self.rng.below(5);
+                    self.schedule(
+                        at,
+                        Event::Response {
+                            to: from,
+                            incarnation: from_incarnation,
+                            correlation_id,
+                            result: ResponseResult::Answered(
+                                crate::codec::ResponseBody::ApiVersions(answer),
+                            ),
+                        },
+                    );
+                    return Ok(false);
+                }
                 let request_id = self.next_request_id;
                 self.next_request_id += 1;
                 self.inflight.insert(
@@ -533,6 +578,10 @@ impl Cluster {
                     let Some(inf) = self.inflight.remove(&request_id) else {
                         continue;
                     };
+                    if inf.from == ADMIN_ID {
+                        self.admin_answers.insert(inf.correlation_id, body);
+                        continue;
+                    }
                     if let Fate::Delivered(delays) =
                         self.net.route(&mut self.rng, id, inf.from, Kind::Response)
                     {

@@ -11,6 +11,7 @@ mod cluster;
 mod invariants;
 mod network;
 mod node;
+mod reconfig;
 mod scenarios;
 mod soak;
 

@@ -8,8 +8,8 @@ use super::{finish, rng_for, run_seeds, Outcome, Stats};
 
 /// Bound on each wait of a scenario (virtual ms).
 const WITHIN_MS: u64 = 120_000;
-// Runs per scenario when `SIM_SEEDS` is unset: together with the soak's 200, 2 100 seeded
-// runs per `cargo test` (the cheaper scenarios get more seeds).
+// Runs per scenario when `SIM_SEEDS` is unset: together with the soak's 200 and the voter-change
+// scenario's 25, 2 125 seeded runs per `cargo test` (the cheaper scenarios get more seeds).
 
 fn between(c: &mut Cluster, lo: u64, hi: u64) -> usize {
     (lo + c.rng.below(hi - lo + 1)) as usize

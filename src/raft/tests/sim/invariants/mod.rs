@@ -6,12 +6,14 @@ mod consistent_committed_data;
 mod majority_reached_high_watermark;
 mod monotonic_epoch;
 mod monotonic_high_watermark;
+mod overlapping_voter_sets;
 mod single_leader;
 
 pub use consistent_committed_data::ConsistentCommittedData;
 pub use majority_reached_high_watermark::MajorityReachedHighWatermark;
 pub use monotonic_epoch::MonotonicEpoch;
 pub use monotonic_high_watermark::MonotonicHighWatermark;
+pub use overlapping_voter_sets::OverlappingVoterSets;
 pub use single_leader::SingleLeader;
 
 use super::cluster::Cluster;

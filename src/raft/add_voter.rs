@@ -1,0 +1,280 @@
+//! AddRaftVoter on the leader (KIP-853; Kafka's `KafkaRaftClient.handleAddVoterRequest` and
+//! `AddVoterHandler`):
+//!
+//! ```text
+//!   request ─▶ cluster id, leader, voter key, controller listener   (answered at once on error)
+//!           ─▶ pending change? HW known? kraft.version ≥ 1? last VotersRecord committed?
+//!              already a voter?                                      (answered at once on error)
+//!           ─▶ ApiVersions to the new voter ─▶ kraft.version range covers ours? caught up?
+//!           ─▶ append VotersRecord (effective now) ─▶ answer NONE when the HW passes it
+//! ```
+//!
+//! The operation times out after the request timeout of the ApiVersions it sends, as Kafka's
+//! (the request's own TimeoutMs is not used).
+
+use kafka_protocol::messages::{AddRaftVoterRequest, ApiVersionsRequest, ApiVersionsResponse};
+use kafka_protocol::protocol::StrBytes;
+
+use super::core::RaftCore;
+use super::errors;
+use super::io::{Destination, InboundRequest};
+use super::log::LogReader;
+use super::state::{PendingAddVoter, Role};
+use super::types::{Endpoint, Endpoints, ReplicaKey, VoterNode};
+use super::voter_changes::add_voter_response;
+use crate::codec::{RequestBody, ResponseBody};
+
+/// Name of the kraft.version feature in ApiVersions' SupportedFeatures.
+const KRAFT_VERSION_FEATURE: &str = "kraft.version";
+
+/// A replica counts as caught up for AddRaftVoter if it fetched within this long and was
+/// caught up at some point (`LeaderState.isReplicaCaughtUp`).
+const CAUGHT_UP_FETCH_WINDOW_MS: u64 = 60 * 60 * 1000;
+
+impl RaftCore {
+    pub(super) fn handle_add_raft_voter_request(
+        &mut self,
+        now_ms: u64,
+        req: &InboundRequest,
+        body: &AddRaftVoterRequest,
+    ) {
+        let answer = |core: &mut RaftCore, error: i16, message: Option<String>| {
+            core.respond(
+                req,
+                ResponseBody::AddRaftVoter(add_voter_response(error, message)),
+            )
+        };
+        if !self.valid_cluster_id(&body.cluster_id) {
+            let message = format!(
+                "The given id \"{}\" doesn't match the cluster id \"{}\"",
+                body.cluster_id.as_deref().unwrap_or(""),
+                self.cfg.cluster_id
+            );
+            return answer(self, errors::INCONSISTENT_CLUSTER_ID, Some(message));
+        }
+        // Checked against our own epoch: the request carries none.
+        if let Some(error) = self.validate_leader_only_request(self.role.epoch()) {
+            return answer(self, error, None);
+        }
+        if body.voter_id < 0 || body.voter_directory_id.is_nil() {
+            let message = "Add voter request didn't include a valid voter".to_string();
+            return answer(self, errors::INVALID_REQUEST, Some(message));
+        }
+        let key = ReplicaKey::new(body.voter_id, body.voter_directory_id);
+        let endpoints: Endpoints = body
+            .listeners
+            .iter()
+            .map(|l| {
+                (
+                    l.name.to_ascii_uppercase(),
+                    Endpoint {
+                        host: l.host.to_string(),
+                        port: l.port,
+                    },
+                )
+            })
+            .collect();
+        let Some(address) = endpoints.get(&self.cfg.listener_name).cloned() else {
+            let message = format!(
+                "Add voter request didn't include the endpoint for the default listener {}",
+                self.cfg.listener_name
+            );
+            return answer(self, errors::INVALID_REQUEST, Some(message));
+        };
+        if let Err((error, message)) = self.start_add_voter(now_ms, req, key, endpoints, address) {
+            answer(self, error, Some(message));
+        }
+    }
+
+    /// The handler's checks, then the ApiVersions to the new voter. Err is answered at once.
+    fn start_add_voter(
+        &mut self,
+        now_ms: u64,
+        req: &InboundRequest,
+        key: ReplicaKey,
+        endpoints: Endpoints,
+        address: Endpoint,
+    ) -> Result<(), (i16, String)> {
+        if self.voter_change_pending(now_ms) {
+            return Err((
+                errors::REQUEST_TIMED_OUT,
+                "Request timed out waiting for leader to handle previous voter change request"
+                    .into(),
+            ));
+        }
+        let hw = self.require_high_watermark()?;
+        let kraft_version = self.history.kraft_version();
+        if kraft_version < 1 {
+            return Err((
+                errors::UNSUPPORTED_VERSION,
+                format!(
+                    "Cluster doesn't support adding voter because the kraft.version feature is {kraft_version}"
+                ),
+            ));
+        }
+        self.latest_voters_committed(hw)?;
+        if self.history.voters().contains_id(key.id) {
+            return Err((
+                errors::DUPLICATE_VOTER,
+                format!(
+                    "The voter id for {key:?} is already part of the set of voters {:?}.",
+                    self.history.voters().ids().collect::<Vec<_>>()
+                ),
+            ));
+        }
+        if !self.requests.is_ready(key.id, now_ms) {
+            return Err((
+                errors::REQUEST_TIMED_OUT,
+                format!("New voter {key:?} is not ready to receive requests"),
+            ));
+        }
+        let request = RequestBody::ApiVersions(
+            ApiVersionsRequest::default()
+                .with_client_software_name(StrBytes::from_static_str("ferrokraft"))
+                .with_client_software_version(StrBytes::from_static_str(env!("CARGO_PKG_VERSION"))),
+        );
+        self.send(
+            now_ms,
+            Destination {
+                node_id: key.id,
+                endpoint: address,
+            },
+            request,
+        );
+        let deadline_ms = now_ms + self.cfg.request_timeout_ms;
+        if let Role::Leader(l) = &mut self.role {
+            l.add_voter = Some(Box::new(PendingAddVoter {
+                request_id: req.request_id,
+                api_version: req.api_version,
+                voter: VoterNode {
+                    key,
+                    endpoints,
+                    kraft_version_min: 0,
+                    kraft_version_max: 0,
+                },
+                deadline_ms,
+                last_offset: None,
+            }));
+        }
+        Ok(())
+    }
+
+    /// The new voter's ApiVersions answer, or `Err(error)` when there was none
+    /// (`AddVoterHandler.handleApiVersionsResponse`).
+    pub(super) fn handle_api_versions_response(
+        &mut self,
+        now_ms: u64,
+        log: &dyn LogReader,
+        from: i32,
+        result: Result<&ApiVersionsResponse, i16>,
+    ) {
+        // A failed or error answer backs the node off, as Kafka's request manager does when
+        // the handler reports the response unsuccessful.
+        match result {
+            Ok(r) if r.error_code == errors::NONE => self.requests.on_success(from),
+            _ => self
+                .requests
+                .on_error(from, now_ms + self.cfg.retry_backoff_ms),
+        }
+        let Role::Leader(l) = &self.role else {
+            return;
+        };
+        let Some(pending) = &l.add_voter else {
+            return;
+        };
+        if pending.last_offset.is_some() || pending.voter.key.id != from {
+            tracing::info!(
+                node_id = self.local.id,
+                "ApiVersions answer from node {from} is not expected"
+            );
+            return;
+        }
+        let voter = pending.voter.clone();
+        let response = match result {
+            Ok(r) if r.error_code == errors::NONE => r,
+            Ok(r) => return self.abort_api_versions(r.error_code),
+            Err(error) => return self.abort_api_versions(error),
+        };
+        let kraft_version = self.history.kraft_version();
+        let range = response
+            .supported_features
+            .iter()
+            .find(|f| f.name.as_str() == KRAFT_VERSION_FEATURE)
+            .map(|f| (f.min_version, f.max_version));
+        let Some((min, max)) =
+            range.filter(|(min, max)| *min <= kraft_version && *max >= kraft_version)
+        else {
+            let (min, max) = range.unwrap_or((0, 0));
+            return self.complete_add_voter(
+                errors::INVALID_REQUEST,
+                Some(format!(
+                    "Aborted add voter operation for {:?} since the kraft.version range (min: {min}, max: {max}) doesn't support the finalized version {kraft_version}",
+                    voter.key
+                )),
+            );
+        };
+        if !self.is_replica_caught_up(&voter.key, now_ms) {
+            return self.complete_add_voter(
+                errors::REQUEST_TIMED_OUT,
+                Some(format!(
+                    "Aborted add voter operation for {:?} since it is lagging behind",
+                    voter.key
+                )),
+            );
+        }
+        let node = VoterNode {
+            kraft_version_min: min,
+            kraft_version_max: max,
+            ..voter
+        };
+        let Some(voters) = self.history.voters().add_voter(node) else {
+            // Only one change runs at a time, so the id cannot have become a voter meanwhile.
+            tracing::error!(
+                node_id = self.local.id,
+                "cannot add {:?} to the voters",
+                voter.key
+            );
+            return self.complete_add_voter(errors::UNKNOWN_SERVER_ERROR, None);
+        };
+        // The offset is set before appending: a lone leader commits within the append.
+        let offset = {
+            self.drain_pending(now_ms, log);
+            self.log_end(log).offset
+        };
+        if let Role::Leader(l) = &mut self.role {
+            if let Some(p) = &mut l.add_voter {
+                p.last_offset = Some(offset);
+            }
+        }
+        tracing::info!(
+            node_id = self.local.id,
+            "Adding voter {:?} with a VotersRecord at offset {offset}",
+            voter.key
+        );
+        if self.append_voters_record(now_ms, log, &voters).is_none() {
+            self.complete_add_voter(errors::UNKNOWN_SERVER_ERROR, None);
+        }
+    }
+
+    fn abort_api_versions(&mut self, error: i16) {
+        self.complete_add_voter(
+            errors::REQUEST_TIMED_OUT,
+            Some(format!(
+                "Aborted add voter operation since API_VERSIONS returned an error {error}"
+            )),
+        );
+    }
+
+    /// `LeaderState.isReplicaCaughtUp`: the new voter, fetching as an observer, was caught up
+    /// at some point and fetched within the last hour.
+    fn is_replica_caught_up(&self, key: &ReplicaKey, now_ms: u64) -> bool {
+        let Role::Leader(l) = &self.role else {
+            return false;
+        };
+        l.observers.get(key).is_some_and(|s| {
+            s.last_caught_up_ms.is_some()
+                && s.last_fetch_ms
+                    .is_some_and(|t| t + CAUGHT_UP_FETCH_WINDOW_MS > now_ms)
+        })
+    }
+}
