@@ -126,8 +126,9 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
     let raft_config = RaftConfig {
         node_id: config.node_id,
         // Static voters carry no directory ids (kraft.version 0); with voter records the
-        // metadata directory's id is part of this replica's key.
-        directory_id: if kraft_version >= 1 {
+        // metadata directory's id is part of this replica's key. A node with only bootstrap
+        // servers (formatted --no-initial-controllers) joins a dynamic quorum as that key.
+        directory_id: if kraft_version >= 1 || config.quorum_voters.is_empty() {
             dir.directory_id
         } else {
             uuid::Uuid::nil()
