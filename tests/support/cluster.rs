@@ -553,6 +553,13 @@ pub const ALLOWED_KAFKA_ERRORS: &[AllowedError] = &[
         ],
     },
     AllowedError {
+        cause: "the same refusal as Kafka 4.4 words it",
+        contains: &[
+            "apiKey=DESCRIBE_CLUSTER",
+            "There is no finalized MetadataVersion, so direct-to-controller communication is not supported",
+        ],
+    },
+    AllowedError {
         cause: "Kafka-to-Kafka: a Kafka follower sends UpdateRaftVoter to a Kafka leader that has no high watermark in its epoch yet or a pending voter operation (UpdateVoterHandler answers REQUEST_TIMED_OUT); KafkaRaftClient logs it at ERROR and retries",
         contains: &["Unexpected error REQUEST_TIMED_OUT in UPDATE_RAFT_VOTER response"],
     },

@@ -210,10 +210,14 @@ impl Kafka {
         for class in candidates {
             let entry = format!("{}.class", class.replace('.', "/"));
             let needle = entry.as_bytes();
-            if jars
-                .iter()
-                .any(|j| j.windows(needle.len()).any(|w| w == needle))
-            {
+            // A whole entry name, not the tail of a longer path (`kafka/tools/X.class` is
+            // also the end of `org/apache/kafka/tools/X.class`).
+            let names_entry = |j: &Vec<u8>| {
+                j.windows(needle.len())
+                    .enumerate()
+                    .any(|(p, w)| w == needle && (p == 0 || j[p - 1] != b'/'))
+            };
+            if jars.iter().any(names_entry) {
                 return class;
             }
         }
