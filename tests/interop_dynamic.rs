@@ -112,3 +112,54 @@ fn ferrokraft_standalone_adds_and_removes_kafka_controllers() {
     c.assert_kafka_alive();
     c.assert_kafka_errors_explained(&[]);
 }
+
+/// #7 scenario 3: replace a dead voter the way Kafka's documentation describes — remove the
+/// lost replica by its old directory id, format a fresh directory (new directory id, same node
+/// id, `--no-initial-controllers`), start it, add it back. Done for a ferrokraft and then a
+/// Kafka voter of a quorum led by ferrokraft.
+#[test]
+fn a_dead_voter_is_replaced_with_a_new_directory_id() {
+    let _serial = serial();
+    let mut c = Cluster::with_quorum(
+        "dyn-replace",
+        &[Impl::Ferrokraft, Impl::Kafka, Impl::Ferrokraft],
+        &[],
+        Quorum::Dynamic { standalone: 1 },
+    );
+    c.start_all();
+    let (leader, _, _) = c.wait_for_leader(1, 1, Duration::from_secs(90));
+    assert_eq!(leader, 1);
+    for id in [2, 3] {
+        c.wait_caught_up(1, Duration::from_secs(60));
+        assert_tool_ok(&format!("add-controller {id}"), &c.add_controller(id, 1));
+        let want: Vec<i32> = (1..=id).collect();
+        c.wait_voters(1, &want, Duration::from_secs(60));
+    }
+    for dead in [3, 2] {
+        let old_dir = c.directory_id(dead);
+        c.node(dead).kill();
+        assert_tool_ok(
+            &format!("remove-controller {dead}"),
+            &c.remove_controller(dead, &old_dir, 1),
+        );
+        let others: Vec<i32> = [1, 2, 3].into_iter().filter(|i| *i != dead).collect();
+        c.wait_voters(1, &others, Duration::from_secs(60));
+        c.wipe_and_format(dead);
+        let new_dir = c.directory_id(dead);
+        assert_ne!(new_dir, old_dir, "a fresh directory id for node {dead}");
+        c.start(dead);
+        c.wait_caught_up(1, Duration::from_secs(90));
+        assert_tool_ok(
+            &format!("add-controller {dead} again"),
+            &c.add_controller(dead, 1),
+        );
+        let voters = c.wait_voters(1, &[1, 2, 3], Duration::from_secs(60));
+        assert!(
+            voters.contains(&(dead, new_dir.clone())),
+            "node {dead} is a voter again with its new directory id: {voters:?}"
+        );
+        assert_eq!(assert_commits(&c, 1), 1, "ferrokraft still leads");
+    }
+    c.assert_kafka_alive();
+    c.assert_kafka_errors_explained(&[]);
+}
