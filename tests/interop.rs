@@ -49,16 +49,7 @@ fn ferrokraft_follows_a_kafka_leader_byte_for_byte() {
     }
     // KIP-919 the other way: ferrokraft registered with the Kafka active controller, whose
     // QuorumController wrote the record; it came back to ferrokraft through replication.
-    let t0 = Instant::now();
-    let registered = loop {
-        let mut image = ferrokraft::metadata::image::MetadataImage::default();
-        image.replay_batches(&c.node(3).log_bytes(), i64::MAX, "node 3");
-        let ids: Vec<i32> = image.controllers.keys().copied().collect();
-        if ids == [1, 2, 3] || t0.elapsed() > Duration::from_secs(60) {
-            break ids;
-        }
-        std::thread::sleep(Duration::from_secs(1));
-    };
+    let registered = wait_registered(&mut c, 3, &[1, 2, 3]);
     assert_eq!(
         registered,
         [1, 2, 3],
@@ -328,16 +319,7 @@ fn ferrokraft_first_leader_of_a_fresh_cluster_keeps_kafka_followers_healthy() {
     // KIP-919 across implementations: the Kafka controllers registered with the ferrokraft
     // leader (API 70), ferrokraft registered itself, every RegisterControllerRecord was
     // committed, and Kafka's own ControllerRegistrationManager found its record in the log.
-    let t0 = Instant::now();
-    let registered = loop {
-        let mut image = ferrokraft::metadata::image::MetadataImage::default();
-        image.replay_batches(&c.node(1).log_bytes(), i64::MAX, "node 1");
-        let ids: Vec<i32> = image.controllers.keys().copied().collect();
-        if ids == [1, 2, 3] || t0.elapsed() > Duration::from_secs(60) {
-            break ids;
-        }
-        std::thread::sleep(Duration::from_secs(1));
-    };
+    let registered = wait_registered(&mut c, 1, &[1, 2, 3]);
     assert_eq!(registered, [1, 2, 3], "controllers registered in the log");
     for id in [2, 3] {
         assert!(
@@ -353,4 +335,19 @@ fn ferrokraft_first_leader_of_a_fresh_cluster_keeps_kafka_followers_healthy() {
     assert_eq!((l, e), (1, 1), "kafka-metadata-quorum via Kafka node 2");
     c.assert_kafka_alive();
     c.assert_kafka_errors_explained(&[]);
+}
+
+/// Polls node `id`'s log (up to 60 s) until its RegisterControllerRecords name `want`; returns
+/// the controller ids registered last seen.
+fn wait_registered(c: &mut Cluster, id: i32, want: &[i32]) -> Vec<i32> {
+    let t0 = Instant::now();
+    loop {
+        let mut image = ferrokraft::metadata::image::MetadataImage::default();
+        image.replay_batches(&c.node(id).log_bytes(), i64::MAX, "test");
+        let ids: Vec<i32> = image.controllers.keys().copied().collect();
+        if ids == want || t0.elapsed() > Duration::from_secs(60) {
+            return ids;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
 }

@@ -50,16 +50,7 @@ fn kafka_standalone_grows_with_ferrokraft_then_the_kafka_voter_is_removed() {
     let (leader, _, _) = c.wait_for_leader(1, 1, Duration::from_secs(90));
     assert_eq!(leader, 1, "the standalone Kafka controller leads");
     c.wait_voters(1, &[1], Duration::from_secs(30));
-    for id in [2, 3] {
-        c.wait_caught_up(1, Duration::from_secs(60));
-        assert_tool_ok(&format!("add-controller {id}"), &c.add_controller(id, 1));
-        let want: Vec<i32> = (1..=id).collect();
-        let voters = c.wait_voters(1, &want, Duration::from_secs(60));
-        assert!(
-            voters.contains(&(id, c.directory_id(id))),
-            "node {id} joined with its own directory id: {voters:?}"
-        );
-    }
+    c.add_controllers(&[2, 3], 1);
     for via in 1..=3 {
         c.wait_voters(via, &[1, 2, 3], Duration::from_secs(60));
     }
@@ -90,16 +81,7 @@ fn ferrokraft_standalone_adds_and_removes_kafka_controllers() {
     c.start_all();
     let (leader, _, _) = c.wait_for_leader(1, 1, Duration::from_secs(90));
     assert_eq!(leader, 1, "the standalone ferrokraft controller leads");
-    for id in [2, 3] {
-        c.wait_caught_up(1, Duration::from_secs(60));
-        assert_tool_ok(&format!("add-controller {id}"), &c.add_controller(id, 1));
-        let want: Vec<i32> = (1..=id).collect();
-        let voters = c.wait_voters(1, &want, Duration::from_secs(60));
-        assert!(
-            voters.contains(&(id, c.directory_id(id))),
-            "node {id} joined with its own directory id: {voters:?}"
-        );
-    }
+    c.add_controllers(&[2, 3], 1);
     for via in 1..=3 {
         c.wait_voters(via, &[1, 2, 3], Duration::from_secs(60));
     }
@@ -129,12 +111,7 @@ fn a_dead_voter_is_replaced_with_a_new_directory_id() {
     c.start_all();
     let (leader, _, _) = c.wait_for_leader(1, 1, Duration::from_secs(90));
     assert_eq!(leader, 1);
-    for id in [2, 3] {
-        c.wait_caught_up(1, Duration::from_secs(60));
-        assert_tool_ok(&format!("add-controller {id}"), &c.add_controller(id, 1));
-        let want: Vec<i32> = (1..=id).collect();
-        c.wait_voters(1, &want, Duration::from_secs(60));
-    }
+    c.add_controllers(&[2, 3], 1);
     for dead in [3, 2] {
         let old_dir = c.directory_id(dead);
         c.node(dead).kill();

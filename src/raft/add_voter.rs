@@ -21,7 +21,7 @@ use super::io::{Destination, InboundRequest};
 use super::log::LogReader;
 use super::state::{PendingAddVoter, Role};
 use super::types::{Endpoint, Endpoints, ReplicaKey, VoterNode};
-use super::voter_changes::add_voter_response;
+use super::voter_changes::{add_voter_response, endpoints_from_listeners};
 use crate::codec::{RequestBody, ResponseBody};
 
 /// Name of the kraft.version feature in ApiVersions' SupportedFeatures.
@@ -61,19 +61,8 @@ impl RaftCore {
             return answer(self, errors::INVALID_REQUEST, Some(message));
         }
         let key = ReplicaKey::new(body.voter_id, body.voter_directory_id);
-        let endpoints: Endpoints = body
-            .listeners
-            .iter()
-            .map(|l| {
-                (
-                    l.name.to_ascii_uppercase(),
-                    Endpoint {
-                        host: l.host.to_string(),
-                        port: l.port,
-                    },
-                )
-            })
-            .collect();
+        let endpoints =
+            endpoints_from_listeners(body.listeners.iter().map(|l| (&l.name, &l.host, l.port)));
         let Some(address) = endpoints.get(&self.cfg.listener_name).cloned() else {
             let message = format!(
                 "Add voter request didn't include the endpoint for the default listener {}",
@@ -95,24 +84,7 @@ impl RaftCore {
         endpoints: Endpoints,
         address: Endpoint,
     ) -> Result<(), (i16, String)> {
-        if self.voter_change_pending(now_ms) {
-            return Err((
-                errors::REQUEST_TIMED_OUT,
-                "Request timed out waiting for leader to handle previous voter change request"
-                    .into(),
-            ));
-        }
-        let hw = self.require_high_watermark()?;
-        let kraft_version = self.history.kraft_version();
-        if kraft_version < 1 {
-            return Err((
-                errors::UNSUPPORTED_VERSION,
-                format!(
-                    "Cluster doesn't support adding voter because the kraft.version feature is {kraft_version}"
-                ),
-            ));
-        }
-        self.latest_voters_committed(hw)?;
+        self.voter_change_preconditions(now_ms, "adding")?;
         if self.history.voters().contains_id(key.id) {
             return Err((
                 errors::DUPLICATE_VOTER,

@@ -58,24 +58,7 @@ impl RaftCore {
         req: &InboundRequest,
         key: ReplicaKey,
     ) -> Result<(), (i16, String)> {
-        if self.voter_change_pending(now_ms) {
-            return Err((
-                errors::REQUEST_TIMED_OUT,
-                "Request timed out waiting for leader to handle previous voter change request"
-                    .into(),
-            ));
-        }
-        let hw = self.require_high_watermark()?;
-        let kraft_version = self.history.kraft_version();
-        if kraft_version < 1 {
-            return Err((
-                errors::UNSUPPORTED_VERSION,
-                format!(
-                    "Cluster doesn't support removing voter because the kraft.version feature is {kraft_version}"
-                ),
-            ));
-        }
-        self.latest_voters_committed(hw)?;
+        self.voter_change_preconditions(now_ms, "removing")?;
         // Exact key match, and never the last voter (`VoterSet.removeVoter`).
         let Some(voters) = self.history.voters().remove_voter(&key) else {
             return Err((

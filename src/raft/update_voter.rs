@@ -20,8 +20,10 @@ use super::errors;
 use super::io::{Destination, InboundRequest};
 use super::log::LogReader;
 use super::state::Role;
-use super::types::{Endpoint, Endpoints, ReplicaKey, VoterNode};
-use super::voter_changes::{LOCAL_KRAFT_VERSION_MAX, LOCAL_KRAFT_VERSION_MIN};
+use super::types::{Endpoint, ReplicaKey, VoterNode};
+use super::voter_changes::{
+    endpoints_from_listeners, LOCAL_KRAFT_VERSION_MAX, LOCAL_KRAFT_VERSION_MIN,
+};
 use crate::codec::{RequestBody, ResponseBody};
 
 impl RaftCore {
@@ -72,19 +74,8 @@ impl RaftCore {
             return errors::INVALID_REQUEST;
         }
         let key = ReplicaKey::new(body.voter_id, body.voter_directory_id);
-        let endpoints: Endpoints = body
-            .listeners
-            .iter()
-            .map(|l| {
-                (
-                    l.name.to_ascii_uppercase(),
-                    Endpoint {
-                        host: l.host.to_string(),
-                        port: l.port,
-                    },
-                )
-            })
-            .collect();
+        let endpoints =
+            endpoints_from_listeners(body.listeners.iter().map(|l| (&l.name, &l.host, l.port)));
         if !endpoints.contains_key(&self.cfg.listener_name) {
             return errors::INVALID_REQUEST;
         }

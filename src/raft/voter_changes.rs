@@ -12,7 +12,7 @@ use super::errors;
 use super::io::Output;
 use super::log::LogReader;
 use super::state::{ReplicaState, Role};
-use super::types::{VoterNode, VoterSet};
+use super::types::{Endpoint, Endpoints, VoterNode, VoterSet};
 use super::voters::voter_set_to_record;
 use crate::codec::ResponseBody;
 use crate::records::control::ControlRecord;
@@ -63,6 +63,34 @@ impl RaftCore {
 
     /// Whether an AddRaftVoter or RemoveRaftVoter is in progress, after expiring any whose
     /// timer ran out (`LeaderState.isOperationPending`).
+    /// The checks AddRaftVoter and RemoveRaftVoter share, in Kafka's order: no change pending,
+    /// a high watermark in this epoch, kraft.version ≥ 1, the latest voter set committed.
+    /// `action` names the change in the error message.
+    pub(super) fn voter_change_preconditions(
+        &mut self,
+        now_ms: u64,
+        action: &str,
+    ) -> Result<(), (i16, String)> {
+        if self.voter_change_pending(now_ms) {
+            return Err((
+                errors::REQUEST_TIMED_OUT,
+                "Request timed out waiting for leader to handle previous voter change request"
+                    .into(),
+            ));
+        }
+        let hw = self.require_high_watermark()?;
+        let kraft_version = self.history.kraft_version();
+        if kraft_version < 1 {
+            return Err((
+                errors::UNSUPPORTED_VERSION,
+                format!(
+                    "Cluster doesn't support {action} voter because the kraft.version feature is {kraft_version}"
+                ),
+            ));
+        }
+        self.latest_voters_committed(hw)
+    }
+
     pub(super) fn voter_change_pending(&mut self, now_ms: u64) -> bool {
         self.expire_voter_changes(now_ms);
         matches!(&self.role, Role::Leader(l) if l.add_voter.is_some() || l.remove_voter.is_some())
@@ -260,4 +288,22 @@ impl RaftCore {
         let ids: std::collections::BTreeSet<i32> = l.voters.keys().copied().collect();
         l.fetched_voters.retain(|id| ids.contains(id));
     }
+}
+
+/// A voter's endpoints from the listeners of a request, listener names upper-cased as Kafka
+/// normalises them.
+pub(super) fn endpoints_from_listeners<'a>(
+    listeners: impl Iterator<Item = (&'a StrBytes, &'a StrBytes, u16)>,
+) -> Endpoints {
+    listeners
+        .map(|(name, host, port)| {
+            (
+                name.to_ascii_uppercase(),
+                Endpoint {
+                    host: host.to_string(),
+                    port,
+                },
+            )
+        })
+        .collect()
 }

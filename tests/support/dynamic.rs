@@ -1,5 +1,7 @@
 //! KIP-853 helpers for mixed quorums: Kafka's own `kafka-metadata-quorum add-controller` /
 //! `remove-controller`, and the voter set as `describe --status` reports it.
+// Only tests/interop_dynamic.rs uses these; every test binary compiles `support`.
+#![allow(dead_code)]
 
 use std::fs;
 use std::time::{Duration, Instant};
@@ -60,6 +62,35 @@ impl Cluster {
                 directory_id,
             ],
         )
+    }
+
+    /// Adds `ids` in order with `add-controller` through `via`, each once the quorum has caught
+    /// up, and checks each joined with the directory id in its meta.properties.
+    pub fn add_controllers(&mut self, ids: &[i32], via: i32) {
+        let mut voters: Vec<i32> = self
+            .voters(via)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        for &id in ids {
+            self.wait_caught_up(via, Duration::from_secs(60));
+            let out = self.add_controller(id, via);
+            assert!(
+                out.status.success(),
+                "add-controller {id} failed ({:?}):\n{}\n{}",
+                out.status.code(),
+                out.stdout,
+                out.stderr
+            );
+            voters.push(id);
+            voters.sort_unstable();
+            let now = self.wait_voters(via, &voters, Duration::from_secs(60));
+            assert!(
+                now.contains(&(id, self.directory_id(id))),
+                "node {id} joined with its own directory id: {now:?}"
+            );
+        }
     }
 
     /// Voter ids (with directory ids) in `describe --status` through `via`.
