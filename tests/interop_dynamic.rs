@@ -140,3 +140,66 @@ fn a_dead_voter_is_replaced_with_a_new_directory_id() {
     c.assert_kafka_alive();
     c.assert_kafka_errors_explained(&[]);
 }
+
+/// #7: the static → dynamic upgrade Kafka 4.1 supports. A static quorum (kraft.version 0) of
+/// two Kafka controllers and ferrokraft, Kafka leading, is upgraded with `kafka-features
+/// upgrade --feature kraft.version=1`; the first VotersRecord carries every voter's directory
+/// id, ferrokraft's included (it sends it in every Fetch, as Kafka does); ferrokraft follows,
+/// then leads the upgraded quorum.
+#[test]
+fn static_quorum_upgrades_to_kraft_version_1() {
+    let _serial = serial();
+    let mut c = Cluster::new(
+        "dyn-upgrade",
+        &[Impl::Kafka, Impl::Kafka, Impl::Ferrokraft],
+        &[],
+    );
+    // The second follower to time out wins after a Kafka leader dies (see
+    // tests/interop_snapshots.rs): a longer fetch timeout lets ferrokraft take over below.
+    c.node(3)
+        .add_props(&[("controller.quorum.fetch.timeout.ms", "3500")]);
+    c.start_all();
+    let leader = c.make_leader_kind(Impl::Kafka, Duration::from_secs(240));
+    c.wait_caught_up(leader, Duration::from_secs(60));
+    let out = support::kafka::kafka().tool(
+        &c.art,
+        "upgrade-kraft-version",
+        "org.apache.kafka.tools.FeatureCommand",
+        &[
+            "--bootstrap-controller",
+            &format!("127.0.0.1:{}", c.nodes[(leader - 1) as usize].port),
+            "upgrade",
+            "--feature",
+            "kraft.version=1",
+        ],
+    );
+    assert_tool_ok("kafka-features upgrade kraft.version=1", &out);
+    let want: Vec<(i32, String)> = (1..=3).map(|id| (id, c.directory_id(id))).collect();
+    for via in [leader, 3] {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let mut voters = c.voters(via).unwrap_or_default();
+            voters.sort();
+            if voters == want {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "voters through node {via} never carried every directory id: {voters:?}"
+            );
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+    let leader = c.make_leader_kind(Impl::Ferrokraft, Duration::from_secs(240));
+    assert_eq!(leader, 3);
+    assert_eq!(
+        assert_commits(&c, 1),
+        3,
+        "ferrokraft leads the upgraded quorum"
+    );
+    let mut voters = c.voters(1).unwrap_or_default();
+    voters.sort();
+    assert_eq!(voters, want, "the voter set survives the change of leader");
+    c.assert_kafka_alive();
+    c.assert_kafka_errors_explained(&[]);
+}

@@ -95,7 +95,6 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
     // KIP-853: voters recorded in the latest snapshot (the bootstrap 0-0 checkpoint written by
     // `format --standalone/--initial-controllers`) override controller.quorum.voters.
     let snapshot_voters = store.latest_snapshot_voters();
-    let kraft_version = snapshot_voters.as_ref().map_or(0, |(_, k)| *k);
     let listener_name = config
         .controller_listener_names
         .first()
@@ -125,14 +124,11 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
     );
     let raft_config = RaftConfig {
         node_id: config.node_id,
-        // Static voters carry no directory ids (kraft.version 0); with voter records the
-        // metadata directory's id is part of this replica's key. A node with only bootstrap
-        // servers (formatted --no-initial-controllers) joins a dynamic quorum as that key.
-        directory_id: if kraft_version >= 1 || config.quorum_voters.is_empty() {
-            dir.directory_id
-        } else {
-            uuid::Uuid::nil()
-        },
+        // Like Kafka 4.x, the replica key always carries the metadata directory's id (Fetch
+        // v17+, Vote, DescribeQuorum); static voters (kraft.version 0) have none, and a voter
+        // key without a directory id matches any. A leader upgrading kraft.version 0 → 1
+        // writes the directory ids it learned this way into the first VotersRecord.
+        directory_id: dir.directory_id,
         cluster_id: dir.meta.cluster_id.clone(),
         listener_name,
         local_endpoints: local_endpoints.into_iter().collect(),
