@@ -149,6 +149,16 @@ fn a_dead_voter_is_replaced_with_a_new_directory_id() {
 #[test]
 fn static_quorum_upgrades_to_kraft_version_1() {
     let _serial = serial();
+    if support::kafka::kafka_version().starts_with("4.0.") {
+        // Kafka 4.0's raft layer has no kraft.version upgrade (KafkaRaftClient
+        // .upgradeKRaftVersion arrived in 4.1): kafka-features reports success and no
+        // VotersRecord is ever written. The scenario exists from 4.1 on (docs/interop.md).
+        println!(
+            "Kafka {}: no kraft.version upgrade to test",
+            support::kafka::kafka_version()
+        );
+        return;
+    }
     let mut c = Cluster::new(
         "dyn-upgrade",
         &[Impl::Kafka, Impl::Kafka, Impl::Ferrokraft],
