@@ -560,7 +560,7 @@ pub const ALLOWED_KAFKA_ERRORS: &[AllowedError] = &[
         ],
     },
     AllowedError {
-        cause: "Kafka-to-Kafka: a Kafka follower sends UpdateRaftVoter to a Kafka leader that has no high watermark in its epoch yet or a pending voter operation (UpdateVoterHandler answers REQUEST_TIMED_OUT); KafkaRaftClient logs it at ERROR and retries",
+        cause: "a Kafka follower sends UpdateRaftVoter to a leader (Kafka or ferrokraft, both follow UpdateVoterHandler) that has no high watermark in its epoch yet or a pending voter operation and answers REQUEST_TIMED_OUT; KafkaRaftClient logs it at ERROR and retries",
         contains: &["Unexpected error REQUEST_TIMED_OUT in UPDATE_RAFT_VOTER response"],
     },
 ];
