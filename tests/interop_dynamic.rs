@@ -14,16 +14,6 @@ use std::time::Duration;
 
 use support::cluster::{serial, Cluster, Impl, Quorum};
 
-fn assert_tool_ok(what: &str, out: &support::kafka::ToolOutput) {
-    assert!(
-        out.status.success(),
-        "{what} failed ({:?}):\n{}\n{}",
-        out.status.code(),
-        out.stdout,
-        out.stderr
-    );
-}
-
 /// The high watermark through `via` moves past where it is now (the leader's idle NoOpRecords
 /// keep it moving): the quorum commits.
 fn assert_commits(c: &Cluster, via: i32) -> i32 {
@@ -57,10 +47,8 @@ fn kafka_standalone_grows_with_ferrokraft_then_the_kafka_voter_is_removed() {
     let leader = c.make_leader_kind(Impl::Ferrokraft, Duration::from_secs(240));
     c.wait_caught_up(leader, Duration::from_secs(60));
     let kafka_dir = c.directory_id(1);
-    assert_tool_ok(
-        "remove-controller 1",
-        &c.remove_controller(1, &kafka_dir, leader),
-    );
+    c.remove_controller(1, &kafka_dir, leader)
+        .assert_ok("remove-controller 1");
     c.wait_voters(leader, &[2, 3], Duration::from_secs(60));
     assert_eq!(assert_commits(&c, leader), leader);
     c.assert_kafka_alive();
@@ -87,7 +75,8 @@ fn ferrokraft_standalone_adds_and_removes_kafka_controllers() {
     }
     assert_eq!(assert_commits(&c, 1), 1);
     let dir3 = c.directory_id(3);
-    assert_tool_ok("remove-controller 3", &c.remove_controller(3, &dir3, 1));
+    c.remove_controller(3, &dir3, 1)
+        .assert_ok("remove-controller 3");
     c.wait_voters(1, &[1, 2], Duration::from_secs(60));
     c.wait_voters(2, &[1, 2], Duration::from_secs(60));
     assert_eq!(assert_commits(&c, 1), 1, "ferrokraft still leads");
@@ -115,10 +104,8 @@ fn a_dead_voter_is_replaced_with_a_new_directory_id() {
     for dead in [3, 2] {
         let old_dir = c.directory_id(dead);
         c.node(dead).kill();
-        assert_tool_ok(
-            &format!("remove-controller {dead}"),
-            &c.remove_controller(dead, &old_dir, 1),
-        );
+        c.remove_controller(dead, &old_dir, 1)
+            .assert_ok(&format!("remove-controller {dead}"));
         let others: Vec<i32> = [1, 2, 3].into_iter().filter(|i| *i != dead).collect();
         c.wait_voters(1, &others, Duration::from_secs(60));
         c.wipe_and_format(dead);
@@ -126,10 +113,8 @@ fn a_dead_voter_is_replaced_with_a_new_directory_id() {
         assert_ne!(new_dir, old_dir, "a fresh directory id for node {dead}");
         c.start(dead);
         c.wait_caught_up(1, Duration::from_secs(90));
-        assert_tool_ok(
-            &format!("add-controller {dead} again"),
-            &c.add_controller(dead, 1),
-        );
+        c.add_controller(dead, 1)
+            .assert_ok(&format!("add-controller {dead} again"));
         let voters = c.wait_voters(1, &[1, 2, 3], Duration::from_secs(60));
         assert!(
             voters.contains(&(dead, new_dir.clone())),
@@ -183,7 +168,7 @@ fn static_quorum_upgrades_to_kraft_version_1() {
             "kraft.version=1",
         ],
     );
-    assert_tool_ok("kafka-features upgrade kraft.version=1", &out);
+    out.assert_ok("kafka-features upgrade kraft.version=1");
     let want: Vec<(i32, String)> = (1..=3).map(|id| (id, c.directory_id(id))).collect();
     for via in [leader, 3] {
         let deadline = std::time::Instant::now() + Duration::from_secs(60);

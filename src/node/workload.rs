@@ -6,51 +6,35 @@
 //! `ApiMessageAndVersion` frame, padded to the requested size with an unknown tagged field —
 //! so a Java controller following this log replays them as no-ops instead of aborting.
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::Bytes;
+
+use crate::records::varint::{put_uvarint, uvarint_size};
 
 /// NoOpRecord's metadata api key.
 const NO_OP_RECORD_API_KEY: u8 = 20;
 /// A tag NoOpRecord does not define: readers keep it as an unknown tagged field.
 const PADDING_TAG: u8 = 100;
 
-fn put_uvarint(buf: &mut BytesMut, mut value: u32) {
-    while value >= 0x80 {
-        buf.put_u8((value as u8 & 0x7f) | 0x80);
-        value >>= 7;
-    }
-    buf.put_u8(value as u8);
-}
-
-fn uvarint_len(mut value: u32) -> usize {
-    let mut n = 1;
-    while value >= 0x80 {
-        value >>= 7;
-        n += 1;
-    }
-    n
-}
-
 /// A NoOpRecord value of `size_bytes` bytes (at least 4; within a byte of the size where the
 /// padding length's varint grows).
 pub fn no_op_record(size_bytes: usize) -> Bytes {
-    let mut buf = BytesMut::with_capacity(size_bytes.max(4));
+    let mut buf = Vec::with_capacity(size_bytes.max(4));
     // frame version 1, api key 20, record version 0
-    buf.put_slice(&[1, NO_OP_RECORD_API_KEY, 0]);
+    buf.extend_from_slice(&[1, NO_OP_RECORD_API_KEY, 0]);
     // Layout with padding: 3 header bytes, count, tag, varint length, padding.
     if size_bytes < 3 + 1 + 1 + 1 + 1 {
-        buf.put_u8(0); // no tagged fields
-        return buf.freeze();
+        buf.push(0); // no tagged fields
+        return Bytes::from(buf);
     }
     let target = size_bytes - 5;
     let mut pad = target - 1;
-    while pad + uvarint_len(pad as u32) > target {
+    while pad + uvarint_size(pad as u32) > target {
         pad -= 1;
     }
-    buf.put_u8(1);
-    buf.put_u8(PADDING_TAG);
+    buf.extend_from_slice(&[1, PADDING_TAG]);
     put_uvarint(&mut buf, pad as u32);
-    buf.put_bytes(0, pad);
-    buf.freeze()
+    buf.resize(buf.len() + pad, 0);
+    Bytes::from(buf)
 }
 
 /// Settings of the workload.

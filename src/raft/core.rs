@@ -162,18 +162,14 @@ impl RaftCore {
             })
         } else if let Some(leader_id) = stored.leader_id {
             match self.voter_endpoint(leader_id) {
-                Some(endpoint) if leader_id != self.local.id => Role::Follower(Follower {
-                    epoch: stored.epoch,
+                Some(endpoint) if leader_id != self.local.id => Role::Follower(Follower::new(
+                    stored.epoch,
                     leader_id,
-                    leader_endpoint: endpoint,
-                    voted_key: stored.voted_key,
-                    fetch_deadline_ms: now_ms + self.cfg.fetch_timeout_ms,
-                    has_fetched: false,
-                    leader_resigned: false,
-                    update_voter_deadline_ms: now_ms + self.cfg.fetch_timeout_ms,
-                    has_updated_leader: false,
-                    fetching_snapshot: None,
-                }),
+                    endpoint,
+                    stored.voted_key,
+                    now_ms,
+                    self.cfg.fetch_timeout_ms,
+                )),
                 _ => Role::Unattached(Unattached {
                     epoch: stored.epoch,
                     leader_id: Some(leader_id),

@@ -17,6 +17,23 @@ pub(super) struct LeaderView {
     pub(super) endpoint: Option<Endpoint>,
 }
 
+impl LeaderView {
+    /// The view of one partition of an answer, with the leader's address from its NodeEndpoints.
+    pub(super) fn of<'a>(
+        error: i16,
+        leader_id: i32,
+        epoch: i32,
+        nodes: impl Iterator<Item = (i32, &'a kafka_protocol::protocol::StrBytes, u16)>,
+    ) -> Self {
+        Self {
+            error,
+            leader_id,
+            epoch,
+            endpoint: find_endpoint(nodes, leader_id),
+        }
+    }
+}
+
 /// The address of `leader_id` among an answer's NodeEndpoints.
 pub(super) fn find_endpoint<'a>(
     mut nodes: impl Iterator<Item = (i32, &'a kafka_protocol::protocol::StrBytes, u16)>,

@@ -12,7 +12,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 
 use super::core::RaftCore;
-use super::dispatch::{find_endpoint, LeaderView};
+use super::dispatch::LeaderView;
 use super::errors;
 use super::io::{Destination, InboundRequest, Output};
 use super::log::LogReader;
@@ -583,16 +583,15 @@ impl RaftCore {
             .topics
             .first()
             .and_then(|t| t.partitions.first())
-            .map(|p| LeaderView {
-                error: p.error_code,
-                leader_id: p.leader_id.0,
-                epoch: p.leader_epoch,
-                endpoint: find_endpoint(
+            .map(|p| {
+                LeaderView::of(
+                    p.error_code,
+                    p.leader_id.0,
+                    p.leader_epoch,
                     resp.node_endpoints
                         .iter()
                         .map(|n| (n.node_id.0, &n.host, n.port)),
-                    p.leader_id.0,
-                ),
+                )
             });
         if self.accept_answer(now_ms, log, from, resp.error_code, view) == Some(errors::NONE) {
             if let Role::Leader(l) = &mut self.role {
@@ -612,16 +611,15 @@ impl RaftCore {
             .topics
             .first()
             .and_then(|t| t.partitions.first())
-            .map(|p| LeaderView {
-                error: p.error_code,
-                leader_id: p.leader_id.0,
-                epoch: p.leader_epoch,
-                endpoint: find_endpoint(
+            .map(|p| {
+                LeaderView::of(
+                    p.error_code,
+                    p.leader_id.0,
+                    p.leader_epoch,
                     resp.node_endpoints
                         .iter()
                         .map(|n| (n.node_id.0, &n.host, n.port)),
-                    p.leader_id.0,
-                ),
+                )
             });
         if self.accept_answer(now_ms, log, from, resp.error_code, view) == Some(errors::NONE) {
             if let Role::Resigned(r) = &mut self.role {

@@ -74,6 +74,32 @@ pub struct Follower {
     pub fetching_snapshot: Option<(OffsetAndEpoch, i64)>,
 }
 
+impl Follower {
+    /// A follower of `leader_id` from `now_ms`: fetch and UpdateRaftVoter timers start at one
+    /// fetch timeout, nothing fetched yet.
+    pub fn new(
+        epoch: i32,
+        leader_id: i32,
+        leader_endpoint: Endpoint,
+        voted_key: Option<ReplicaKey>,
+        now_ms: u64,
+        fetch_timeout_ms: u64,
+    ) -> Self {
+        Self {
+            epoch,
+            leader_id,
+            leader_endpoint,
+            voted_key,
+            fetch_deadline_ms: now_ms + fetch_timeout_ms,
+            has_fetched: false,
+            leader_resigned: false,
+            update_voter_deadline_ms: now_ms + fetch_timeout_ms,
+            has_updated_leader: false,
+            fetching_snapshot: None,
+        }
+    }
+}
+
 /// What the leader knows of one replica.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplicaState {

@@ -102,18 +102,14 @@ impl RaftCore {
             None
         };
         self.leave_role(log);
-        self.role = Role::Follower(Follower {
+        self.role = Role::Follower(Follower::new(
             epoch,
             leader_id,
-            leader_endpoint: endpoint,
+            endpoint,
             voted_key,
-            fetch_deadline_ms: now_ms + self.cfg.fetch_timeout_ms,
-            has_fetched: false,
-            leader_resigned: false,
-            update_voter_deadline_ms: now_ms + self.cfg.fetch_timeout_ms,
-            has_updated_leader: false,
-            fetching_snapshot: None,
-        });
+            now_ms,
+            self.cfg.fetch_timeout_ms,
+        ));
         self.persist();
         self.emit_role_changed();
     }

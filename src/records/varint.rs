@@ -29,10 +29,14 @@ fn put_uvarint64(out: &mut Vec<u8>, mut v: u64) {
 
 /// Size in bytes of a zig-zag varint.
 pub fn varint_size(value: i32) -> usize {
-    let mut v = ((value << 1) ^ (value >> 31)) as u32;
+    uvarint_size(((value << 1) ^ (value >> 31)) as u32)
+}
+
+/// Size in bytes of an unsigned varint.
+pub fn uvarint_size(mut value: u32) -> usize {
     let mut n = 1;
-    while v >= 0x80 {
-        v >>= 7;
+    while value >= 0x80 {
+        value >>= 7;
         n += 1;
     }
     n

@@ -75,14 +75,8 @@ impl Cluster {
             .collect();
         for &id in ids {
             self.wait_caught_up(via, Duration::from_secs(60));
-            let out = self.add_controller(id, via);
-            assert!(
-                out.status.success(),
-                "add-controller {id} failed ({:?}):\n{}\n{}",
-                out.status.code(),
-                out.stdout,
-                out.stderr
-            );
+            self.add_controller(id, via)
+                .assert_ok(&format!("add-controller {id}"));
             voters.push(id);
             voters.sort_unstable();
             let now = self.wait_voters(via, &voters, Duration::from_secs(60));

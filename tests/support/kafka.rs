@@ -89,6 +89,19 @@ pub struct ToolOutput {
     pub stderr: String,
 }
 
+impl ToolOutput {
+    /// Panics with the tool's output unless it exited 0.
+    pub fn assert_ok(&self, what: &str) {
+        assert!(
+            self.status.success(),
+            "{what} failed ({:?}):\n{}\n{}",
+            self.status.code(),
+            self.stdout,
+            self.stderr
+        );
+    }
+}
+
 /// A per-test folder kept on failure.
 pub struct Artifacts {
     pub dir: PathBuf,
