@@ -68,7 +68,15 @@ fn quorum_benchmark_runs_at_smoke_sizes() {
         assert!(run.summary.p99_ms > 0.0 && run.cpu_seconds > 0.0, "{run:?}");
         assert_eq!(run.rss.len(), 3);
     }
+    // Catch-up: both kinds fetched log bytes from their first observed fetch on.
+    assert_eq!(r.catchup.len(), 2);
+    for (kind, trials) in &r.catchup {
+        assert_eq!(trials.len(), 1, "{kind:?}");
+        assert!(trials[0].bytes > 0, "{kind:?} {:?}", trials[0]);
+        assert!(trials[0].mb_per_sec() > 0.0 && trials[0].follower_peak_rss_kib > 0);
+    }
     let text = quorum::report::markdown(&r, &p, "4.1.2", "4.4.0");
+    assert!(text.contains("follower catch-up"), "{text}");
     assert!(text.contains("start-up to DescribeQuorum"), "{text}");
     assert!(text.contains("graceful handover"), "{text}");
     assert!(

@@ -2,6 +2,8 @@
 //! tests/bench_smoke.rs (the smoke run under `cargo test`).
 #![allow(missing_docs)]
 
+#[path = "catchup.rs"]
+pub mod catchup;
 #[path = "phases.rs"]
 pub mod phases;
 #[path = "probe.rs"]
@@ -51,6 +53,10 @@ pub struct Params {
     pub warmup_secs: u64,
     /// Measured period of a latency run.
     pub latency_secs: u64,
+    /// Log bytes an empty follower fetches in the catch-up measurement.
+    pub catchup_bytes: u64,
+    /// Catch-up trials per implementation.
+    pub catchup_trials: usize,
     /// Floors at full or smoke sizes.
     pub storage: storage_measure::Params,
 }
@@ -76,6 +82,8 @@ impl Params {
             lingers_ms: vec![25, 0],
             warmup_secs: 10,
             latency_secs: 60,
+            catchup_bytes: 1024 * 1024 * 1024,
+            catchup_trials: 3,
             storage: storage_measure::Params::full(),
         }
     }
@@ -94,6 +102,8 @@ impl Params {
             lingers_ms: vec![25],
             warmup_secs: 1,
             latency_secs: 6,
+            catchup_bytes: 32 * 1024 * 1024,
+            catchup_trials: 1,
             storage: storage_measure::Params::smoke(),
         }
     }
@@ -134,6 +144,7 @@ pub struct Results {
     pub startup: phases::StartupResults,
     pub failover: phases::FailoverResults,
     pub latency: Vec<phases::LatencyRun>,
+    pub catchup: catchup::CatchUpResults,
 }
 
 /// Runs every measurement in `dir`.
@@ -147,7 +158,10 @@ pub fn run(env: &Env, dir: &Path, p: &Params) -> Result<Results, String> {
     let failover = phases::failover(env, dir, p)?;
     eprintln!("commit latency …");
     let latency = phases::latency(env, dir, p)?;
+    eprintln!("catch-up …");
+    let catchup = catchup::catch_up(env, dir, p)?;
     Ok(Results {
+        catchup,
         floors,
         loopback_rtt_us,
         startup,

@@ -72,7 +72,8 @@ pub struct StartupResults {
     pub series: Vec<(Kind, u64, Vec<StartupTrial>)>,
 }
 
-fn partition_log_bytes(data_dir: &Path) -> u64 {
+/// Bytes of the `.log` segments of `__cluster_metadata-0` under `data_dir`.
+pub fn partition_log_bytes(data_dir: &Path) -> u64 {
     let part = data_dir.join("__cluster_metadata-0");
     std::fs::read_dir(part)
         .map(|rd| {

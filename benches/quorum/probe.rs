@@ -15,10 +15,12 @@ use kafka_protocol::messages::{ApiVersionsRequest, DescribeQuorumRequest, TopicN
 use kafka_protocol::protocol::StrBytes;
 
 /// What a DescribeQuorum answer says about `__cluster_metadata-0`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QuorumView {
     /// The smallest log end offset the leader reports for a voter (-1: one is unknown).
     pub min_voter_log_end_offset: i64,
+    /// (voter id, log end offset the leader last saw from it; -1 unknown).
+    pub voters: Vec<(i32, i64)>,
     /// The leader (the answering node, since only the leader answers without error).
     pub leader_id: i32,
     /// Its epoch.
@@ -111,8 +113,14 @@ impl Probe {
             .map(|v| v.log_end_offset)
             .min()
             .unwrap_or(-1);
+        let voters = p
+            .current_voters
+            .iter()
+            .map(|v| (v.replica_id.0, v.log_end_offset))
+            .collect();
         Ok(Some(QuorumView {
             min_voter_log_end_offset,
+            voters,
             leader_id: p.leader_id.0,
             epoch: p.leader_epoch,
             high_watermark: p.high_watermark,

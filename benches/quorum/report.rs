@@ -287,6 +287,36 @@ pub fn markdown(r: &Results, p: &Params, kafka_version: &str, test_raft_version:
             ));
         }
     }
+    let catchup = |k: Kind, f: fn(&super::catchup::CatchUpTrial) -> f64| {
+        r.catchup
+            .iter()
+            .find(|(kind, _)| *kind == k)
+            .map(|(_, t)| Spread::of(&t.iter().map(f).collect::<Vec<_>>()))
+            .unwrap_or_default()
+    };
+    let fetched_mb = r
+        .catchup
+        .iter()
+        .flat_map(|(_, t)| t.iter().map(|x| x.bytes as f64 / 1e6))
+        .fold(0.0, f64::max);
+    row(
+        &mut out,
+        &format!("follower catch-up, empty voter fetching {fetched_mb:.0} MB"),
+        catchup(Kind::Ferrokraft, |t| t.mb_per_sec()),
+        catchup(Kind::KafkaController, |t| t.mb_per_sec()),
+        "MB/s",
+    );
+    row(
+        &mut out,
+        "peak RSS of the catching-up follower",
+        catchup(Kind::Ferrokraft, |t| {
+            t.follower_peak_rss_kib as f64 / 1024.0
+        }),
+        catchup(Kind::KafkaController, |t| {
+            t.follower_peak_rss_kib as f64 / 1024.0
+        }),
+        "MiB",
+    );
     for (kind, n, secs) in &r.failover.spurious {
         out.push_str(&format!(
             "| spurious elections, idle, {} timers, {:.0} s | {} | | |\n",

@@ -343,12 +343,19 @@ impl Driver {
             return Ok(());
         }
         let record = no_op_record(self.pacer.record_bytes());
-        let records: Vec<Bytes> = (0..due).map(|_| record.clone()).collect();
-        let proposed_us = self.now_us();
-        if let Some(last) = self.core.propose(now_ms(), &self.store, records) {
-            self.workload_stats.proposed(last, due, proposed_us);
+        // One proposal is one batch at most; a large due count becomes several.
+        let per_proposal = crate::raft::max_records_per_proposal(record.len()) as u64;
+        let mut left = due;
+        while left > 0 {
+            let n = left.min(per_proposal);
+            left -= n;
+            let records: Vec<Bytes> = (0..n).map(|_| record.clone()).collect();
+            let proposed_us = self.now_us();
+            if let Some(last) = self.core.propose(now_ms(), &self.store, records) {
+                self.workload_stats.proposed(last, n, proposed_us);
+            }
+            self.carry_out_outputs()?;
         }
-        self.carry_out_outputs()?;
         if let Some(summary) = self.workload_stats.summary_due(self.now_us()) {
             tracing::info!("Workload: {summary}");
         }
