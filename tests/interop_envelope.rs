@@ -30,7 +30,8 @@ const BROKER_BESIDE_FERROKRAFT: &[AllowedError] = &[
     AllowedError {
         cause: "ferrokraft does not advertise BrokerHeartbeat (API 63): the heartbeat channel's request thread cannot send it",
         contains: &[
-            "[broker-100-to-controller-heartbeat-channel-manager]: Request BrokerHeartbeatRequestData(brokerId=100",
+            // 4.1 prefixes "[broker-100-to-controller-heartbeat-channel-manager]: "; 4.4 does not.
+            "Request BrokerHeartbeatRequestData(brokerId=100",
             "failed due to unsupported version error",
             "UnsupportedVersionException: The node does not support BROKER_HEARTBEAT",
         ],
