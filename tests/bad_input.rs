@@ -12,7 +12,12 @@ use ferrokraft::codec::header::encode_request_header;
 use ferrokraft::codec::messages::ResponseBody;
 use ferrokraft::codec::response::decode_response;
 use ferrokraft::config::{Config, Properties};
-use kafka_protocol::messages::ApiKey;
+use kafka_protocol::messages::describe_quorum_request::{PartitionData, TopicData};
+use kafka_protocol::messages::{
+    ApiKey, DefaultPrincipalData, DescribeQuorumRequest, EnvelopeRequest, EnvelopeResponse,
+    TopicName,
+};
+use kafka_protocol::protocol::{Encodable, StrBytes};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
@@ -376,5 +381,134 @@ async fn raft_requests_get_a_retriable_not_ready_error_not_a_hang() {
     assert_eq!(corr, 3);
     let ResponseBody::Vote(v) = r else { panic!() };
     assert_eq!(v.error_code, 8, "BROKER_NOT_AVAILABLE");
+    node.stop().await;
+}
+
+// ------------------------------------------------------------------------------------------
+// Envelope (API 58): the inner request is served as a direct one; a refused envelope gets an
+// envelope-level error code and the connection stays open, as in Kafka.
+
+fn encoded<T: Encodable>(message: &T, version: i16) -> Vec<u8> {
+    let mut buf = BytesMut::new();
+    message.encode(&mut buf, version).unwrap();
+    buf.to_vec()
+}
+
+fn describe_quorum_v2() -> DescribeQuorumRequest {
+    DescribeQuorumRequest::default().with_topics(vec![TopicData::default()
+        .with_topic_name(TopicName(StrBytes::from_static_str("__cluster_metadata")))
+        .with_partitions(vec![PartitionData::default().with_partition_index(0)])])
+}
+
+/// An envelope around `inner` (header + body) from principal User:ANONYMOUS at 10.0.0.9.
+fn envelope_bytes(correlation_id: i32, inner: Vec<u8>, principal: Option<Vec<u8>>) -> Vec<u8> {
+    let envelope = EnvelopeRequest::default()
+        .with_request_data(Bytes::from(inner))
+        .with_request_principal(principal.map(Bytes::from))
+        .with_client_host_address(Bytes::from_static(&[10, 0, 0, 9]));
+    request_bytes(ApiKey::Envelope, 0, correlation_id, &encoded(&envelope, 0))
+}
+
+fn anonymous_principal() -> Vec<u8> {
+    let mut b = 0i16.to_be_bytes().to_vec();
+    b.extend(encoded(
+        &DefaultPrincipalData::default()
+            .with_type(StrBytes::from_static_str("User"))
+            .with_name(StrBytes::from_static_str("ANONYMOUS")),
+        0,
+    ));
+    b
+}
+
+async fn envelope_response(s: &mut TcpStream, correlation_id: i32) -> EnvelopeResponse {
+    let resp = read_frame(s).await.expect("envelope answered");
+    let (corr, body) = decode_response(resp, ApiKey::Envelope, 0).unwrap();
+    assert_eq!(corr, correlation_id);
+    let ResponseBody::Envelope(r) = body else {
+        panic!("not an envelope response")
+    };
+    r
+}
+
+#[tokio::test]
+async fn an_envelope_is_answered_as_its_inner_request_is_directly() {
+    let node = TestNode::start(&[]).await;
+    let mut s = TcpStream::connect(node.addr).await.unwrap();
+    let body = encoded(&describe_quorum_v2(), 2);
+    s.write_all(&request_bytes(ApiKey::DescribeQuorum, 2, 5, &body))
+        .await
+        .unwrap();
+    let direct = read_frame(&mut s).await.expect("answered");
+    let (_, direct) = decode_response(direct, ApiKey::DescribeQuorum, 2).unwrap();
+
+    let inner = request_bytes(ApiKey::DescribeQuorum, 2, 77, &body)[4..].to_vec();
+    s.write_all(&envelope_bytes(6, inner, Some(anonymous_principal())))
+        .await
+        .unwrap();
+    let wrapped = envelope_response(&mut s, 6).await;
+    assert_eq!(wrapped.error_code, 0);
+    let data = wrapped.response_data.expect("inner response");
+    let (inner_corr, forwarded) = decode_response(data, ApiKey::DescribeQuorum, 2).unwrap();
+    assert_eq!(inner_corr, 77, "the inner correlation id comes back inside");
+    // This node has no Raft core: both answers are the same not-ready error.
+    assert_eq!(forwarded, direct);
+    let ResponseBody::DescribeQuorum(r) = forwarded else {
+        panic!("not DescribeQuorum")
+    };
+    assert_eq!(r.error_code, 8, "BROKER_NOT_AVAILABLE");
+    node.stop().await;
+}
+
+#[tokio::test]
+async fn a_refused_envelope_gets_its_error_code_and_the_connection_stays_open() {
+    let node = TestNode::start(&[]).await;
+    let mut s = TcpStream::connect(node.addr).await.unwrap();
+    let inner = request_bytes(
+        ApiKey::DescribeQuorum,
+        2,
+        77,
+        &encoded(&describe_quorum_v2(), 2),
+    );
+    s.write_all(&envelope_bytes(1, inner[4..].to_vec(), None))
+        .await
+        .unwrap();
+    let r = envelope_response(&mut s, 1).await;
+    assert_eq!(r.error_code, 97, "PRINCIPAL_DESERIALIZATION_FAILURE");
+    assert_eq!(r.response_data, None);
+
+    let vote = request_bytes(ApiKey::Vote, 0, 78, &[0u8, 1, 0]);
+    s.write_all(&envelope_bytes(
+        2,
+        vote[4..].to_vec(),
+        Some(anonymous_principal()),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(
+        envelope_response(&mut s, 2).await.error_code,
+        42,
+        "INVALID_REQUEST: Vote is not forwardable"
+    );
+
+    s.write_all(&envelope_bytes(3, vec![0, 55], Some(anonymous_principal())))
+        .await
+        .unwrap();
+    assert_eq!(
+        envelope_response(&mut s, 3).await.error_code,
+        35,
+        "UNSUPPORTED_VERSION: the inner header does not parse"
+    );
+    node.stop().await;
+}
+
+#[tokio::test]
+async fn an_envelope_whose_own_body_does_not_decode_closes_like_any_malformed_body() {
+    let node = TestNode::start(&[]).await;
+    // request_data claims 100 bytes; the frame ends after 3.
+    assert_closes(
+        node.addr,
+        &request_bytes(ApiKey::Envelope, 0, 1, &[101, 1, 2, 3]),
+    )
+    .await;
     node.stop().await;
 }

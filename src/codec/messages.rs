@@ -10,8 +10,8 @@ use kafka_protocol::messages::{
     BeginQuorumEpochRequest, BeginQuorumEpochResponse, ControllerRegistrationRequest,
     ControllerRegistrationResponse, DescribeClusterRequest, DescribeClusterResponse,
     DescribeQuorumRequest, DescribeQuorumResponse, EndQuorumEpochRequest, EndQuorumEpochResponse,
-    FetchRequest, FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse,
-    RemoveRaftVoterRequest, RemoveRaftVoterResponse, UpdateRaftVoterRequest,
+    EnvelopeRequest, EnvelopeResponse, FetchRequest, FetchResponse, FetchSnapshotRequest,
+    FetchSnapshotResponse, RemoveRaftVoterRequest, RemoveRaftVoterResponse, UpdateRaftVoterRequest,
     UpdateRaftVoterResponse, VoteRequest, VoteResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable};
@@ -106,6 +106,7 @@ kraft_apis! {
     BeginQuorumEpoch => BeginQuorumEpochRequest, BeginQuorumEpochResponse;
     EndQuorumEpoch => EndQuorumEpochRequest, EndQuorumEpochResponse;
     DescribeQuorum => DescribeQuorumRequest, DescribeQuorumResponse;
+    Envelope => EnvelopeRequest, EnvelopeResponse;
     FetchSnapshot => FetchSnapshotRequest, FetchSnapshotResponse;
     DescribeCluster => DescribeClusterRequest, DescribeClusterResponse;
     AddRaftVoter => AddRaftVoterRequest, AddRaftVoterResponse;

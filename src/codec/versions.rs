@@ -42,6 +42,9 @@ pub const ADVERTISED: &[ApiRange] = &[
     api(ApiKey::BeginQuorumEpoch, 0, 1),
     api(ApiKey::EndQuorumEpoch, 0, 1),
     api(ApiKey::DescribeQuorum, 0, 2),
+    // A broker forwards DescribeQuorum/AddRaftVoter/RemoveRaftVoter only to a controller that
+    // advertises Envelope (its NetworkClient refuses an API the peer does not list).
+    api(ApiKey::Envelope, 0, 0),
     api(ApiKey::FetchSnapshot, 0, 1),
     api(ApiKey::DescribeCluster, 0, 2),
     api(ApiKey::ControllerRegistration, 0, 0),

@@ -1,14 +1,22 @@
 //! Answering requests: ApiVersions and DescribeCluster here, the Raft APIs (voter changes
-//! included) through the raft thread.
+//! included) through the raft thread. An Envelope's inner request takes the same path as a
+//! direct one, and its answer is wrapped on the way out.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
 
 use kafka_protocol::messages::describe_cluster_response::DescribeClusterBroker;
-use kafka_protocol::messages::{BrokerId, DescribeClusterRequest, DescribeClusterResponse};
+use kafka_protocol::messages::{
+    BrokerId, DescribeClusterRequest, DescribeClusterResponse, EnvelopeRequest, EnvelopeResponse,
+};
 use kafka_protocol::protocol::StrBytes;
 use tokio::sync::oneshot;
 
 use super::driver::{Event, RaftHandle};
 use super::not_ready::not_ready_response;
 use crate::codec::api_versions::{api_versions_response, unsupported_version_response};
+use crate::codec::envelope::{unwrap_envelope, wrap_response};
 use crate::codec::request::InboundRequest as WireRequest;
 use crate::codec::response::encode_response;
 use crate::codec::{RequestBody, ResponseBody};
@@ -164,6 +172,7 @@ impl Node {
                     RequestBody::DescribeCluster(req) => {
                         ResponseBody::DescribeCluster(self.describe_cluster(ctx, &req, version))
                     }
+                    RequestBody::Envelope(req) => return self.envelope(ctx, &req, version, corr),
                     raft_body => {
                         let Some(raft) = &self.raft else {
                             return match not_ready_response(&raft_body, version) {
@@ -205,6 +214,62 @@ impl Node {
     }
 }
 
+impl Node {
+    /// Unwraps an envelope and answers its inner request as if it had come directly, from the
+    /// forwarded client's address on the same listener; a refused envelope is answered with
+    /// its error code and logged once.
+    fn envelope(
+        &self,
+        ctx: &RequestContext,
+        req: &EnvelopeRequest,
+        version: i16,
+        correlation_id: i32,
+    ) -> Answer {
+        let forwarded = match unwrap_envelope(req) {
+            Ok(f) => f,
+            Err(rejected) => {
+                tracing::warn!(
+                    peer = %ctx.peer,
+                    listener = %ctx.listener_name,
+                    "rejecting envelope with error code {}: {}",
+                    rejected.error_code,
+                    rejected.reason
+                );
+                let body = EnvelopeResponse::default().with_error_code(rejected.error_code);
+                return Answer::Now(ResponseBody::Envelope(body), version, correlation_id);
+            }
+        };
+        tracing::debug!(
+            peer = %ctx.peer,
+            principal = %forwarded.principal,
+            client = %forwarded.client_address,
+            "serving forwarded {:?} v{}",
+            forwarded.header.api_key,
+            forwarded.header.api_version
+        );
+        // ferrokraft has no authorizer, so the principal only goes to the log; the address
+        // stands in for the peer (Kafka keeps no client port for forwarded requests either).
+        let inner_ctx = RequestContext {
+            listener_name: ctx.listener_name.clone(),
+            peer: SocketAddr::new(forwarded.client_address, 0),
+        };
+        // No recursion beyond this level: Envelope is not forwardable, so an envelope inside
+        // an envelope was refused by unwrap_envelope.
+        let inner = self.answer(
+            &inner_ctx,
+            WireRequest::Request {
+                header: forwarded.header,
+                body: forwarded.body,
+            },
+        );
+        Answer::Forwarded {
+            inner: Box::new(inner),
+            version,
+            correlation_id,
+        }
+    }
+}
+
 /// How a request is answered.
 enum Answer {
     /// Right away.
@@ -217,10 +282,57 @@ enum Answer {
         fallback: Option<ResponseBody>,
     },
     Close,
+    /// As the envelope's inner request is answered, then wrapped into the envelope's response.
+    Forwarded {
+        inner: Box<Answer>,
+        version: i16,
+        correlation_id: i32,
+    },
+}
+
+/// A response body with the version and correlation id to encode it at; `None` closes.
+type Resolved = Option<(ResponseBody, i16, i32)>;
+
+/// Waits for an answer's body (the raft thread's, for Later); `peer` is for the log.
+fn resolve(answer: Answer, peer: SocketAddr) -> Pin<Box<dyn Future<Output = Resolved> + Send>> {
+    match answer {
+        Answer::Now(body, version, corr) => Box::pin(async move { Some((body, version, corr)) }),
+        Answer::Close => Box::pin(async { None }),
+        Answer::Later {
+            rx,
+            version,
+            correlation_id,
+            fallback,
+        } => Box::pin(async move {
+            let body = match rx.await {
+                Ok(body) => body,
+                // The raft thread stopped (shutting down): answer as a node that is not ready.
+                Err(_) => fallback?,
+            };
+            Some((body, version, correlation_id))
+        }),
+        Answer::Forwarded {
+            inner,
+            version,
+            correlation_id,
+        } => Box::pin(async move {
+            // An inner Close (no answer possible) closes the connection, as it would directly.
+            let (body, inner_version, inner_corr) = resolve(*inner, peer).await?;
+            match wrap_response(&body, inner_version, inner_corr) {
+                Ok(envelope) => Some((ResponseBody::Envelope(envelope), version, correlation_id)),
+                Err(e) => {
+                    // Our own inner response failed to encode: a bug, logged; the connection
+                    // closes as it would for a direct request.
+                    tracing::error!(peer = %peer, "failed to encode forwarded response: {e}");
+                    None
+                }
+            }
+        }),
+    }
 }
 
 fn encode(
-    peer: &std::net::SocketAddr,
+    peer: &SocketAddr,
     body: &ResponseBody,
     version: i16,
     correlation_id: i32,
@@ -238,25 +350,10 @@ fn encode(
 impl RequestHandler for Node {
     fn handle(&self, ctx: &RequestContext, request: WireRequest) -> PendingResponse {
         let peer = ctx.peer;
-        match self.answer(ctx, request) {
-            Answer::Now(body, version, corr) => {
-                let bytes = encode(&peer, &body, version, corr);
-                Box::pin(async move { bytes })
-            }
-            Answer::Close => Box::pin(async { None }),
-            Answer::Later {
-                rx,
-                version,
-                correlation_id,
-                fallback,
-            } => Box::pin(async move {
-                let body = match rx.await {
-                    Ok(body) => body,
-                    // The raft thread stopped (shutting down): answer as a node that is not ready.
-                    Err(_) => fallback?,
-                };
-                encode(&peer, &body, version, correlation_id)
-            }),
-        }
+        let answer = self.answer(ctx, request);
+        Box::pin(async move {
+            let (body, version, corr) = resolve(answer, peer).await?;
+            encode(&peer, &body, version, corr)
+        })
     }
 }

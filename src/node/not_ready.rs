@@ -22,11 +22,13 @@ pub const NOT_LEADER_OR_FOLLOWER: i16 = 6;
 
 const NOT_READY_MESSAGE: &str = "ferrokraft: the Raft core is not running on this node yet";
 
-/// The not-ready answer to `body` at `version`; `None` for ApiVersions (always served).
+/// The not-ready answer to `body` at `version`; `None` for ApiVersions and Envelope (served by
+/// the node, not the Raft core).
 pub fn not_ready_response(body: &RequestBody, version: i16) -> Option<ResponseBody> {
     let message = || Some(StrBytes::from_static_str(NOT_READY_MESSAGE));
     Some(match body {
-        RequestBody::ApiVersions(_) => return None,
+        // The node answers these itself (an envelope through its inner request).
+        RequestBody::ApiVersions(_) | RequestBody::Envelope(_) => return None,
         RequestBody::Fetch(req) if version < 7 => {
             let responses = req
                 .topics

@@ -91,8 +91,9 @@ impl RaftCore {
                 let body = body.clone();
                 self.handle_update_raft_voter_request(now_ms, log, &request, &body)
             }
-            // ApiVersions, DescribeCluster and ControllerRegistration are the node's.
+            // ApiVersions, DescribeCluster, ControllerRegistration and Envelope are the node's.
             RequestBody::ApiVersions(_)
+            | RequestBody::Envelope(_)
             | RequestBody::DescribeCluster(_)
             | RequestBody::ControllerRegistration(_) => {
                 tracing::warn!(

@@ -441,7 +441,7 @@ impl Cluster {
     }
 }
 
-fn format_node(art: &Artifacts, kind: Impl, props: &Path, cluster_id: &str, mode: &[&str]) {
+pub fn format_node(art: &Artifacts, kind: Impl, props: &Path, cluster_id: &str, mode: &[&str]) {
     let mut args = vec!["format", "-t", cluster_id, "-c", props.to_str().unwrap()];
     args.extend(mode);
     if let Some(release) = cluster_release_version() {

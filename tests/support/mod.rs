@@ -1,4 +1,5 @@
 //! Shared helpers for integration tests.
+pub mod broker;
 pub mod cluster;
 pub mod dynamic;
 pub mod kafka;

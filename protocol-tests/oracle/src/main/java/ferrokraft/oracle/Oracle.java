@@ -58,6 +58,8 @@ import org.apache.kafka.common.utils.AppInfoParser;
  *                             it with Kafka's classes, compare with what generate builds for that
  *                             label (equals) and with Kafka's own bytes; print OK or MISMATCH
  *   decode FILE               print what Kafka decodes from each line (debugging)
+ *   envelope build|read FILE  Envelope (API 58) as a broker forwards a request and reads the
+ *                             answer (see EnvelopeOracle)
  * </pre>
  *
  * A vector line is {@code LABEL... HEX} ({@code -} for no bytes); the labels are
@@ -96,12 +98,13 @@ public final class Oracle {
                 if (args.length != 2) usage();
                 decode(Path.of(args[1]));
             }
+            case "envelope" -> EnvelopeOracle.run(Arrays.copyOfRange(args, 1, args.length));
             default -> usage();
         }
     }
 
     static void usage() {
-        System.err.println("usage: Oracle generate KEY:MIN-MAX... | verify FILE | decode FILE");
+        System.err.println("usage: Oracle generate KEY:MIN-MAX... | verify FILE | decode FILE | envelope ...");
         System.exit(2);
     }
 
