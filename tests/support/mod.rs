@@ -1,4 +1,5 @@
 //! Shared helpers for integration tests.
 pub mod cluster;
+pub mod combined;
 pub mod dynamic;
 pub mod kafka;
