@@ -29,7 +29,10 @@ const CONFIGS: &[&str] = &[
     "kafka.admin.ConfigCommand",
     "org.apache.kafka.tools.ConfigCommand",
 ];
-const ACLS: &[&str] = &["org.apache.kafka.tools.AclCommand", "kafka.admin.AclCommand"];
+const ACLS: &[&str] = &[
+    "org.apache.kafka.tools.AclCommand",
+    "kafka.admin.AclCommand",
+];
 const TOKENS: &[&str] = &["org.apache.kafka.tools.DelegationTokenCommand"];
 const PERF: &[&str] = &["org.apache.kafka.tools.ProducerPerformance"];
 
@@ -419,7 +422,10 @@ fn every_record_kafka_writes_decodes_and_re_encodes_byte_for_byte() {
         "NoOpRecord",
     ];
     let missing: Vec<&&str> = provoked.iter().filter(|n| !seen.contains(**n)).collect();
-    assert!(missing.is_empty(), "not in Kafka's log: {missing:?}; seen {seen:?}");
+    assert!(
+        missing.is_empty(),
+        "not in Kafka's log: {missing:?}; seen {seen:?}"
+    );
 
     // The image the dump adds up to has the features and this node's controller registration.
     let image = dump::image_of(&files);
@@ -506,7 +512,11 @@ fn dump_shows_what_ferrokraft_wrote() {
         .metadata_records
         .values()
         .sum();
-    check_dump_command(&snapshot, in_snapshot, &["FeatureLevelRecord", "SnapshotHeader"]);
+    check_dump_command(
+        &snapshot,
+        in_snapshot,
+        &["FeatureLevelRecord", "SnapshotHeader"],
+    );
     let text = ferrokraft(&["dump", dir.to_str().unwrap()]);
     assert!(text.status.success());
     let text = String::from_utf8(text.stdout).unwrap();

@@ -324,7 +324,9 @@ fn end_text(end: &FrameEnd) -> String {
         FrameEnd::TornTail {
             position,
             available_bytes,
-        } => format!("torn tail at position {position} ({available_bytes} bytes of the last batch)"),
+        } => {
+            format!("torn tail at position {position} ({available_bytes} bytes of the last batch)")
+        }
         FrameEnd::Corrupt { position, reason } => {
             format!("corrupt at position {position}: {reason}")
         }
@@ -391,10 +393,9 @@ pub fn to_text(files: &[DumpedFile]) -> String {
                     Value::Object(mut m) => {
                         let offset = m.remove("offset").unwrap_or(Value::Null);
                         match (m.remove("type"), m.remove("version"), m.remove("data")) {
-                            (Some(Value::String(t)), Some(v), Some(data)) => writeln!(
-                                out,
-                                "  | offset: {offset} {t} v{v} {data}"
-                            ),
+                            (Some(Value::String(t)), Some(v), Some(data)) => {
+                                writeln!(out, "  | offset: {offset} {t} v{v} {data}")
+                            }
                             _ => writeln!(out, "  | offset: {offset} {}", Value::Object(m)),
                         }
                     }

@@ -10,8 +10,8 @@
 //! record type Kafka 4.x writes (up to 4.4), `field.rs` the field types, `record.rs` the frame.
 
 pub mod controller;
-pub mod dump;
 pub(crate) mod describe;
+pub mod dump;
 pub mod field;
 pub mod image;
 pub mod record;
