@@ -343,7 +343,8 @@ fn every_record_kafka_writes_decodes_and_re_encodes_byte_for_byte() {
         .stdout
         .lines()
         .skip_while(|l| !l.starts_with("TOKENID"))
-        .nth(1)
+        .skip(1)
+        .find(|l| !l.trim().is_empty())
         .and_then(|l| l.split_whitespace().nth(1))
         .unwrap_or_else(|| panic!("no token in:\n{}", token.stdout))
         .to_string();
@@ -389,6 +390,14 @@ fn every_record_kafka_writes_decodes_and_re_encodes_byte_for_byte() {
 
     let files = dump::dump_path(&k.log_dir).unwrap();
     let c = census(&files);
+    let snapshots: Vec<String> = files
+        .iter()
+        .map(|f| f.path.file_name().unwrap().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".checkpoint") && !n.starts_with("00000000000000000000-"))
+        .filter(|n| n != "bootstrap.checkpoint")
+        .collect();
+    eprintln!("Kafka's snapshots: {snapshots:?}");
+    assert!(!snapshots.is_empty(), "Kafka wrote no snapshot");
     eprintln!(
         "{} files, {} batches, {} control records, {} metadata records:",
         files.len(),
@@ -420,6 +429,12 @@ fn every_record_kafka_writes_decodes_and_re_encodes_byte_for_byte() {
         "RemoveDelegationTokenRecord",
         "ProducerIdsRecord",
         "NoOpRecord",
+        // Not asked for directly: the leader moves at controlled shutdown, a topic's
+        // min.insync.replicas change clears its ELR, activation is a metadata transaction.
+        "PartitionChangeRecord",
+        "ClearElrRecord",
+        "BeginTransactionRecord",
+        "EndTransactionRecord",
     ];
     let missing: Vec<&&str> = provoked.iter().filter(|n| !seen.contains(**n)).collect();
     assert!(
@@ -505,18 +520,22 @@ fn dump_shows_what_ferrokraft_wrote() {
     );
     let image = dump::image_of(&files);
     assert!(image.controllers.contains_key(&1), "{image:?}");
-    // The node was killed mid-write, so only check the command over the finished snapshot,
-    // then over the directory as it is now (text: every part named).
-    let snapshot = dir.join("__cluster_metadata-0/00000000000000000000-0000000000.checkpoint");
-    let in_snapshot = census(&[dump::dump_file(&snapshot).unwrap()])
+    // The node was killed mid-write, so check the command's counts over the finished files
+    // (format's bootstrap file and 0-0 snapshot), then the directory as it is now (text:
+    // every part named).
+    let bootstrap = dir.join("bootstrap.checkpoint");
+    let in_bootstrap = census(&[dump::dump_file(&bootstrap).unwrap()])
         .metadata_records
         .values()
         .sum();
+    assert!(in_bootstrap > 0);
     check_dump_command(
-        &snapshot,
-        in_snapshot,
+        &bootstrap,
+        in_bootstrap,
         &["FeatureLevelRecord", "SnapshotHeader"],
     );
+    let snapshot = dir.join("__cluster_metadata-0/00000000000000000000-0000000000.checkpoint");
+    check_dump_command(&snapshot, 0, &["KRaftVersion", "Voters", "SnapshotFooter"]);
     let text = ferrokraft(&["dump", dir.to_str().unwrap()]);
     assert!(text.status.success());
     let text = String::from_utf8(text.stdout).unwrap();

@@ -2,7 +2,8 @@
 //! `--standalone`), for tests that need a metadata log Kafka wrote with brokers, topics and
 //! security records in it. Two broker listeners: PLAINTEXT (anonymous, a super user) for the
 //! admin tools, and SASL_PLAINTEXT with SCRAM-SHA-256, because Kafka creates delegation tokens
-//! only for SASL-authenticated connections.
+//! only for SASL-authenticated connections. The controller snapshots every 5 s, so the
+//! directory holds Kafka-written snapshots beside the log.
 #![allow(
     dead_code,
     clippy::unwrap_used,
@@ -54,7 +55,8 @@ impl CombinedKafka {
              transaction.state.log.min.isr=1\n\
              authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n\
              super.users=User:ANONYMOUS;User:alice\n\
-             delegation.token.secret.key=ferrokraft-test-secret\n",
+             delegation.token.secret.key=ferrokraft-test-secret\n\
+             metadata.log.max.snapshot.interval.ms=5000\n",
             log_dir.display()
         );
         fs::write(&props, text).unwrap();
