@@ -159,26 +159,6 @@ impl<'a> Reader<'a> {
         Ok(Some(n))
     }
 
-    /// A tagged-field section. Every tag is kept (none of the records we read defines tagged
-    /// fields at the versions we know), so a re-encode gives back the same bytes.
-    pub fn tagged_fields(&mut self) -> Result<TaggedFields, MetadataError> {
-        let n = self.uvarint()? as usize;
-        if n > self.remaining() {
-            return Err(MetadataError::Malformed(format!(
-                "{n} tagged fields in {} bytes",
-                self.remaining()
-            )));
-        }
-        let mut fields = Vec::with_capacity(n);
-        for _ in 0..n {
-            let tag = self.uvarint()?;
-            let size = self.uvarint()? as usize;
-            let value = Bytes::copy_from_slice(self.take(size, "tagged field")?);
-            fields.push((tag, value));
-        }
-        Ok(TaggedFields(fields))
-    }
-
     /// Fails unless every byte was read.
     pub fn finish(&self, what: &str) -> Result<(), MetadataError> {
         if self.remaining() == 0 {
@@ -192,21 +172,10 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Tagged fields as read: (tag, raw value), in wire order.
+/// Tagged fields kept as read: (tag, raw value), in wire order (the ones a description does
+/// not know; see `describe.rs`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TaggedFields(pub Vec<(u32, Bytes)>);
-
-impl TaggedFields {
-    /// Writes the section.
-    pub fn write(&self, out: &mut Vec<u8>) {
-        put_uvarint(out, self.0.len() as u32);
-        for (tag, value) in &self.0 {
-            put_uvarint(out, *tag);
-            put_uvarint(out, value.len() as u32);
-            out.extend_from_slice(value);
-        }
-    }
-}
 
 /// Writes a compact string that may be null.
 pub fn put_compact_nullable_string(out: &mut Vec<u8>, s: Option<&str>) {
@@ -227,15 +196,4 @@ pub fn put_compact_nullable_bytes(out: &mut Vec<u8>, b: Option<&[u8]>) {
 /// Writes the length prefix of a compact array that may be null.
 pub fn put_compact_nullable_array_len(out: &mut Vec<u8>, n: Option<usize>) {
     put_uvarint(out, n.map_or(0, |n| n as u32 + 1));
-}
-
-/// Writes a non-null compact string.
-pub fn put_compact_string(out: &mut Vec<u8>, s: &str) {
-    put_uvarint(out, s.len() as u32 + 1);
-    out.extend_from_slice(s.as_bytes());
-}
-
-/// Writes the length prefix of a non-null compact array of `n` elements.
-pub fn put_compact_array_len(out: &mut Vec<u8>, n: usize) {
-    put_uvarint(out, n as u32 + 1);
 }
