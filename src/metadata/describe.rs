@@ -21,7 +21,10 @@
 //!   order, followed by the tagged fields the description does not know (kept as read in
 //!   `unknown_tagged`, so a record from a newer writer re-encodes byte for byte);
 //! - a tag read at a version that does not define it is an unknown tagged field;
-//! - a known tagged field's value must fill its size exactly.
+//! - a known tagged field's value must fill its size exactly;
+//! - a field with a non-default value cannot be written at a version without it
+//!   (`field_missing_at`; checked for the record's own fields, whose nested structs have had
+//!   all their fields since version 0).
 
 /// The default of a field: the one given with `default`, else `Default::default()`.
 macro_rules! field_default {
@@ -86,6 +89,25 @@ macro_rules! metadata_struct {
                     $($field: $crate::metadata::describe::field_default!($($default)?),)*
                     unknown_tagged: Default::default(),
                 }
+            }
+        }
+
+        impl $name {
+            /// The first field holding a non-default value that `version` does not carry
+            /// (Kafka refuses to write such a record rather than drop the value).
+            #[allow(unused_variables)] // a struct without fields has no use for the version
+            pub fn field_missing_at(&self, version: u16) -> Option<&'static str> {
+                $(
+                    if !$crate::metadata::describe::carries(version, $since)
+                        && !$crate::metadata::describe::is_default(
+                            &self.$field,
+                            $crate::metadata::describe::field_default!($($default)?),
+                        )
+                    {
+                        return Some(stringify!($field));
+                    }
+                )*
+                None
             }
         }
 

@@ -30,6 +30,16 @@ pub enum MetadataError {
     /// The frame is not version 1, the only one Kafka writes.
     #[error("metadata record frame version {0}, expected 1")]
     FrameVersion(u32),
+    /// A field holds a value the record version to write does not carry.
+    #[error("{record} v{version} has no field {field} to hold its value")]
+    FieldNotInVersion {
+        /// Record type name.
+        record: &'static str,
+        /// The field (snake case).
+        field: &'static str,
+        /// The version asked for.
+        version: u16,
+    },
     /// A known record type at a version newer than the descriptions here.
     #[error("{record} (api key {api_key}) version {version} is not supported (known up to {max})")]
     UnsupportedVersion {

@@ -53,8 +53,9 @@ impl ApiMessageAndVersion {
         Ok(Self { message, version })
     }
 
-    /// Encodes the record value. Fails only for a known type at a version newer than
-    /// described (nothing to write it with).
+    /// Encodes the record value. Fails for a known type at a version newer than described
+    /// (nothing to write it with), and when a field set to a non-default value does not exist
+    /// at the version (it would be lost; Kafka's writer refuses too).
     pub fn encode(&self) -> Result<Vec<u8>, MetadataError> {
         let api_key = self.message.api_key();
         if let Some(max) = max_version(api_key) {
@@ -66,6 +67,13 @@ impl ApiMessageAndVersion {
                     max,
                 });
             }
+        }
+        if let Some(field) = self.message.field_missing_at(self.version) {
+            return Err(MetadataError::FieldNotInVersion {
+                record: self.message.name(),
+                field,
+                version: self.version,
+            });
         }
         let mut out = Vec::new();
         put_uvarint(&mut out, FRAME_VERSION);

@@ -92,6 +92,14 @@ macro_rules! metadata_records {
                 }
             }
 
+            /// The first field set to a non-default value that `version` does not carry.
+            pub fn field_missing_at(&self, version: u16) -> Option<&'static str> {
+                match self {
+                    $(Self::$variant(body) => body.field_missing_at(version),)*
+                    Self::Other { .. } => None,
+                }
+            }
+
             /// Writes the body at `version` (which the caller has checked is known).
             pub(crate) fn write_body(&self, version: u16, out: &mut Vec<u8>) {
                 match self {
