@@ -1,7 +1,7 @@
 //! The command line, mirroring Kafka's verbs so operators feel at home.
 //!
 //! `ferrokraft start [-c FILE]` runs a node (`kafka-server-start`); `format`, `info` and
-//! `random-uuid` are `kafka-storage`'s verbs with its flags. Every failure exits 1 with a
+//! `random-uuid` are `kafka-storage`'s verbs with its flags; `dump` is `kafka-dump-log`'s. Every failure exits 1 with a
 //! one-line cause on stderr, as Kafka's scripts do (clap's usage errors included).
 
 use std::path::PathBuf;
@@ -29,6 +29,21 @@ pub enum Command {
     Info(InfoArgs),
     /// Print a new random cluster or directory id (as `kafka-storage random-uuid`).
     RandomUuid,
+    /// Print what a metadata log segment, a snapshot (.checkpoint) or a whole metadata
+    /// directory holds: batches, control records, decoded metadata records, and the image
+    /// they add up to (as `kafka-dump-log --cluster-metadata-decoder`).
+    Dump(DumpArgs),
+}
+
+/// Arguments of `dump`.
+#[derive(Debug, Args)]
+pub struct DumpArgs {
+    /// A `.log` segment, a `.checkpoint` file, or a directory (a log directory, or its
+    /// `__cluster_metadata-0`).
+    pub path: PathBuf,
+    /// One JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `start`.

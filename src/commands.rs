@@ -4,7 +4,7 @@
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use ferrokraft::cli::{FormatArgs, InfoArgs, StartArgs};
+use ferrokraft::cli::{DumpArgs, FormatArgs, InfoArgs, StartArgs};
 use ferrokraft::config::{self, Config};
 use std::sync::Arc;
 
@@ -276,5 +276,20 @@ pub fn info(args: InfoArgs) -> Result<()> {
 
 pub fn random_uuid() -> Result<()> {
     println!("{}", uuid_to_kafka_string(&random_kafka_uuid()));
+    Ok(())
+}
+
+/// `dump`: print the batches and records of a segment, snapshot or metadata directory.
+pub fn dump(args: DumpArgs) -> Result<()> {
+    use ferrokraft::metadata::dump;
+    let files = dump::dump_path(&args.path)?;
+    let text = if args.json {
+        format!("{:#}\n", dump::to_json(&files))
+    } else {
+        dump::to_text(&files)
+    };
+    use std::io::Write as _;
+    // A closed pipe (`| head`) is not a failure worth a message.
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
     Ok(())
 }

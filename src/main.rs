@@ -13,6 +13,7 @@ fn main() -> ExitCode {
         Command::Format(args) => commands::format(args),
         Command::Info(args) => commands::info(args),
         Command::RandomUuid => commands::random_uuid(),
+        Command::Dump(args) => commands::dump(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use super::controller::ControllerRegistration;
 use super::record::MetadataRecord;
+use super::records::FeatureLevelRecord;
 use crate::records::framer::BatchFramer;
 use crate::records::view::BatchView;
 use crate::storage::features::METADATA_VERSION_FEATURE;
@@ -46,18 +47,23 @@ impl MetadataImage {
     /// Applies one record (Kafka's `FeaturesDelta` / `ClusterDelta` rules).
     pub fn replay(&mut self, record: MetadataRecord) {
         match record {
-            MetadataRecord::FeatureLevel { name, level, .. } => {
-                if level == 0 && name != METADATA_VERSION_FEATURE {
+            MetadataRecord::FeatureLevel(FeatureLevelRecord {
+                name,
+                feature_level,
+                ..
+            }) => {
+                if feature_level == 0 && name != METADATA_VERSION_FEATURE {
                     self.features.remove(&name);
                 } else {
-                    self.features.insert(name, level);
+                    self.features.insert(name, feature_level);
                 }
             }
             MetadataRecord::RegisterController(registration) => {
                 self.controllers
                     .insert(registration.controller_id, registration);
             }
-            MetadataRecord::NoOp | MetadataRecord::Other { .. } => {}
+            // Brokers, topics, configs, … are not part of this image yet.
+            _ => {}
         }
     }
 

@@ -1,115 +1,97 @@
-//! The metadata record frame (Kafka's `ApiMessageAndVersion` as `MetadataRecordSerde` writes it
-//! into a record value) and the records ferrokraft reads and writes today.
+//! The metadata record frame: Kafka's `ApiMessageAndVersion` as `MetadataRecordSerde` writes it
+//! into a record value, around a body described in `records/`.
 //!
 //! ```text
 //!   value = uvarint frame version (1) | uvarint apiKey | uvarint record version | body
 //! ```
 //!
-//! Records we do not know are kept as [`MetadataRecord::Other`] with their key and version, so
-//! replay skips them and a later record table can take them over one by one.
+//! A known type at a version newer than described is an error (Kafka fails the same way); an
+//! unknown type decodes to [`MetadataRecord::Other`] with its bytes, so a dump still shows it
+//! and replay skips it.
 
-use super::controller::ControllerRegistration;
-use super::wire::{put_compact_string, Reader, TaggedFields};
+use super::records::max_version;
+pub use super::records::MetadataRecord;
+use super::wire::Reader;
 use super::MetadataError;
 use crate::records::varint::put_uvarint;
 
-/// The only frame version Kafka writes.
+/// The only frame version Kafka writes (and accepts).
 pub const FRAME_VERSION: u32 = 1;
 
-/// Metadata record api keys used here (`MetadataRecordType` in Kafka).
-pub mod api_key {
-    /// FeatureLevelRecord.
-    pub const FEATURE_LEVEL: u16 = 12;
-    /// NoOpRecord.
-    pub const NO_OP: u16 = 20;
-    /// RegisterControllerRecord.
-    pub const REGISTER_CONTROLLER: u16 = 27;
+/// A record body with the version it was read at or is written at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiMessageAndVersion {
+    /// The record.
+    pub message: MetadataRecord,
+    /// Its schema version.
+    pub version: u16,
 }
 
-/// A decoded metadata record.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MetadataRecord {
-    /// FeatureLevelRecord v0: a finalized feature level (0 removes the feature).
-    FeatureLevel {
-        /// Feature name.
-        name: String,
-        /// Finalized level.
-        level: i16,
-        /// Tagged fields as read.
-        tagged: TaggedFields,
-    },
-    /// NoOpRecord v0 (what an idle active controller writes); its body is not interpreted.
-    NoOp,
-    /// RegisterControllerRecord v0.
-    RegisterController(ControllerRegistration),
-    /// Any other record, not interpreted yet.
-    Other {
-        /// Its api key.
-        api_key: u16,
-        /// Its version.
-        version: u16,
-    },
-}
+impl ApiMessageAndVersion {
+    /// Pairs a record with the version to write it at.
+    pub fn new(message: MetadataRecord, version: u16) -> Self {
+        Self { message, version }
+    }
 
-impl MetadataRecord {
-    /// Decodes one record value.
+    /// Decodes one record value (frame and body); every byte must belong to the record.
     pub fn decode(value: &[u8]) -> Result<Self, MetadataError> {
         let mut r = Reader::new(value);
         let frame = r.uvarint()?;
         if frame != FRAME_VERSION {
-            return Err(MetadataError::Malformed(format!(
-                "frame version {frame}, expected {FRAME_VERSION}"
-            )));
+            return Err(MetadataError::FrameVersion(frame));
         }
-        let key = u16::try_from(r.uvarint()?)
-            .map_err(|_| MetadataError::Malformed("api key out of range".into()))?;
+        // Kafka reads both as unsigned varints and requires them to fit an int16.
+        let api_key = u16::try_from(r.uvarint()?)
+            .ok()
+            .filter(|k| *k <= i16::MAX as u16)
+            .ok_or_else(|| MetadataError::Malformed("api key out of range".into()))?;
         let version = u16::try_from(r.uvarint()?)
-            .map_err(|_| MetadataError::Malformed("record version out of range".into()))?;
-        match (key, version) {
-            (api_key::FEATURE_LEVEL, 0) => {
-                let name = r.compact_string("FeatureLevelRecord.Name")?;
-                let level = r.i16()?;
-                let tagged = r.tagged_fields()?;
-                r.finish("FeatureLevelRecord")?;
-                Ok(Self::FeatureLevel {
-                    name,
-                    level,
-                    tagged,
-                })
-            }
-            (api_key::NO_OP, 0) => Ok(Self::NoOp),
-            (api_key::REGISTER_CONTROLLER, 0) => {
-                let registration = ControllerRegistration::read(&mut r)?;
-                r.finish("RegisterControllerRecord")?;
-                Ok(Self::RegisterController(registration))
-            }
-            (api_key, version) => Ok(Self::Other { api_key, version }),
-        }
+            .ok()
+            .filter(|v| *v <= i16::MAX as u16)
+            .ok_or_else(|| MetadataError::Malformed("record version out of range".into()))?;
+        let message = MetadataRecord::read_body(api_key, version, &mut r)?;
+        Ok(Self { message, version })
     }
 
-    /// Encodes the record value; `None` for records only read here (`NoOp`, `Other`).
-    pub fn encode(&self) -> Option<Vec<u8>> {
+    /// Encodes the record value. Fails for a known type at a version newer than described
+    /// (nothing to write it with), and when a field set to a non-default value does not exist
+    /// at the version (it would be lost; Kafka's writer refuses too).
+    pub fn encode(&self) -> Result<Vec<u8>, MetadataError> {
+        let api_key = self.message.api_key();
+        if let Some(max) = max_version(api_key) {
+            if self.version > max {
+                return Err(MetadataError::UnsupportedVersion {
+                    record: self.message.name(),
+                    api_key,
+                    version: self.version,
+                    max,
+                });
+            }
+        }
+        if let Some(field) = self.message.field_missing_at(self.version) {
+            return Err(MetadataError::FieldNotInVersion {
+                record: self.message.name(),
+                field,
+                version: self.version,
+            });
+        }
         let mut out = Vec::new();
         put_uvarint(&mut out, FRAME_VERSION);
-        match self {
-            Self::FeatureLevel {
-                name,
-                level,
-                tagged,
-            } => {
-                put_uvarint(&mut out, u32::from(api_key::FEATURE_LEVEL));
-                put_uvarint(&mut out, 0);
-                put_compact_string(&mut out, name);
-                out.extend_from_slice(&level.to_be_bytes());
-                tagged.write(&mut out);
-            }
-            Self::RegisterController(registration) => {
-                put_uvarint(&mut out, u32::from(api_key::REGISTER_CONTROLLER));
-                put_uvarint(&mut out, 0);
-                registration.write(&mut out);
-            }
-            Self::NoOp | Self::Other { .. } => return None,
-        }
-        Some(out)
+        put_uvarint(&mut out, u32::from(api_key));
+        put_uvarint(&mut out, u32::from(self.version));
+        self.message.write_body(self.version, &mut out);
+        Ok(out)
+    }
+}
+
+impl MetadataRecord {
+    /// Decodes a record value, dropping its version (what replay needs).
+    pub fn decode(value: &[u8]) -> Result<Self, MetadataError> {
+        ApiMessageAndVersion::decode(value).map(|r| r.message)
+    }
+
+    /// Encodes the record value at `version`.
+    pub fn encode_at(&self, version: u16) -> Result<Vec<u8>, MetadataError> {
+        ApiMessageAndVersion::new(self.clone(), version).encode()
     }
 }

@@ -45,6 +45,32 @@ impl<'a> Reader<'a> {
         get_uvarint(self.buf, &mut self.pos).map_err(|e| MetadataError::Malformed(e.to_string()))
     }
 
+    /// An int8.
+    pub fn i8(&mut self) -> Result<i8, MetadataError> {
+        Ok(i8::from_be_bytes([self.take(1, "int8")?[0]]))
+    }
+
+    /// A big-endian int64.
+    pub fn i64(&mut self) -> Result<i64, MetadataError> {
+        let b = self.take(8, "int64")?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(i64::from_be_bytes(a))
+    }
+
+    /// A big-endian IEEE 754 float64, bit for bit (NaN payloads included).
+    pub fn f64(&mut self) -> Result<f64, MetadataError> {
+        let b = self.take(8, "float64")?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(f64::from_bits(u64::from_be_bytes(a)))
+    }
+
+    /// `n` raw bytes.
+    pub fn bytes(&mut self, n: usize, what: &str) -> Result<&'a [u8], MetadataError> {
+        self.take(n, what)
+    }
+
     /// A big-endian int16.
     pub fn i16(&mut self) -> Result<i16, MetadataError> {
         let b = self.take(2, "int16")?;
@@ -78,51 +104,59 @@ impl<'a> Reader<'a> {
 
     /// A non-null compact string (length + 1 as a uvarint, then UTF-8).
     pub fn compact_string(&mut self, field: &str) -> Result<String, MetadataError> {
-        let len = self.uvarint()?;
-        let len = len
-            .checked_sub(1)
-            .ok_or_else(|| MetadataError::Malformed(format!("{field}: null string")))?;
-        let bytes = self.take(len as usize, field)?;
+        self.compact_nullable_string(field)?
+            .ok_or_else(|| MetadataError::Malformed(format!("{field}: null string")))
+    }
+
+    /// A compact string that may be null (length 0).
+    pub fn compact_nullable_string(
+        &mut self,
+        field: &str,
+    ) -> Result<Option<String>, MetadataError> {
+        let Some(bytes) = self.compact_nullable_bytes(field)? else {
+            return Ok(None);
+        };
+        // Kafka reads strings strictly as UTF-8 here too (a malformed name is corruption).
         std::str::from_utf8(bytes)
-            .map(str::to_string)
+            .map(|s| Some(s.to_string()))
             .map_err(|_| MetadataError::Malformed(format!("{field}: invalid UTF-8")))
+    }
+
+    /// Compact bytes that may be null (length + 1 as a uvarint, 0 for null).
+    pub fn compact_nullable_bytes(
+        &mut self,
+        field: &str,
+    ) -> Result<Option<&'a [u8]>, MetadataError> {
+        match self.uvarint()?.checked_sub(1) {
+            None => Ok(None),
+            Some(len) => self.take(len as usize, field).map(Some),
+        }
     }
 
     /// The element count of a non-null compact array. Each element takes at least one byte,
     /// so a count larger than what is left is refused before anything is allocated.
     pub fn compact_array_len(&mut self, field: &str) -> Result<usize, MetadataError> {
-        let n = self.uvarint()?;
-        let n = n
-            .checked_sub(1)
-            .ok_or_else(|| MetadataError::Malformed(format!("{field}: null array")))?
-            as usize;
+        self.compact_nullable_array_len(field)?
+            .ok_or_else(|| MetadataError::Malformed(format!("{field}: null array")))
+    }
+
+    /// The element count of a compact array that may be null (`None`), bounded like
+    /// [`Reader::compact_array_len`].
+    pub fn compact_nullable_array_len(
+        &mut self,
+        field: &str,
+    ) -> Result<Option<usize>, MetadataError> {
+        let Some(n) = self.uvarint()?.checked_sub(1) else {
+            return Ok(None);
+        };
+        let n = n as usize;
         if n > self.remaining() {
             return Err(MetadataError::Malformed(format!(
                 "{field}: {n} elements in {} bytes",
                 self.remaining()
             )));
         }
-        Ok(n)
-    }
-
-    /// A tagged-field section. Every tag is kept (none of the records we read defines tagged
-    /// fields at the versions we know), so a re-encode gives back the same bytes.
-    pub fn tagged_fields(&mut self) -> Result<TaggedFields, MetadataError> {
-        let n = self.uvarint()? as usize;
-        if n > self.remaining() {
-            return Err(MetadataError::Malformed(format!(
-                "{n} tagged fields in {} bytes",
-                self.remaining()
-            )));
-        }
-        let mut fields = Vec::with_capacity(n);
-        for _ in 0..n {
-            let tag = self.uvarint()?;
-            let size = self.uvarint()? as usize;
-            let value = Bytes::copy_from_slice(self.take(size, "tagged field")?);
-            fields.push((tag, value));
-        }
-        Ok(TaggedFields(fields))
+        Ok(Some(n))
     }
 
     /// Fails unless every byte was read.
@@ -138,29 +172,28 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Tagged fields as read: (tag, raw value), in wire order.
+/// Tagged fields kept as read: (tag, raw value), in wire order (the ones a description does
+/// not know; see `describe.rs`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TaggedFields(pub Vec<(u32, Bytes)>);
 
-impl TaggedFields {
-    /// Writes the section.
-    pub fn write(&self, out: &mut Vec<u8>) {
-        put_uvarint(out, self.0.len() as u32);
-        for (tag, value) in &self.0 {
-            put_uvarint(out, *tag);
-            put_uvarint(out, value.len() as u32);
-            out.extend_from_slice(value);
+/// Writes a compact string that may be null.
+pub fn put_compact_nullable_string(out: &mut Vec<u8>, s: Option<&str>) {
+    put_compact_nullable_bytes(out, s.map(str::as_bytes));
+}
+
+/// Writes compact bytes that may be null.
+pub fn put_compact_nullable_bytes(out: &mut Vec<u8>, b: Option<&[u8]>) {
+    match b {
+        None => put_uvarint(out, 0),
+        Some(b) => {
+            put_uvarint(out, b.len() as u32 + 1);
+            out.extend_from_slice(b);
         }
     }
 }
 
-/// Writes a non-null compact string.
-pub fn put_compact_string(out: &mut Vec<u8>, s: &str) {
-    put_uvarint(out, s.len() as u32 + 1);
-    out.extend_from_slice(s.as_bytes());
-}
-
-/// Writes the length prefix of a non-null compact array of `n` elements.
-pub fn put_compact_array_len(out: &mut Vec<u8>, n: usize) {
-    put_uvarint(out, n as u32 + 1);
+/// Writes the length prefix of a compact array that may be null.
+pub fn put_compact_nullable_array_len(out: &mut Vec<u8>, n: Option<usize>) {
+    put_uvarint(out, n.map_or(0, |n| n as u32 + 1));
 }

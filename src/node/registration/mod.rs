@@ -85,14 +85,14 @@ impl Registrations {
             controller_id: node_id,
             incarnation_id,
             zk_migration_ready: false,
-            endpoints: endpoints
+            end_points: endpoints
                 .into_iter()
                 .map(|(name, host, port)| ControllerEndpoint {
                     name,
                     host,
                     port,
                     security_protocol: 0,
-                    tagged: TaggedFields::default(),
+                    unknown_tagged: TaggedFields::default(),
                 })
                 .collect(),
             features: features
@@ -101,10 +101,10 @@ impl Registrations {
                     name: (*name).to_string(),
                     min_supported_version: *min,
                     max_supported_version: *max,
-                    tagged: TaggedFields::default(),
+                    unknown_tagged: TaggedFields::default(),
                 })
                 .collect(),
-            tagged: TaggedFields::default(),
+            unknown_tagged: TaggedFields::default(),
         };
         Self {
             image: MetadataImage::default(),
@@ -236,7 +236,7 @@ impl Registrations {
                 host: l.host.to_string(),
                 port: l.port,
                 security_protocol: l.security_protocol,
-                tagged: TaggedFields::default(),
+                unknown_tagged: TaggedFields::default(),
             };
             // Kafka keys listeners by name (a later duplicate replaces the earlier in place).
             match endpoints.iter_mut().find(|e| e.name == endpoint.name) {
@@ -248,7 +248,7 @@ impl Registrations {
             controller_id: req.controller_id,
             incarnation_id: req.incarnation_id,
             zk_migration_ready: false,
-            endpoints,
+            end_points: endpoints,
             features: req
                 .features
                 .iter()
@@ -256,15 +256,15 @@ impl Registrations {
                     name: f.name.to_string(),
                     min_supported_version: f.min_supported_version,
                     max_supported_version: f.max_supported_version,
-                    tagged: TaggedFields::default(),
+                    unknown_tagged: TaggedFields::default(),
                 })
                 .collect(),
-            tagged: TaggedFields::default(),
+            unknown_tagged: TaggedFields::default(),
         };
         MetadataRecord::RegisterController(registration)
-            .encode()
+            .encode_at(0)
             .map(Bytes::from)
-            .ok_or((errors::UNKNOWN_SERVER_ERROR, "cannot encode".into()))
+            .map_err(|e| (errors::UNKNOWN_SERVER_ERROR, e.to_string()))
     }
 
     /// A record was appended at `last_offset` for `waiter`.
@@ -287,7 +287,10 @@ impl Registrations {
             return OwnAction::None;
         }
         if is_leader {
-            let Some(value) = MetadataRecord::RegisterController(self.own.clone()).encode() else {
+            let Some(value) = MetadataRecord::RegisterController(self.own.clone())
+                .encode_at(0)
+                .ok()
+            else {
                 return OwnAction::None;
             };
             self.own_in_flight = true;
@@ -321,7 +324,7 @@ impl Registrations {
             .with_zk_migration_ready(false)
             .with_listeners(
                 self.own
-                    .endpoints
+                    .end_points
                     .iter()
                     .map(|e| {
                         Listener::default()

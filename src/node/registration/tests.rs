@@ -117,7 +117,7 @@ fn the_record_carries_the_request_as_kafka_writes_it() {
     assert_eq!(reg.incarnation_id, Uuid::from_u128(42));
     assert!(!reg.zk_migration_ready);
     let endpoints: Vec<(&str, u16, i16)> = reg
-        .endpoints
+        .end_points
         .iter()
         .map(|e| (e.name.as_str(), e.port, e.security_protocol))
         .collect();

@@ -40,12 +40,11 @@ import org.apache.kafka.common.protocol.types.Schema;
 import org.apache.kafka.common.protocol.types.Struct;
 import org.apache.kafka.common.protocol.types.TaggedFields;
 import org.apache.kafka.common.protocol.types.Type;
-import org.apache.kafka.common.record.ControlRecordType;
-import org.apache.kafka.common.record.MemoryRecords;
-import org.apache.kafka.common.record.MemoryRecordsBuilder;
-import org.apache.kafka.common.record.RecordBatch;
-import org.apache.kafka.common.record.TimestampType;
-import org.apache.kafka.common.utils.AppInfoParser;
+// Kafka 4.4 moved the batch classes (MemoryRecords, MemoryRecordsBuilder, RecordBatch,
+// ControlRecordType) to record.internal; importing both packages on demand compiles against
+// either release (record.internal exists before 4.4 through PackageAnchor in this project).
+import org.apache.kafka.common.record.*;
+import org.apache.kafka.common.record.internal.*;
 
 /**
  * Apache Kafka's own message classes as an oracle for ferrokraft's codec.
@@ -60,6 +59,8 @@ import org.apache.kafka.common.utils.AppInfoParser;
  *   decode FILE               print what Kafka decodes from each line (debugging)
  *   envelope build|read FILE  Envelope (API 58) as a broker forwards a request and reads the
  *                             answer (see EnvelopeOracle)
+ *   metadata-records          print only the metadata_record vectors (for releases whose RPC
+ *                             schemas the walker does not cover, e.g. 4.4's NULLABLE_RECORDS)
  * </pre>
  *
  * A vector line is {@code LABEL... HEX} ({@code -} for no bytes); the labels are
@@ -90,6 +91,7 @@ public final class Oracle {
         }
         switch (args[0]) {
             case "generate" -> generate(Arrays.copyOfRange(args, 1, args.length));
+            case "metadata-records" -> metadataRecords();
             case "verify" -> {
                 if (args.length != 2) usage();
                 System.exit(verify(Path.of(args[1])) ? 0 : 1);
@@ -104,15 +106,40 @@ public final class Oracle {
     }
 
     static void usage() {
-        System.err.println("usage: Oracle generate KEY:MIN-MAX... | verify FILE | decode FILE | envelope ...");
+        System.err.println("usage: Oracle generate KEY:MIN-MAX... | verify FILE | decode FILE | envelope ... | metadata-records");
         System.exit(2);
     }
 
     // ---------------------------------------------------------------- commands
 
+    /** The kafka-clients version; AppInfoParser moved to utils.internals in 4.4. */
+    static String kafkaVersion() {
+        for (String name : List.of("org.apache.kafka.common.utils.AppInfoParser",
+                "org.apache.kafka.common.utils.internals.AppInfoParser")) {
+            try {
+                return (String) Class.forName(name).getMethod("getVersion").invoke(null);
+            } catch (ReflectiveOperationException e) {
+                // try the next location
+            }
+        }
+        throw new IllegalStateException("no AppInfoParser in kafka-clients");
+    }
+
+    static void metadataRecords() {
+        String version = kafkaVersion();
+        System.out.println("# Apache Kafka " + version + " metadata record vectors. Regenerate: see"
+            + " protocol-tests/README.md (Oracle metadata-records against kafka-metadata " + version + ")");
+        for (MetadataRecordType t : MetadataRecordType.values()) {
+            for (short v = t.lowestSupportedVersion(); v <= t.highestSupportedVersion(); v++) {
+                String label = "metadata_record " + t.newMetadataRecord().getClass().getSimpleName() + " " + t.id() + " " + v;
+                System.out.println(label + " " + hex(vector(label.split(" ")).bytes()));
+            }
+        }
+    }
+
     static void generate(String[] ranges) {
         if (ranges.length == 0) usage();
-        String version = AppInfoParser.getVersion();
+        String version = kafkaVersion();
         System.out.println("# Apache Kafka " + version + " (kafka-clients " + version + ") protocol vectors."
             + " Regenerate: KAFKA_VERSION=" + version
             + " UPDATE_GOLDEN=1 cargo test --test protocol oracle_generate_matches_golden");
