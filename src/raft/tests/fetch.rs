@@ -2,19 +2,16 @@
 //! DescribeQuorum, FetchSnapshot serving.
 
 use bytes::Bytes;
-use kafka_protocol::messages::fetch_response::{
-    FetchableTopicResponse, LeaderIdAndEpoch, PartitionData,
-};
 use kafka_protocol::messages::{
     describe_quorum_request, fetch_snapshot_request, ApiKey, BrokerId, DescribeQuorumRequest,
-    FetchResponse, FetchSnapshotRequest,
+    FetchSnapshotRequest,
 };
 use kafka_protocol::protocol::StrBytes;
 
 use super::context::*;
 use crate::codec::{RequestBody, ResponseBody};
 use crate::raft::errors;
-use crate::raft::types::{OffsetAndEpoch, METADATA_TOPIC_ID};
+use crate::raft::types::OffsetAndEpoch;
 use crate::raft::LogReader;
 use crate::records::batch::build_data_batch;
 
@@ -240,21 +237,6 @@ fn test_describe_quorum_with_followers() {
     assert_eq!(leader.last_fetch_timestamp, ctx.now_ms as i64);
     assert_eq!(p.observers.len(), 1);
     assert_eq!(r.nodes.len(), 3, "v2 lists every voter's listeners");
-}
-
-fn follower_fetch_response(leader: i32, epoch: i32, hw: i64, records: Bytes) -> ResponseBody {
-    ResponseBody::Fetch(FetchResponse::default().with_responses(
-        vec![FetchableTopicResponse::default()
-            .with_topic_id(METADATA_TOPIC_ID)
-            .with_partitions(vec![PartitionData::default()
-                .with_high_watermark(hw)
-                .with_current_leader(
-                    LeaderIdAndEpoch::default()
-                        .with_leader_id(BrokerId(leader))
-                        .with_leader_epoch(epoch),
-                )
-                .with_records(Some(records))])],
-    ))
 }
 
 #[test]

@@ -16,3 +16,4 @@ mod remove_voter;
 mod sim;
 mod sim_regressions;
 mod update_voter;
+mod wire;

@@ -15,15 +15,9 @@ fn test_leader_state_update_with_different_fetch_request_versions() {
         let mut ctx = Builder::new(1, &[1, 2, 3]).with_unknown_leader(1).build();
         ctx.become_leader();
         let epoch = ctx.epoch();
-        let RequestBody::Fetch(mut f) = fetch_request_body(epoch, 2, 1, epoch, 0) else {
-            unreachable!()
-        };
-        if version < 15 {
-            // Before v15 the replica id travels at the top level.
-            f.replica_id = f.replica_state.replica_id;
-            f.replica_state = Default::default();
-        }
-        ctx.deliver_request(RequestBody::Fetch(f), version);
+        // Before v15 the replica id travels at the top level: the sender moves it there (as
+        // Kafka's FetchRequest.SimpleBuilder does) and the core must read it from there.
+        ctx.deliver_request(fetch_request_body(epoch, 2, 1, epoch, 0), version);
         assert_eq!(
             ctx.core.high_watermark(),
             Some(1),
