@@ -8,6 +8,7 @@ mod election;
 mod fetch;
 mod mem_log;
 mod more;
+mod observer;
 mod props;
 mod reconfig;
 mod reconfig_ctx;
