@@ -634,16 +634,20 @@ pub fn vote_partition(resp: &ResponseBody) -> &vote_response::PartitionData {
 
 /// A Fetch answer from `leader` in `epoch` with `records` and high watermark `hw`.
 pub fn follower_fetch_response(leader: i32, epoch: i32, hw: i64, records: Bytes) -> ResponseBody {
-    ResponseBody::Fetch(kafka_protocol::messages::FetchResponse::default().with_responses(
-        vec![kafka_protocol::messages::fetch_response::FetchableTopicResponse::default()
-            .with_topic_id(METADATA_TOPIC_ID)
-            .with_partitions(vec![kafka_protocol::messages::fetch_response::PartitionData::default()
-                .with_high_watermark(hw)
-                .with_current_leader(
-                    kafka_protocol::messages::fetch_response::LeaderIdAndEpoch::default()
-                        .with_leader_id(BrokerId(leader))
-                        .with_leader_epoch(epoch),
-                )
-                .with_records(Some(records))])],
-    ))
+    ResponseBody::Fetch(
+        kafka_protocol::messages::FetchResponse::default().with_responses(vec![
+            kafka_protocol::messages::fetch_response::FetchableTopicResponse::default()
+                .with_topic_id(METADATA_TOPIC_ID)
+                .with_partitions(vec![
+                    kafka_protocol::messages::fetch_response::PartitionData::default()
+                        .with_high_watermark(hw)
+                        .with_current_leader(
+                            kafka_protocol::messages::fetch_response::LeaderIdAndEpoch::default()
+                                .with_leader_id(BrokerId(leader))
+                                .with_leader_epoch(epoch),
+                        )
+                        .with_records(Some(records)),
+                ]),
+        ]),
+    )
 }

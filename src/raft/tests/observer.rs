@@ -87,7 +87,10 @@ fn test_observer_quorum_discovery_failure() {
         );
         ctx.advance(RETRY_BACKOFF_MS);
         let retry = sent_fetch(&mut ctx, 0, 0, 0);
-        assert_eq!(retry.destination, -2, "{rpc:?}: retried at the bootstrap server");
+        assert_eq!(
+            retry.destination, -2,
+            "{rpc:?}: retried at the bootstrap server"
+        );
         ctx.deliver_response(
             retry.correlation_id,
             fetch_error(EPOCH, LEADER, errors::FENCED_LEADER_EPOCH),
