@@ -650,8 +650,9 @@ fn test_graceful_shutdown_single_member_quorum() {
 
 #[test]
 fn follower_grants_pre_votes_after_its_leader_resigns() {
-    // ferrokraft-specific (docs/interop.md): after EndQuorumEpoch from our leader, a follower
-    // that had fetched grants an up-to-date pre-vote, so graceful handover is immediate.
+    // KAFKA-20895 (open in Kafka 4.1.2; docs/interop.md): after EndQuorumEpoch from our leader,
+    // a follower that had fetched grants an up-to-date pre-vote, so graceful handover is
+    // immediate. The reordering case is `regressions::kafka_20895_…`.
     let mut ctx = Builder::new(1, &[1, 2, 3])
         .with_elected_leader(2, 2)
         .build();

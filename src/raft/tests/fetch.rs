@@ -16,12 +16,13 @@ use crate::raft::LogReader;
 use crate::records::batch::build_data_batch;
 
 /// A leader of epoch 5 whose log has epochs 1:[0,3) 3:[3,6) 5:[6,9) plus its LeaderChange.
-fn leader_with_history() -> Context {
+fn leader_with_history(rpc: Rpc) -> Context {
     let mut ctx = Builder::new(1, &[1, 2, 3])
         .with_unknown_leader(4)
         .append_to_log(1, 3)
         .append_to_log(3, 3)
         .append_to_log(4, 3)
+        .with_rpc(rpc)
         .build();
     ctx.become_leader();
     ctx
@@ -30,7 +31,7 @@ fn leader_with_history() -> Context {
 #[test]
 fn test_leader_immediately_sends_diverging_epoch() {
     for rpc in Rpc::ALL {
-        let mut ctx = leader_with_history();
+        let mut ctx = leader_with_history(rpc);
         let epoch = ctx.epoch();
         let id = ctx.deliver(fetch_request_body(epoch, 2, 6, 2, 500));
         let p = fetch_partition(ctx.response(id));
@@ -46,7 +47,7 @@ fn test_leader_immediately_sends_diverging_epoch() {
 #[test]
 fn test_invalid_fetch_request() {
     for rpc in Rpc::ALL {
-        let mut ctx = leader_with_history();
+        let mut ctx = leader_with_history(rpc);
         let epoch = ctx.epoch();
         for (offset, last_epoch, wait) in [(-1, 0, 0), (0, -1, 0), (0, epoch + 1, 0), (0, 0, -1)] {
             let id = ctx.deliver(fetch_request_body(epoch, 2, offset, last_epoch, wait));
@@ -62,7 +63,7 @@ fn test_invalid_fetch_request() {
 #[test]
 fn test_fetch_request_cluster_id_validation() {
     for rpc in Rpc::ALL {
-        let mut ctx = leader_with_history();
+        let mut ctx = leader_with_history(rpc);
         let RequestBody::Fetch(mut f) = fetch_request_body(ctx.epoch(), 2, 0, 0, 0) else {
             unreachable!()
         };
