@@ -107,8 +107,10 @@ impl RaftCore {
     /// Kafka's `canGrantVote(candidate, isLogUpToDate, isPreVote)` per role (reference §3.4).
     fn can_grant_vote(&self, candidate: ReplicaKey, up_to_date: bool, pre_vote: bool) -> bool {
         match &self.role {
-            Role::Leader(_) | Role::Resigned(_) => false,
-            Role::Candidate(_) => pre_vote && up_to_date,
+            Role::Leader(_) => false,
+            // Kafka 4.1.2's ResignedState grants an up-to-date pre-vote (a real vote in our own
+            // epoch never): the successor we named may need our pre-vote for its majority.
+            Role::Resigned(_) | Role::Candidate(_) => pre_vote && up_to_date,
             // KAFKA-20895 (open in Kafka, PR #23168): once our leader has announced its
             // resignation, our fetches no longer prove it alive, so a pre-vote is granted.
             Role::Follower(f) => pre_vote && up_to_date && (!f.has_fetched || f.leader_resigned),

@@ -366,3 +366,28 @@ fn test_vote_request_versions_carry_endpoints_from_v1() {
         assert_eq!(r.topics[0].partitions[0].leader_id.0, 2);
     }
 }
+
+/// Mirrors `KafkaRaftClientPreVoteTest.testHandlePreVoteRequestAsResigned`: a resigned leader
+/// grants an up-to-date pre-vote in its epoch (Kafka 4.1.2's `ResignedState.canGrantVote`;
+/// the reference's §3.4 table says "reject"), rejects one from a replica behind it, and stays
+/// resigned either way; a real vote in its epoch it never grants.
+#[test]
+fn test_handle_pre_vote_request_as_resigned() {
+    let mut ctx = Builder::new(1, &[1, 2, 3])
+        .append_to_log(1, 2)
+        .with_elected_leader(2, 1)
+        .build();
+    ctx.assert_resigned(2);
+    let stored = ctx.stored.clone();
+    let id = ctx.deliver(vote_request_body(2, 2, 1, 2, true));
+    assert!(vote_partition(ctx.response(id)).vote_granted, "up to date");
+    let id = ctx.deliver(vote_request_body(2, 3, 0, 0, true));
+    assert!(!vote_partition(ctx.response(id)).vote_granted, "behind us");
+    let id = ctx.deliver(vote_request_body(2, 2, 1, 2, false));
+    assert!(
+        !vote_partition(ctx.response(id)).vote_granted,
+        "a real vote"
+    );
+    ctx.assert_resigned(2);
+    assert_eq!(ctx.stored, stored, "pre-votes persist nothing");
+}
