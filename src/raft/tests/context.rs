@@ -98,6 +98,8 @@ pub struct Context {
     pub now_ms: u64,
     /// The RPC versions this scenario speaks (see `wire.rs`).
     pub rpc: Rpc,
+    /// The core reported `ShutdownComplete`.
+    pub shutdown_complete: bool,
     next_request_id: u64,
     /// The version each delivered request came at: its answer goes back at that version.
     inbound_versions: std::collections::BTreeMap<u64, i16>,
@@ -213,6 +215,7 @@ impl Builder {
             downloads: Default::default(),
             now_ms: START_MS,
             rpc: self.rpc,
+            shutdown_complete: false,
             next_request_id: 1,
             inbound_versions: Default::default(),
             outbound: Default::default(),
@@ -313,7 +316,8 @@ impl Context {
                 Output::AbandonSnapshot { id } => {
                     self.downloads.remove(&(id.offset, id.epoch));
                 }
-                Output::RoleChanged { .. } | Output::ShutdownComplete => {}
+                Output::ShutdownComplete => self.shutdown_complete = true,
+                Output::RoleChanged { .. } => {}
             }
         }
     }

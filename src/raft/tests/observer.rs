@@ -269,3 +269,45 @@ fn test_follower_leader_rediscovery_after_request_timeout() {
         assert!(ctx.core.fatal_error().is_none());
     }
 }
+
+/// Mirrors `testObserverGracefulShutdown`: an observer that knows no leader shuts down at
+/// once.
+#[test]
+fn test_observer_graceful_shutdown() {
+    for rpc in Rpc::ALL {
+        let mut ctx = Builder::new(OBSERVER, &[LEADER, OTHER])
+            .with_unknown_leader(EPOCH)
+            .with_rpc(rpc)
+            .build();
+        ctx.poll();
+        ctx.assert_unattached(EPOCH);
+        ctx.core.begin_shutdown(ctx.now_ms, &ctx.log, 5000);
+        ctx.drain();
+        ctx.poll();
+        assert!(ctx.shutdown_complete, "{rpc:?}");
+    }
+}
+
+/// Mirrors `testObserverReplication` (Kafka runs it with and without `alwaysFlush`; a
+/// ferrokraft controller always flushes, as Kafka's controllers do since KAFKA-17332).
+#[test]
+fn test_observer_replication() {
+    for rpc in Rpc::ALL {
+        let mut ctx = observer(rpc, &[LEADER, OTHER]);
+        discover_leader_as_observer(&mut ctx, LEADER, EPOCH);
+        ctx.poll();
+        let to_leader = sent_fetch(&mut ctx, EPOCH, 0, 0);
+        assert_eq!(to_leader.destination, LEADER);
+        let records = Bytes::from(build_data_batch(0, 3, START_MS as i64, &[b"a", b"b"]).unwrap());
+        ctx.deliver_response(
+            to_leader.correlation_id,
+            follower_fetch_response(LEADER, EPOCH, 0, records),
+        );
+        ctx.poll();
+        assert_eq!(ctx.log.end_offset().offset, 2, "{rpc:?}");
+        assert!(ctx.log.unflushed_from.is_none(), "{rpc:?}: flushed");
+        assert_eq!(ctx.core.high_watermark(), Some(0));
+        let next = sent_fetch(&mut ctx, EPOCH, 2, 3);
+        assert_eq!(next.destination, LEADER);
+    }
+}
