@@ -1,10 +1,9 @@
-//! The storage benchmark (benches/storage) at tiny sizes, so it keeps compiling and its
-//! measurements keep checking what they measure.
+//! The benchmarks (benches/storage, benches/quorum) at tiny sizes, so they keep compiling and
+//! their measurements keep checking what they measure.
 #![allow(clippy::unwrap_used, missing_docs)]
 
-#[path = "../benches/storage/measure.rs"]
-#[allow(dead_code)]
-mod measure;
+// The storage benchmark's code, loaded once through the quorum benchmark that also uses it.
+use quorum::storage_measure as measure;
 
 #[test]
 fn storage_benchmark_runs_at_smoke_sizes() {
@@ -30,4 +29,77 @@ fn storage_benchmark_runs_at_smoke_sizes() {
     );
     // Nothing left behind.
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}
+
+#[path = "../benches/quorum/bench.rs"]
+#[allow(dead_code, clippy::print_stdout)]
+mod quorum;
+
+/// The quorum benchmark (benches/quorum) at smoke sizes: ferrokraft and real Kafka processes,
+/// every measurement once, and a report with a row for each.
+#[test]
+fn quorum_benchmark_runs_at_smoke_sizes() {
+    let env = quorum::env("4.1.2", "4.4.0").unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let p = quorum::Params::smoke();
+    let r = quorum::run(&env, tmp.path(), &p).unwrap();
+    // Start-up: both implementations, empty and big log, ApiVersions before DescribeQuorum.
+    assert_eq!(r.startup.series.len(), 4);
+    for (kind, _, trials) in &r.startup.series {
+        assert_eq!(trials.len(), p.startup_trials, "{kind:?}");
+        for t in trials {
+            assert!(t.api_versions_ms > 0.0 && t.api_versions_ms <= t.describe_quorum_ms);
+        }
+    }
+    assert!(r.startup.series[2].1 >= p.big_log_bytes, "big log written");
+    // Failover: kill and term, both kinds, one trial each; RSS read from 3 voters each.
+    assert_eq!(r.failover.series.len(), 4);
+    assert!(r
+        .failover
+        .series
+        .iter()
+        .all(|s| s.3.len() == 1 && s.3[0] > 0.0));
+    assert!(r.failover.idle_rss.iter().all(|(_, v)| v.len() == 3));
+    assert_eq!(r.failover.spurious.len(), 2);
+    // Commit latency: both kinds committed records at the asked rate's order of magnitude.
+    assert_eq!(r.latency.len(), 2);
+    for run in &r.latency {
+        assert!(run.summary.bytes_per_sec > 0.0, "{run:?}");
+        assert!(run.summary.p99_ms > 0.0 && run.cpu_seconds > 0.0, "{run:?}");
+        assert_eq!(run.rss.len(), 3);
+    }
+    // Catch-up: both kinds fetched log bytes from their first observed fetch on.
+    assert_eq!(r.catchup.len(), 2);
+    for (kind, trials) in &r.catchup {
+        assert_eq!(trials.len(), 1, "{kind:?}");
+        assert!(trials[0].bytes > 0, "{kind:?} {:?}", trials[0]);
+        assert!(trials[0].mb_per_sec() > 0.0 && trials[0].follower_peak_rss_kib > 0);
+    }
+    let text = quorum::report::markdown(&r, &p, "4.1.2", "4.4.0");
+    assert!(text.contains("follower catch-up"), "{text}");
+    assert!(text.contains("start-up to DescribeQuorum"), "{text}");
+    assert!(text.contains("graceful handover"), "{text}");
+    assert!(
+        text.contains("| 20000/s, 25 ms | Kafka TestRaftServer |"),
+        "{text}"
+    );
+    println!("{text}");
+}
+
+#[test]
+fn quorum_benchmark_parses_kafka_and_ferrokraft_summary_lines() {
+    let kafka =
+        "Throughput (bytes/second): 256855.16, Latency (ms): 139.0 p75 249.0 p99 249.0 p999";
+    let w = quorum::phases::last_workload_line(kafka).unwrap();
+    assert_eq!(w.bytes_per_sec, 256855.16);
+    assert!(w.p50_ms.is_nan());
+    assert_eq!((w.p75_ms, w.p99_ms, w.p999_ms), (139.0, 249.0, 249.0));
+    let ferro = "x\nINFO Workload: Throughput (bytes/second): 5120.00, Latency (ms): 1.000 p50 2.000 p75 3.000 p99 4.000 p999, committed records 20\n";
+    let w = quorum::phases::last_workload_line(ferro).unwrap();
+    assert_eq!(
+        (w.p50_ms, w.p75_ms, w.p99_ms, w.p999_ms),
+        (1.0, 2.0, 3.0, 4.0)
+    );
+    let s = quorum::report::Spread::of(&[3.0, 1.0, 2.0, f64::NAN]);
+    assert_eq!((s.n, s.min, s.median, s.max), (3, 1.0, 2.0, 3.0));
 }

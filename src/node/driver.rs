@@ -20,10 +20,13 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::sync::oneshot;
 
+use super::commit_stats::CommitStats;
 use super::metrics::{RaftMetrics, VoterLag};
 use super::registration::{OwnAction, Registrations, Waiter};
 use super::store::{RaftStore, StoreError};
-use super::workload::{no_op_record, IdleNoOps, Pacer, Workload, IDLE_NO_OP_RECORD};
+use super::workload::{
+    no_op_record, IdleNoOps, Pacer, Workload, IDLE_NO_OP_RECORD, MAX_PENDING_RECORDS,
+};
 use crate::codec::{RequestBody, ResponseBody};
 use crate::metadata::controller::ControllerRegistration;
 use crate::network::peers::{PeerConfig, PeerRequest, PeerResponse, Peers};
@@ -188,6 +191,8 @@ pub fn spawn(
             pending: HashMap::new(),
             status,
             pacer: Pacer::new(workload),
+            workload_stats: CommitStats::new(workload.record_bytes),
+            clock_base: monotonic_now(),
             idle_no_ops: IdleNoOps::new(metadata_max_idle_interval_ms),
             shutdown_done: false,
             metrics,
@@ -211,6 +216,10 @@ struct Driver {
     pending: HashMap<u64, oneshot::Sender<ResponseBody>>,
     status: Arc<Mutex<Status>>,
     pacer: Pacer,
+    /// Commit latency and throughput of the workload (benchmark output).
+    workload_stats: CommitStats,
+    /// Origin of `now_us` (monotonic).
+    clock_base: Instant,
     idle_no_ops: IdleNoOps,
     shutdown_done: bool,
     metrics: Arc<Mutex<RaftMetrics>>,
@@ -328,14 +337,34 @@ impl Driver {
         if !self.pacer.active() || self.status_state() != "leader" {
             return Ok(());
         }
-        let due = self.pacer.due(now_ms());
+        let room = MAX_PENDING_RECORDS.saturating_sub(self.workload_stats.pending_records());
+        let due = self.pacer.due(now_ms(), room);
         if due == 0 {
             return Ok(());
         }
         let record = no_op_record(self.pacer.record_bytes());
-        let records: Vec<Bytes> = (0..due).map(|_| record.clone()).collect();
-        self.core.propose(now_ms(), &self.store, records);
-        self.carry_out_outputs()
+        // One proposal is one batch at most; a large due count becomes several.
+        let per_proposal = crate::raft::max_records_per_proposal(record.len()) as u64;
+        let mut left = due;
+        while left > 0 {
+            let n = left.min(per_proposal);
+            left -= n;
+            let records: Vec<Bytes> = (0..n).map(|_| record.clone()).collect();
+            let proposed_us = self.now_us();
+            if let Some(last) = self.core.propose(now_ms(), &self.store, records) {
+                self.workload_stats.proposed(last, n, proposed_us);
+            }
+            self.carry_out_outputs()?;
+        }
+        if let Some(summary) = self.workload_stats.summary_due(self.now_us()) {
+            tracing::info!("Workload: {summary}");
+        }
+        Ok(())
+    }
+
+    /// Microseconds on the monotonic clock since the driver started.
+    fn now_us(&self) -> u64 {
+        self.clock_base.elapsed().as_micros() as u64
     }
 
     /// Serves a ControllerRegistration request: as the active controller, append the
@@ -586,6 +615,10 @@ impl Driver {
                     if self.registrations.catch_up(&self.store, hw) {
                         self.publish_image();
                     }
+                    if self.pacer.active() {
+                        let now_us = self.now_us();
+                        self.workload_stats.committed(hw, now_us);
+                    }
                     let done = self.registrations.committed(hw);
                     self.finish_waiters(done, 0);
                     let now = now_ms();
@@ -622,6 +655,7 @@ impl Driver {
                         self.bootstrap_check_due = true;
                     } else {
                         self.uncommitted.clear();
+                        self.workload_stats.resigned();
                         let lost = self.registrations.leadership_lost(now_ms());
                         self.finish_waiters(lost, crate::raft::errors::NOT_CONTROLLER);
                     }

@@ -7,6 +7,7 @@
 //! ```
 //!
 //! The driver is the only place that reads the clock.
+mod commit_stats;
 pub mod driver;
 mod handler;
 pub mod metrics;

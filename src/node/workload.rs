@@ -64,8 +64,12 @@ impl Pacer {
         }
     }
 
-    /// Records due now (capped so a stall does not produce one giant burst).
-    pub fn due(&mut self, now_ms: u64) -> u64 {
+    /// Records due now, at most `room` (capped so a stall does not produce one giant burst).
+    ///
+    /// `room` is how many more records may be in flight: at a rate above what the quorum
+    /// commits, the backlog would otherwise grow without bound, so the benchmark's maximum
+    /// rate is a closed loop that measures the sustained commit throughput.
+    pub fn due(&mut self, now_ms: u64, room: u64) -> u64 {
         if self.workload.records_per_sec == 0 {
             return 0;
         }
@@ -73,7 +77,8 @@ impl Pacer {
         let target = (now_ms - start) * self.workload.records_per_sec / 1000;
         let due = target
             .saturating_sub(self.sent)
-            .min(self.workload.records_per_sec.max(1));
+            .min(self.workload.records_per_sec.max(1))
+            .min(room);
         self.sent = self.sent.max(target.saturating_sub(due)) + due;
         due
     }
@@ -94,6 +99,9 @@ impl Pacer {
         self.workload.record_bytes
     }
 }
+
+/// Most workload records proposed and not yet committed (64 Ki; 16 MiB at 256 B).
+pub const MAX_PENDING_RECORDS: u64 = 65_536;
 
 /// An empty NoOpRecord v0 in its frame, as Kafka's active controller writes it.
 pub const IDLE_NO_OP_RECORD: [u8; 4] = [1, NO_OP_RECORD_API_KEY, 0, 0];
@@ -157,10 +165,13 @@ mod tests {
             records_per_sec: 1000,
             record_bytes: 256,
         });
-        assert_eq!(p.due(0), 0);
-        assert_eq!(p.due(10), 10);
-        assert_eq!(p.due(10), 0);
-        assert_eq!(p.due(1000), 990);
+        assert_eq!(p.due(0, u64::MAX), 0);
+        assert_eq!(p.due(10, u64::MAX), 10);
+        assert_eq!(p.due(10, u64::MAX), 0);
+        assert_eq!(p.due(1000, u64::MAX), 990);
+        // No room: nothing now, and the backlog is not carried into one burst later.
+        assert_eq!(p.due(1500, 0), 0);
+        assert_eq!(p.due(1600, 200), 100);
     }
 
     #[test]

@@ -50,4 +50,15 @@ impl RaftConfig {
     pub fn begin_quorum_epoch_period_ms(&self) -> u64 {
         self.fetch_timeout_ms / 2
     }
+
+    /// MaxWaitMs of this follower's Fetch requests: Kafka's 500 ms, but never more than half
+    /// the fetch timeout. Kafka always asks for 500 ms, so with a fetch timeout under 500 ms
+    /// an idle leader's long poll outlasts the follower's patience and it starts elections
+    /// against a healthy leader; the leader honours whatever MaxWaitMs a follower sends, so
+    /// asking for less is invisible to a Java leader. At the default fetch timeout (2 s) this
+    /// is Kafka's 500 ms.
+    pub fn fetch_max_wait_ms(&self) -> i32 {
+        let half = i32::try_from(self.fetch_timeout_ms / 2).unwrap_or(i32::MAX);
+        super::types::MAX_FETCH_WAIT_MS.min(half)
+    }
 }

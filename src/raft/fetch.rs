@@ -19,8 +19,8 @@ use super::io::{Destination, InboundRequest, Output};
 use super::log::{validate_offset_and_epoch, LogReader, ValidOffsetAndEpoch};
 use super::state::{ReplicaState, Role};
 use super::types::{
-    Endpoint, OffsetAndEpoch, ReplicaKey, MAX_BATCH_SIZE_BYTES, MAX_FETCH_WAIT_MS,
-    METADATA_PARTITION, METADATA_TOPIC_ID, METADATA_TOPIC_NAME,
+    Endpoint, OffsetAndEpoch, ReplicaKey, MAX_BATCH_SIZE_BYTES, METADATA_PARTITION,
+    METADATA_TOPIC_ID, METADATA_TOPIC_NAME,
 };
 use crate::codec::{RequestBody, ResponseBody};
 use crate::records::framer::{BatchFramer, FrameEnd};
@@ -386,7 +386,7 @@ impl RaftCore {
                         .with_replica_id(BrokerId(self.local.id))
                         .with_replica_epoch(-1),
                 )
-                .with_max_wait_ms(MAX_FETCH_WAIT_MS)
+                .with_max_wait_ms(self.cfg.fetch_max_wait_ms())
                 .with_min_bytes(0)
                 .with_max_bytes(MAX_BATCH_SIZE_BYTES as i32)
                 .with_isolation_level(0)

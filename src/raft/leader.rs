@@ -11,8 +11,20 @@ use super::log::LogReader;
 use super::state::{ReplicaState, Role};
 use super::types::{OffsetAndEpoch, VoterSet, MAX_BATCH_SIZE_BYTES};
 use super::voters::voter_set_to_record;
-use crate::records::batch::{build_control_batch, build_data_batch};
+use crate::records::batch::{build_control_batch, build_data_batch, RECORD_BATCH_OVERHEAD};
 use crate::records::control::ControlRecord;
+
+/// Most bytes a v2 record adds around its value when it has no key and no headers:
+/// attributes, timestamp delta, key length and header count (1 byte each) and three varints
+/// (offset delta, value length, record length; 5 bytes each at most). An upper bound keeps
+/// every batch under [`MAX_BATCH_SIZE_BYTES`] without encoding it twice.
+pub const RECORD_OVERHEAD_BOUND: usize = 4 + 3 * 5;
+
+/// How many values of `value_bytes` bytes one proposal may carry: more than this cannot fit
+/// one batch and is refused.
+pub fn max_records_per_proposal(value_bytes: usize) -> usize {
+    ((MAX_BATCH_SIZE_BYTES - RECORD_BATCH_OVERHEAD) / (value_bytes + RECORD_OVERHEAD_BOUND)).max(1)
+}
 
 /// The leader's high-watermark candidate (`LeaderState.maybeUpdateHighWatermark`): sort the
 /// voters' end offsets descending (unknown last), take the one at index `voters / 2`; it counts
@@ -166,9 +178,21 @@ impl RaftCore {
         {
             return None;
         }
-        let size: usize = records.iter().map(|r| r.len() + 8).sum();
-        let needs_drain =
-            matches!(&self.role, Role::Leader(l) if l.pending_bytes + size > MAX_BATCH_SIZE_BYTES);
+        let size: usize = records
+            .iter()
+            .map(|r| r.len() + RECORD_OVERHEAD_BOUND)
+            .sum();
+        if RECORD_BATCH_OVERHEAD + size > MAX_BATCH_SIZE_BYTES {
+            // Kafka's prepareAppend refuses a proposal that cannot fit one batch
+            // (RecordBatchTooLargeException); it must never become an oversized batch.
+            tracing::warn!(
+                "refusing to append {} records of about {size} bytes: more than one batch holds ({MAX_BATCH_SIZE_BYTES} bytes)",
+                records.len()
+            );
+            return None;
+        }
+        let needs_drain = matches!(&self.role, Role::Leader(l)
+            if RECORD_BATCH_OVERHEAD + l.pending_bytes + size > MAX_BATCH_SIZE_BYTES);
         if needs_drain {
             self.drain_pending(now_ms, log);
         }

@@ -44,6 +44,7 @@ pub use self::config::RaftConfig;
 pub use self::core::RaftCore;
 pub use self::errors::RaftError;
 pub use self::io::{Destination, ElectionState, InboundRequest, Output, ResponseResult};
+pub use self::leader::max_records_per_proposal;
 pub use self::log::{validate_offset_and_epoch, LogReader, SnapshotChunk, ValidOffsetAndEpoch};
 pub use self::rng::Rng;
 pub use self::state::{

@@ -678,3 +678,25 @@ fn test_fetch_snapshot_response_from_newer_epoch_leader() {
         ctx.assert_follower(6, 3);
     }
 }
+
+/// ferrokraft's own rule (Kafka always asks for 500 ms): a follower's MaxWaitMs is at most
+/// half its fetch timeout, so an idle leader's long poll cannot outlast the follower's fetch
+/// timeout and start elections against a healthy leader at short timers.
+#[test]
+fn follower_fetch_max_wait_is_kafkas_500_ms_or_half_the_fetch_timeout() {
+    for (fetch_timeout_ms, expected) in [(2000u64, 500i32), (200, 100)] {
+        let mut ctx = Builder::new(1, &[1, 2, 3])
+            .with_elected_leader(5, 2)
+            .with_config(move |c| c.fetch_timeout_ms = fetch_timeout_ms)
+            .build();
+        ctx.poll();
+        let sent = ctx.take_sent(ApiKey::Fetch);
+        let RequestBody::Fetch(f) = &sent[0].request else {
+            unreachable!()
+        };
+        assert_eq!(
+            f.max_wait_ms, expected,
+            "fetch timeout {fetch_timeout_ms} ms"
+        );
+    }
+}

@@ -1,6 +1,7 @@
 //! More of Kafka's `KafkaRaftClientTest` / `KafkaRaftClientSnapshotTest` scenarios, several
 //! run over the old and new RPC versions as Kafka's `withKip853Rpc` does.
 
+use bytes::Bytes;
 use kafka_protocol::messages::{fetch_snapshot_request, ApiKey, BrokerId, FetchSnapshotRequest};
 
 use super::context::*;
@@ -390,4 +391,38 @@ fn test_handle_pre_vote_request_as_resigned() {
     );
     ctx.assert_resigned(2);
     assert_eq!(ctx.stored, stored, "pre-votes persist nothing");
+}
+
+/// Kafka's prepareAppend refuses records that cannot fit one batch; proposals that fit are
+/// batched, and every batch stays within the 8 MiB limit the log enforces (found by the quorum
+/// benchmark: a 16 MB batch once reached the log).
+#[test]
+fn test_append_failed_with_record_batch_too_large_exception() {
+    let mut ctx = Builder::new(1, &[1, 2, 3])
+        .with_unknown_leader(1)
+        .with_config(|c| c.append_linger_ms = 25)
+        .build();
+    ctx.become_leader();
+    let value = Bytes::from(vec![7u8; 256]);
+    let fits = crate::raft::max_records_per_proposal(value.len());
+    let too_many = vec![value.clone(); fits + 1];
+    assert_eq!(ctx.core.propose(ctx.now_ms, &ctx.log, too_many), None);
+    ctx.drain();
+    let before = ctx.log.batches().len();
+    for _ in 0..3 {
+        let proposal = vec![value.clone(); fits];
+        assert!(ctx.core.propose(ctx.now_ms, &ctx.log, proposal).is_some());
+        ctx.drain();
+    }
+    ctx.advance(25);
+    ctx.poll();
+    let batches = ctx.log.batches();
+    assert_eq!(batches.len(), before + 3, "one batch per full proposal");
+    for (offset, _, bytes) in &batches[before..] {
+        assert!(
+            bytes.len() <= crate::raft::types::MAX_BATCH_SIZE_BYTES,
+            "batch at {offset}: {} bytes",
+            bytes.len()
+        );
+    }
 }

@@ -1,0 +1,171 @@
+//! The quorum benchmark's measurements, shared by `main.rs` (the full and smoke runs) and
+//! tests/bench_smoke.rs (the smoke run under `cargo test`).
+#![allow(missing_docs)]
+
+#[path = "catchup.rs"]
+pub mod catchup;
+#[path = "phases.rs"]
+pub mod phases;
+#[path = "probe.rs"]
+pub mod probe;
+#[path = "procs.rs"]
+pub mod procs;
+#[path = "report.rs"]
+pub mod report;
+#[path = "../storage/measure.rs"]
+#[allow(dead_code)]
+pub mod storage_measure;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use procs::{Env, Timers};
+
+/// The benchmark reads the clock; nothing else may.
+#[allow(clippy::disallowed_methods)]
+pub fn now() -> Instant {
+    Instant::now()
+}
+
+/// Sizes and counts of one run.
+#[derive(Debug, Clone)]
+pub struct Params {
+    /// Start-up trials per implementation and log size.
+    pub startup_trials: usize,
+    /// Size of the "big" log for start-up.
+    pub big_log_bytes: u64,
+    /// Failover trials per implementation, timer setting and stop signal.
+    pub failover_trials: usize,
+    /// (label, timers) for failover; the last one is also watched for spurious elections.
+    pub timer_sets: Vec<(String, Timers)>,
+    /// Idle time before RSS is read.
+    pub idle_secs: u64,
+    /// How long the spurious-election watch lasts.
+    pub spurious_secs: u64,
+    /// Record size of the workload.
+    pub record_bytes: usize,
+    /// Workload rates (records/s); a very large one means "as fast as it commits".
+    pub rates: Vec<u64>,
+    /// Linger settings.
+    pub lingers_ms: Vec<u64>,
+    /// Warm-up before a latency measurement.
+    pub warmup_secs: u64,
+    /// Measured period of a latency run.
+    pub latency_secs: u64,
+    /// Log bytes an empty follower fetches in the catch-up measurement.
+    pub catchup_bytes: u64,
+    /// Catch-up trials per implementation.
+    pub catchup_trials: usize,
+    /// Floors at full or smoke sizes.
+    pub storage: storage_measure::Params,
+}
+
+/// A rate high enough that the workload is limited by commits, not by pacing.
+pub const MAX_RATE: u64 = 10_000_000;
+
+impl Params {
+    /// The full run of docs/benchmarks.md.
+    pub fn full(trials: usize) -> Params {
+        Params {
+            startup_trials: 10,
+            big_log_bytes: 100 * 1024 * 1024,
+            failover_trials: trials,
+            timer_sets: vec![
+                ("default".into(), Timers::DEFAULT),
+                ("tenth".into(), Timers::DEFAULT.tenth()),
+            ],
+            idle_secs: 60,
+            spurious_secs: 600,
+            record_bytes: 256,
+            rates: vec![1_000, 20_000, MAX_RATE],
+            lingers_ms: vec![25, 0],
+            warmup_secs: 10,
+            latency_secs: 60,
+            catchup_bytes: 1024 * 1024 * 1024,
+            catchup_trials: 3,
+            storage: storage_measure::Params::full(),
+        }
+    }
+
+    /// Every measurement once, at tiny sizes.
+    pub fn smoke() -> Params {
+        Params {
+            startup_trials: 1,
+            big_log_bytes: 2 * 1024 * 1024,
+            failover_trials: 1,
+            timer_sets: vec![("tenth".into(), Timers::DEFAULT.tenth())],
+            idle_secs: 1,
+            spurious_secs: 3,
+            record_bytes: 256,
+            rates: vec![20_000],
+            lingers_ms: vec![25],
+            warmup_secs: 1,
+            latency_secs: 6,
+            catchup_bytes: 32 * 1024 * 1024,
+            catchup_trials: 1,
+            storage: storage_measure::Params::smoke(),
+        }
+    }
+}
+
+/// Resolves Kafka `version`'s jars with interop/kafka/fetch.sh.
+pub fn kafka_lib(version: &str) -> Result<PathBuf, String> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new("bash")
+        .arg(repo.join("interop/kafka/fetch.sh"))
+        .arg(version)
+        .output()
+        .map_err(|e| format!("interop/kafka/fetch.sh: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "interop/kafka/fetch.sh {version} failed (Maven and Java 17 needed): {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+}
+
+/// The run's environment for Kafka `kafka_version` and TestRaftServer from `test_raft_version`.
+pub fn env(kafka_version: &str, test_raft_version: &str) -> Result<Env, String> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    Ok(Env {
+        ferrokraft: PathBuf::from(env!("CARGO_BIN_EXE_ferrokraft")),
+        kafka_lib: kafka_lib(kafka_version)?,
+        test_raft_lib: kafka_lib(test_raft_version)?,
+        log4j: repo.join("interop/kafka/log4j2-server.properties"),
+    })
+}
+
+/// Everything one run measured.
+pub struct Results {
+    pub floors: storage_measure::Floors,
+    pub loopback_rtt_us: report::Spread,
+    pub startup: phases::StartupResults,
+    pub failover: phases::FailoverResults,
+    pub latency: Vec<phases::LatencyRun>,
+    pub catchup: catchup::CatchUpResults,
+}
+
+/// Runs every measurement in `dir`.
+pub fn run(env: &Env, dir: &Path, p: &Params) -> Result<Results, String> {
+    eprintln!("floors …");
+    let floors = storage_measure::floors(dir, &p.storage)?;
+    let loopback_rtt_us = report::loopback_rtt_us(if p.startup_trials > 1 { 5000 } else { 200 })?;
+    eprintln!("start-up …");
+    let startup = phases::startup(env, dir, p)?;
+    eprintln!("failover …");
+    let failover = phases::failover(env, dir, p)?;
+    eprintln!("commit latency …");
+    let latency = phases::latency(env, dir, p)?;
+    eprintln!("catch-up …");
+    let catchup = catchup::catch_up(env, dir, p)?;
+    Ok(Results {
+        catchup,
+        floors,
+        loopback_rtt_us,
+        startup,
+        failover,
+        latency,
+    })
+}

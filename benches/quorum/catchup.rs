@@ -1,0 +1,169 @@
+//! Follower catch-up: a voter whose log is empty joins a leader holding a large log and
+//! fetches all of it.
+//!
+//! ```text
+//!   ferrokraft writer quorum (nodes 1, 2 up, 3 never started), workload at full speed
+//!     ─▶ three data directories: two with the big log, one empty
+//!   per implementation: copy the three directories, start 1 and 2, wait for a leader,
+//!     start 3 ─▶ leader's DescribeQuorum: voter 3's log end offset from its first fetch
+//!     until it reaches the leader's high watermark ─▶ MB/s
+//! ```
+//!
+//! Both implementations replicate the same bytes: a Kafka controller runs on directories
+//! ferrokraft wrote (interop scenario f), so the only difference is who serves and who
+//! fetches.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::phases::{partition_log_bytes, tail};
+use super::probe::describe_once;
+use super::procs::{copy_dir, rss_kib, Env, Kind, Quorum, Setup, Timers};
+use super::{now, Params, MAX_RATE};
+
+/// One catch-up trial.
+#[derive(Debug, Clone, Copy)]
+pub struct CatchUpTrial {
+    /// Log bytes the follower fetched.
+    pub bytes: u64,
+    /// From its first fetch to its log end offset reaching the high watermark.
+    pub seconds: f64,
+    /// Peak RSS of the follower (KiB).
+    pub follower_peak_rss_kib: u64,
+}
+
+impl CatchUpTrial {
+    /// MB/s (10^6 bytes).
+    pub fn mb_per_sec(&self) -> f64 {
+        self.bytes as f64 / 1e6 / self.seconds.max(1e-9)
+    }
+}
+
+/// (kind, trials).
+pub type CatchUpResults = Vec<(Kind, Vec<CatchUpTrial>)>;
+
+fn three(workload: Option<(u64, usize)>) -> Setup {
+    Setup {
+        voters: 3,
+        timers: Timers::DEFAULT,
+        linger_ms: None,
+        workload,
+    }
+}
+
+/// Writes the big log with nodes 1 and 2 of a ferrokraft quorum; returns the three
+/// directories' copies.
+fn write_big_log(env: &Env, root: &Path, p: &Params) -> Result<Vec<std::path::PathBuf>, String> {
+    let mut w = Quorum::create(
+        env,
+        root,
+        "catchup-writer",
+        Kind::Ferrokraft,
+        &three(Some((MAX_RATE, p.record_bytes))),
+    )?;
+    w.start(0)?;
+    w.start(1)?;
+    let deadline = now() + Duration::from_secs(1800);
+    while (0..2)
+        .map(|i| partition_log_bytes(&w.nodes[i].dir))
+        .min()
+        .unwrap_or(0)
+        < p.catchup_bytes
+    {
+        if now() > deadline || !w.running(0) || !w.running(1) {
+            return Err(format!(
+                "could not write a {} byte log:\n{}",
+                p.catchup_bytes,
+                tail(&w.log_text(0), 20)
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    w.terminate(0, Duration::from_secs(30));
+    w.terminate(1, Duration::from_secs(30));
+    let mut dirs = Vec::new();
+    for (i, node) in w.nodes.iter().enumerate() {
+        let to = root.join(format!("template-catchup-{}", i + 1));
+        copy_dir(&node.dir, &to)?;
+        dirs.push(to);
+    }
+    Ok(dirs)
+}
+
+fn trial(
+    env: &Env,
+    root: &Path,
+    kind: Kind,
+    n: usize,
+    templates: &[std::path::PathBuf],
+) -> Result<CatchUpTrial, String> {
+    let name = format!("catchup-{}-{n}", kind.label().replace(' ', "-"));
+    let mut q = Quorum::create(env, root, &name, kind, &three(None))?;
+    for (node, template) in q.nodes.iter().zip(templates) {
+        let _ = std::fs::remove_dir_all(&node.dir);
+        copy_dir(template, &node.dir)?;
+    }
+    let bytes = partition_log_bytes(&templates[0]);
+    q.start(0)?;
+    q.start(1)?;
+    let deadline = now() + Duration::from_secs(600);
+    let (leader_port, target) = 'leader: loop {
+        for i in 0..2 {
+            if let Some(v) = describe_once(q.nodes[i].port, Duration::from_millis(500)) {
+                if v.high_watermark > 0 {
+                    break 'leader (q.nodes[i].port, v.high_watermark);
+                }
+            }
+        }
+        if now() > deadline || !q.running(0) || !q.running(1) {
+            return Err(format!(
+                "{}: no leader on the big log:\n{}",
+                kind.label(),
+                tail(&q.log_text(0), 20)
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    q.start(2)?;
+    let mut first: Option<(std::time::Instant, i64)> = None;
+    loop {
+        if now() > deadline || !q.running(2) {
+            return Err(format!(
+                "{}: follower did not catch up:\n{}",
+                kind.label(),
+                tail(&q.log_text(2), 20)
+            ));
+        }
+        let leo = describe_once(leader_port, Duration::from_millis(500))
+            .and_then(|v| v.voters.iter().find(|(id, _)| *id == 3).map(|(_, o)| *o))
+            .unwrap_or(-1);
+        if leo >= 0 && first.is_none() {
+            first = Some((now(), leo));
+        }
+        if let Some((t0, leo0)) = first {
+            if leo >= target {
+                let fetched = bytes as f64 * (target - leo0) as f64 / target as f64;
+                return Ok(CatchUpTrial {
+                    bytes: fetched as u64,
+                    seconds: t0.elapsed().as_secs_f64(),
+                    follower_peak_rss_kib: q.pid(2).and_then(rss_kib).map_or(0, |r| r.1),
+                });
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Catch-up of an empty voter from a leader holding `p.catchup_bytes`, both implementations,
+/// alternating.
+pub fn catch_up(env: &Env, root: &Path, p: &Params) -> Result<CatchUpResults, String> {
+    let templates = write_big_log(env, root, p)?;
+    let mut results: CatchUpResults =
+        vec![(Kind::Ferrokraft, vec![]), (Kind::KafkaController, vec![])];
+    for n in 0..p.catchup_trials {
+        for (kind, trials) in results.iter_mut() {
+            trials.push(trial(env, root, *kind, n, &templates)?);
+        }
+    }
+    Ok(results)
+}

@@ -1,0 +1,92 @@
+//! Quorum benchmark: ferrokraft side by side with Apache Kafka in one run — memory, start-up,
+//! failover, graceful handover, spurious elections, commit latency and throughput — with the
+//! machine's floors measured in the same run. Results are ratios (ferrokraft / Kafka).
+//!
+//! ```text
+//! cargo bench --bench quorum -- [--smoke] [--dir DIR] [--trials N] [--kafka-version V]
+//!                               [--test-raft-version V] [--spurious-secs S]
+//!                               [--latency-secs S] [--out FILE]
+//! ```
+//!
+//! Kafka's jars come from Maven Central through `interop/kafka/fetch.sh` (default 4.1.2 for
+//! controllers; TestRaftServer from 4.4.0, which honours --throughput/--record-size — apache/kafka
+//! PR #20379; 4.1.x's always runs 20k records/s × 256 B). The Markdown report goes to
+//! stdout (and FILE). `--smoke` runs every measurement at tiny sizes; tests/bench_smoke.rs runs
+//! it under `cargo test` so the harness cannot rot.
+#![allow(clippy::print_stdout, missing_docs)]
+
+mod bench;
+
+use std::path::PathBuf;
+
+use bench::{env, report, run, Params};
+
+fn main() -> std::process::ExitCode {
+    let mut args = std::env::args().skip(1);
+    let mut smoke = false;
+    let mut dir: Option<PathBuf> = None;
+    let mut trials = 30;
+    let mut kafka_version = "4.1.2".to_string();
+    let mut test_raft_version = "4.4.0".to_string();
+    let mut out: Option<PathBuf> = None;
+    let mut spurious_secs: Option<u64> = None;
+    let mut latency_secs: Option<u64> = None;
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--smoke" => smoke = true,
+            "--dir" => dir = args.next().map(PathBuf::from),
+            "--trials" => trials = args.next().and_then(|v| v.parse().ok()).unwrap_or(trials),
+            "--kafka-version" => kafka_version = args.next().unwrap_or(kafka_version),
+            "--test-raft-version" => test_raft_version = args.next().unwrap_or(test_raft_version),
+            "--out" => out = args.next().map(PathBuf::from),
+            "--spurious-secs" => spurious_secs = args.next().and_then(|v| v.parse().ok()),
+            "--latency-secs" => latency_secs = args.next().and_then(|v| v.parse().ok()),
+            // cargo bench passes --bench; filters are meaningless here.
+            _ => {}
+        }
+    }
+    let mut params = if smoke {
+        Params::smoke()
+    } else {
+        Params::full(trials)
+    };
+    params.spurious_secs = spurious_secs.unwrap_or(params.spurious_secs);
+    params.latency_secs = latency_secs.unwrap_or(params.latency_secs);
+    let env = match env(&kafka_version, &test_raft_version) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("{e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let base = dir.unwrap_or_else(std::env::temp_dir);
+    let tmp = match tempfile::Builder::new()
+        .prefix("ferrokraft-quorum-bench-")
+        .tempdir_in(&base)
+    {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("cannot create a directory in {}: {e}", base.display());
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    eprintln!("benchmarking in {}", tmp.path().display());
+    match run(&env, tmp.path(), &params) {
+        Ok(results) => {
+            let text = report::markdown(&results, &params, &kafka_version, &test_raft_version);
+            println!("{text}");
+            if let Some(out) = out {
+                if let Err(e) = std::fs::write(&out, &text) {
+                    eprintln!("cannot write {}: {e}", out.display());
+                    return std::process::ExitCode::FAILURE;
+                }
+            }
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("benchmark failed: {e}");
+            eprintln!("kept {}", tmp.keep().display());
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
