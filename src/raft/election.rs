@@ -107,9 +107,13 @@ impl RaftCore {
     /// Kafka's `canGrantVote(candidate, isLogUpToDate, isPreVote)` per role (reference §3.4).
     fn can_grant_vote(&self, candidate: ReplicaKey, up_to_date: bool, pre_vote: bool) -> bool {
         match &self.role {
-            Role::Leader(_) | Role::Resigned(_) => false,
-            Role::Candidate(_) => pre_vote && up_to_date,
-            Role::Follower(f) => pre_vote && up_to_date && !f.has_fetched,
+            Role::Leader(_) => false,
+            // Kafka 4.1.2's ResignedState grants an up-to-date pre-vote (a real vote in our own
+            // epoch never): the successor we named may need our pre-vote for its majority.
+            Role::Resigned(_) | Role::Candidate(_) => pre_vote && up_to_date,
+            // KAFKA-20895 (open in Kafka, PR #23168): once our leader has announced its
+            // resignation, our fetches no longer prove it alive, so a pre-vote is granted.
+            Role::Follower(f) => pre_vote && up_to_date && (!f.has_fetched || f.leader_resigned),
             Role::Unattached(_) | Role::Prospective(_) => {
                 if pre_vote {
                     return up_to_date;
@@ -445,11 +449,11 @@ impl RaftCore {
         if let Role::Follower(f) = &mut self.role {
             if f.leader_id == p.leader_id.0 {
                 f.fetch_deadline_ms = now_ms + backoff_ms;
-                // ferrokraft, deliberately unlike Kafka 4.1: the leader told us it is going
-                // away, so our earlier fetches no longer prove it alive; grant pre-votes again so
-                // the first preferred successor wins at once instead of the second after its
-                // backoff. Java peers only see a granted pre-vote (docs/interop.md).
-                f.has_fetched = false;
+                // KAFKA-20895 (open in Kafka 4.1.2, fix proposed in PR #23168): the leader told
+                // us it is going away, so grant pre-votes from now on (`can_grant_vote`), or the
+                // first preferred successor of a quorum of 5 or more cannot win. Sticky for the
+                // epoch: a resigned leader never leads this epoch again. Java peers only see a
+                // granted pre-vote (docs/interop.md).
                 f.leader_resigned = true;
                 tracing::info!(
                     node_id = self.local.id,

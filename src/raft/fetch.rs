@@ -33,6 +33,15 @@ struct FetchOutcome {
     snapshot: Option<OffsetAndEpoch>,
 }
 
+/// The id of the `index`th bootstrap server: -2, -3, … (-1 means "no node" on the wire).
+fn bootstrap_id(index: usize) -> i32 {
+    -2 - i32::try_from(index).unwrap_or(i32::MAX - 2)
+}
+
+fn is_bootstrap_id(node_id: i32) -> bool {
+    node_id <= -2
+}
+
 fn fetch_is_for_metadata_partition(body: &FetchRequest) -> bool {
     let [topic] = body.topics.as_slice() else {
         return false;
@@ -429,7 +438,10 @@ impl RaftCore {
             Role::Follower(f) => f.fetching_snapshot,
             _ => None,
         };
-        if self.requests.is_ready(leader, now_ms) {
+        // One Fetch at a time whatever its target: while a discovery Fetch to a bootstrap
+        // server is out, the leader waits (KafkaRaftClient.maybeSendFetchToBestNode,
+        // testObserverHandleRetryFetchToLeader).
+        if self.requests.is_ready(leader, now_ms) && !self.requests.has_any_in_flight() {
             let request = match fetching_snapshot {
                 Some((id, position)) => self.build_fetch_snapshot_request(id, position),
                 None => self.build_fetch_request(log),
@@ -455,30 +467,34 @@ impl RaftCore {
         if self.requests.has_any_in_flight() {
             return;
         }
-        let mut candidates: Vec<Destination> = self
-            .history
-            .voters()
-            .nodes()
-            .filter(|n| n.key.id != self.local.id)
-            .filter_map(|n| {
-                self.voter_endpoint(n.key.id).map(|endpoint| Destination {
-                    node_id: n.key.id,
-                    endpoint,
+        // Kafka's RequestManager discovers through controller.quorum.bootstrap.servers when
+        // they are configured (ids -2, -3, … in KafkaRaftClient's constructor), else through
+        // the voters; never through a voter id when bootstrap servers exist, so a timed-out
+        // leader connection and the retry through the same address are separate slots
+        // (testObserverHandleRetryFetchtToBootstrapServer).
+        let mut candidates: Vec<Destination> = if self.cfg.bootstrap_servers.is_empty() {
+            self.history
+                .voters()
+                .nodes()
+                .filter(|n| n.key.id != self.local.id)
+                .filter_map(|n| {
+                    self.voter_endpoint(n.key.id).map(|endpoint| Destination {
+                        node_id: n.key.id,
+                        endpoint,
+                    })
                 })
-            })
-            .collect();
-        if self.history.voters().is_empty() {
-            candidates = self
-                .cfg
+                .collect()
+        } else {
+            self.cfg
                 .bootstrap_servers
                 .iter()
                 .enumerate()
                 .map(|(i, endpoint)| Destination {
-                    node_id: -2 - i as i32,
+                    node_id: bootstrap_id(i),
                     endpoint: endpoint.clone(),
                 })
-                .collect();
-        }
+                .collect()
+        };
         candidates.retain(|d| self.requests.is_ready(d.node_id, now_ms));
         if candidates.is_empty() {
             return;
@@ -544,12 +560,13 @@ impl RaftCore {
         let Role::Follower(f) = &mut self.role else {
             return;
         };
-        if f.leader_id != from {
+        // Only the leader answers a Fetch without error, so an answer through a bootstrap
+        // server that names our leader is the leader's data (Kafka appends it too).
+        if f.leader_id != from && !(is_bootstrap_id(from) && leader_id == f.leader_id) {
             return;
         }
-        f.fetch_deadline_ms = now_ms + self.cfg.fetch_timeout_ms;
+        f.reset_fetch_timeout(now_ms, self.cfg.fetch_timeout_ms);
         f.has_fetched = true;
-        f.leader_resigned = false;
         if partition.diverging_epoch.epoch >= 0 {
             return self.truncate_to_diverging(
                 log,

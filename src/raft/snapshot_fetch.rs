@@ -148,7 +148,7 @@ impl RaftCore {
                 expected.epoch
             );
             f.fetching_snapshot = None;
-            f.fetch_deadline_ms = now_ms + fetch_timeout;
+            f.reset_fetch_timeout(now_ms, fetch_timeout);
             self.outputs
                 .push_back(Output::AbandonSnapshot { id: expected });
             return;
@@ -174,7 +174,7 @@ impl RaftCore {
         }
         let bytes = p.unaligned_records.clone();
         let new_position = position + bytes.len() as i64;
-        f.fetch_deadline_ms = now_ms + fetch_timeout;
+        f.reset_fetch_timeout(now_ms, fetch_timeout);
         self.outputs.push_back(Output::SnapshotChunk {
             id,
             position,

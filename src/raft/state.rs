@@ -62,7 +62,8 @@ pub struct Follower {
     pub fetch_deadline_ms: u64,
     /// Whether a Fetch to this leader succeeded in this epoch (pre-votes are then refused).
     pub has_fetched: bool,
-    /// The leader sent EndQuorumEpoch: the deadline is our election backoff, not a fetch timeout.
+    /// The leader sent EndQuorumEpoch (it resigned this epoch): the deadline is our election
+    /// backoff, not a fetch timeout, and pre-votes are granted again (KAFKA-20895).
     pub leader_resigned: bool,
     /// When to next check whether the leader needs our UpdateRaftVoter (every fetch timeout,
     /// FollowerState's update-voter period).
@@ -96,6 +97,15 @@ impl Follower {
             update_voter_deadline_ms: now_ms + fetch_timeout_ms,
             has_updated_leader: false,
             fetching_snapshot: None,
+        }
+    }
+
+    /// A successful exchange with the leader restarts the fetch timeout, unless the leader
+    /// has resigned this epoch: then the deadline is our election backoff, and an answer that
+    /// was already in flight must not push it out (KAFKA-20895).
+    pub fn reset_fetch_timeout(&mut self, now_ms: u64, fetch_timeout_ms: u64) {
+        if !self.leader_resigned {
+            self.fetch_deadline_ms = now_ms + fetch_timeout_ms;
         }
     }
 }

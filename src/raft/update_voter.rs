@@ -299,7 +299,7 @@ impl RaftCore {
         let fetch_timeout_ms = self.cfg.fetch_timeout_ms;
         if let Role::Follower(f) = &mut self.role {
             f.has_updated_leader = true;
-            f.fetch_deadline_ms = now_ms + fetch_timeout_ms;
+            f.reset_fetch_timeout(now_ms, fetch_timeout_ms);
         }
     }
 }

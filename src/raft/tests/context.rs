@@ -12,6 +12,8 @@ use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
 
 use super::mem_log::MemLog;
+pub use super::wire::Rpc;
+use super::wire::{request_over_the_wire, response_over_the_wire};
 use crate::codec::{RequestBody, ResponseBody};
 use crate::raft::types::{
     Endpoint, OffsetAndEpoch, ReplicaKey, VoterSet, METADATA_TOPIC_ID, METADATA_TOPIC_NAME,
@@ -94,7 +96,15 @@ pub struct Context {
     /// Snapshot downloads in progress.
     pub downloads: std::collections::BTreeMap<(i64, i32), Vec<u8>>,
     pub now_ms: u64,
+    /// The RPC versions this scenario speaks (see `wire.rs`).
+    pub rpc: Rpc,
+    /// The core reported `ShutdownComplete`.
+    pub shutdown_complete: bool,
     next_request_id: u64,
+    /// The version each delivered request came at: its answer goes back at that version.
+    inbound_versions: std::collections::BTreeMap<u64, i16>,
+    /// Every request the core sent, by correlation id, to answer it at the right version.
+    outbound: std::collections::BTreeMap<u64, RequestBody>,
 }
 
 type ConfigTweak = Box<dyn FnOnce(&mut RaftConfig)>;
@@ -105,6 +115,7 @@ pub struct Builder {
     stored: Option<ElectionState>,
     log: MemLog,
     tweak: Vec<ConfigTweak>,
+    rpc: Rpc,
 }
 
 impl Builder {
@@ -115,7 +126,14 @@ impl Builder {
             stored: None,
             log: MemLog::default(),
             tweak: Vec::new(),
+            rpc: Rpc::Newest,
         }
+    }
+
+    /// Runs the scenario at these RPC versions (Kafka's `withKip853Rpc` / `withRaftProtocol`).
+    pub fn with_rpc(mut self, rpc: Rpc) -> Self {
+        self.rpc = rpc;
+        self
     }
 
     pub fn with_election_state(
@@ -162,6 +180,19 @@ impl Builder {
         self
     }
 
+    /// `controller.quorum.bootstrap.servers` at the addresses of `ids` (the core numbers them
+    /// -2, -3, … in this order, as Kafka does).
+    pub fn with_bootstrap_servers(self, ids: &[i32]) -> Self {
+        let servers: Vec<Endpoint> = ids
+            .iter()
+            .map(|id| Endpoint {
+                host: "127.0.0.1".into(),
+                port: port_of(*id),
+            })
+            .collect();
+        self.with_config(move |c| c.bootstrap_servers = servers)
+    }
+
     pub fn with_config(mut self, f: impl FnOnce(&mut RaftConfig) + 'static) -> Self {
         self.tweak.push(Box::new(f));
         self
@@ -183,7 +214,11 @@ impl Builder {
             high_watermarks: Vec::new(),
             downloads: Default::default(),
             now_ms: START_MS,
+            rpc: self.rpc,
+            shutdown_complete: false,
             next_request_id: 1,
+            inbound_versions: Default::default(),
+            outbound: Default::default(),
         };
         ctx.drain();
         ctx
@@ -234,6 +269,7 @@ impl Context {
                         request.api_key(),
                         destination.node_id
                     ));
+                    self.outbound.insert(correlation_id, request.clone());
                     self.sent.push(Sent {
                         correlation_id,
                         destination: destination.node_id,
@@ -245,6 +281,13 @@ impl Context {
                     request_id, body, ..
                 } => {
                     self.events.push(format!("respond {request_id}"));
+                    // The answer leaves at the request's version: one the core cannot encode
+                    // there would close the connection in the node, so it fails the scenario.
+                    let body = match self.inbound_versions.get(&request_id) {
+                        Some(v) => response_over_the_wire(&body, *v)
+                            .unwrap_or_else(|e| panic!("the core's answer cannot be sent: {e}")),
+                        None => body,
+                    };
                     self.responses.push((request_id, body));
                 }
                 Output::HighWatermark(hw) => self.high_watermarks.push(hw),
@@ -273,14 +316,27 @@ impl Context {
                 Output::AbandonSnapshot { id } => {
                     self.downloads.remove(&(id.offset, id.epoch));
                 }
-                Output::RoleChanged { .. } | Output::ShutdownComplete => {}
+                Output::ShutdownComplete => self.shutdown_complete = true,
+                Output::RoleChanged { .. } => {}
             }
         }
     }
 
+    /// Delivers a request at the scenario's RPC version of its API.
+    pub fn deliver(&mut self, body: RequestBody) -> u64 {
+        let version = self.rpc.version(body.api_key());
+        self.deliver_request(body, version)
+    }
+
+    /// Delivers a request as a peer sends it at `api_version` (fields that version cannot
+    /// carry are dropped on the way).
     pub fn deliver_request(&mut self, body: RequestBody, api_version: i16) -> u64 {
         let request_id = self.next_request_id;
         self.next_request_id += 1;
+        let api = body.api_key();
+        let body = request_over_the_wire(&body, api_version)
+            .unwrap_or_else(|| panic!("scenario bug: {api:?} cannot be sent at v{api_version}"));
+        self.inbound_versions.insert(request_id, api_version);
         let req = InboundRequest {
             request_id,
             api_version,
@@ -292,13 +348,27 @@ impl Context {
         request_id
     }
 
+    /// Answers the core's request `correlation_id` as a peer speaking the scenario's RPC
+    /// versions would: the answer crosses the codec at that version, and a request that
+    /// version cannot carry (a pre-vote below Vote v2) never left, so the core gets the
+    /// UNSUPPORTED_VERSION its client reports instead.
     pub fn deliver_response(&mut self, correlation_id: u64, body: ResponseBody) {
-        self.core.handle_response(
-            self.now_ms,
-            &self.log,
-            correlation_id,
-            ResponseResult::Answered(body),
-        );
+        let result = match self.outbound.get(&correlation_id) {
+            Some(request) => {
+                let version = self.rpc.version(request.api_key());
+                if request_over_the_wire(request, version).is_none() {
+                    ResponseResult::UnsupportedVersion
+                } else {
+                    ResponseResult::Answered(
+                        response_over_the_wire(&body, version)
+                            .unwrap_or_else(|e| panic!("scenario bug: {e}")),
+                    )
+                }
+            }
+            None => ResponseResult::Answered(body),
+        };
+        self.core
+            .handle_response(self.now_ms, &self.log, correlation_id, result);
         self.drain();
     }
 
@@ -564,4 +634,24 @@ pub fn vote_partition(resp: &ResponseBody) -> &vote_response::PartitionData {
         panic!("not a vote response: {resp:?}")
     };
     &v.topics[0].partitions[0]
+}
+
+/// A Fetch answer from `leader` in `epoch` with `records` and high watermark `hw`.
+pub fn follower_fetch_response(leader: i32, epoch: i32, hw: i64, records: Bytes) -> ResponseBody {
+    ResponseBody::Fetch(
+        kafka_protocol::messages::FetchResponse::default().with_responses(vec![
+            kafka_protocol::messages::fetch_response::FetchableTopicResponse::default()
+                .with_topic_id(METADATA_TOPIC_ID)
+                .with_partitions(vec![
+                    kafka_protocol::messages::fetch_response::PartitionData::default()
+                        .with_high_watermark(hw)
+                        .with_current_leader(
+                            kafka_protocol::messages::fetch_response::LeaderIdAndEpoch::default()
+                                .with_leader_id(BrokerId(leader))
+                                .with_leader_epoch(epoch),
+                        )
+                        .with_records(Some(records)),
+                ]),
+        ]),
+    )
 }

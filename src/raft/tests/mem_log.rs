@@ -98,6 +98,15 @@ impl MemLog {
             .collect()
     }
 
+    /// The epoch of the batch starting at `base`, if there is one.
+    pub fn batch_epoch(&self, base: i64) -> Option<i32> {
+        let i = self.batches.partition_point(|b| b.base < base);
+        self.batches
+            .get(i)
+            .filter(|b| b.base == base)
+            .map(|b| b.epoch)
+    }
+
     /// Installs a snapshot and empties the log up to it.
     pub fn add_snapshot(&mut self, id: OffsetAndEpoch, bytes: Bytes) {
         self.snapshots.insert((id.offset, id.epoch), bytes);

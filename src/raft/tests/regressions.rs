@@ -198,3 +198,52 @@ fn kafka_17642_rejoining_node_does_not_disrupt_the_quorum() {
     assert_eq!(ctx.epoch(), 5, "no epoch bump");
     ctx.assert_follower(5, 2);
 }
+
+/// KAFKA-20895 (open in Kafka 4.1.2; the fix proposed in apache/kafka PR #23168): after a
+/// graceful resignation a follower that had fetched from the leader rejected the first
+/// preferred successor's pre-vote, so in a quorum of five or more (the successor needs more
+/// than its own and the resigned leader's vote) it could not win and a later one won after
+/// its backoff. Once our leader has sent EndQuorumEpoch we grant pre-votes for the rest of the
+/// epoch, and a Fetch answer that was already in flight changes neither that nor our
+/// election backoff.
+#[test]
+fn kafka_20895_follower_grants_pre_vote_after_leader_resigned_in_five_voter_quorum() {
+    for rpc in Rpc::ALL.into_iter().filter(|r| r.has_pre_vote()) {
+        let mut ctx = Builder::new(1, &[1, 2, 3, 4, 5])
+            .with_elected_leader(5, 2)
+            .with_rpc(rpc)
+            .build();
+        ctx.poll();
+        let first = ctx.take_sent(ApiKey::Fetch);
+        ctx.deliver_response(
+            first[0].correlation_id,
+            follower_fetch_response(2, 5, 0, Bytes::new()),
+        );
+        ctx.poll();
+        let in_flight = ctx.take_sent(ApiKey::Fetch);
+        assert_eq!(in_flight.len(), 1, "the next Fetch is out");
+        let id = ctx.deliver(vote_request_body(5, 3, 0, 0, true));
+        assert!(
+            !vote_partition(ctx.response(id)).vote_granted,
+            "{rpc:?}: the leader is alive and fetched from: pre-vote rejected"
+        );
+        // Leader 2 resigns; 3 is its first preferred successor, we are second of four.
+        ctx.deliver(end_epoch_request_body(5, 2, &[3, 1, 4, 5]));
+        // The Fetch the leader answered before it resigned arrives afterwards.
+        ctx.deliver_response(
+            in_flight[0].correlation_id,
+            follower_fetch_response(2, 5, 0, Bytes::new()),
+        );
+        ctx.assert_follower(5, 2);
+        let id = ctx.deliver(vote_request_body(5, 3, 0, 0, true));
+        assert!(
+            vote_partition(ctx.response(id)).vote_granted,
+            "{rpc:?}: the leader resigned: the successor's pre-vote is granted"
+        );
+        assert_eq!(ctx.epoch(), 5, "a pre-vote changes nothing");
+        // Our own backoff as second of four successors: (100 >> 3) << 0 = 12 ms, not a fetch
+        // timeout pushed out by the late answer.
+        ctx.advance(12);
+        ctx.assert_prospective(5);
+    }
+}

@@ -8,6 +8,7 @@ use bytes::Bytes;
 use super::invariants::Invariant;
 use super::network::{Fate, Kind, NetConfig, Network};
 use super::node::{Outgoing, SimNode};
+use super::snapshots;
 use crate::codec::versions::advertised;
 use crate::codec::RequestBody;
 use crate::raft::tests::context::{config, LISTENER};
@@ -50,6 +51,8 @@ enum Event {
         result: ResponseResult,
     },
     Append,
+    /// Nodes take snapshots of their committed state and clean their logs.
+    Snapshot,
 }
 
 /// A request being handled by its destination.
@@ -74,6 +77,11 @@ pub struct Cluster {
     /// Each proposal carries 1..=this many records.
     pub append_max_records: u64,
     pub appending: bool,
+    /// Snapshots are taken every `snapshot_period_ms` + jitter once the workload runs
+    /// (0: never; the voter-change simulation takes none).
+    pub snapshot_period_ms: u64,
+    pub snapshots_taken: u64,
+    pub snapshots_installed: u64,
     pub next_value: u64,
     pub events: u64,
     queue: BTreeMap<(u64, u64), Box<Event>>,
@@ -110,6 +118,9 @@ impl Cluster {
             append_period_ms: 10,
             append_max_records: 4,
             appending: false,
+            snapshot_period_ms: 300,
+            snapshots_taken: 0,
+            snapshots_installed: 0,
             next_value: 0,
             events: 0,
             queue: BTreeMap::new(),
@@ -297,6 +308,10 @@ impl Cluster {
             self.appending = true;
             let at = self.now;
             self.schedule(at, Event::Append);
+            if self.snapshot_period_ms > 0 && !self.dynamic {
+                let at = self.now + self.snapshot_period_ms;
+                self.schedule(at, Event::Snapshot);
+            }
         }
     }
 
@@ -369,6 +384,8 @@ impl Cluster {
         }
         self.invariants = invariants;
         for node in self.nodes.values_mut() {
+            self.snapshots_installed += node.snapshot_loads.len() as u64;
+            node.snapshot_loads.clear();
             node.truncations.clear();
             node.lost_from = None;
         }
@@ -521,6 +538,33 @@ impl Cluster {
                         }
                     }
                     self.after_call(id)?;
+                }
+                Ok(touched)
+            }
+            Event::Snapshot => {
+                // Look at the cluster as it stands first: a snapshot and a log clean remove
+                // batches that the invariants must have seen committed (a node started by the
+                // scenario itself, not by an event, was never looked at).
+                self.check_invariants()?;
+                let jitter = self.rng.below(self.snapshot_period_ms + 1);
+                let next = now + self.snapshot_period_ms / 2 + jitter;
+                self.schedule(next, Event::Snapshot);
+                let ids: Vec<i32> = self.running().map(|n| n.id).collect();
+                let mut touched = false;
+                for id in ids {
+                    let (take, clean) = (self.rng.below(2) == 0, self.rng.below(2) == 0);
+                    let Some(node) = self.nodes.get_mut(&id) else {
+                        continue;
+                    };
+                    let taken = if take { snapshots::take(node) } else { None };
+                    let cleaned = if clean { snapshots::clean(node) } else { None };
+                    self.snapshots_taken += u64::from(taken.is_some());
+                    if taken.is_some() || cleaned.is_some() {
+                        touched = true;
+                        self.note(|| {
+                            format!("node {id} snapshot {taken:?}, log start now {cleaned:?}")
+                        });
+                    }
                 }
                 Ok(touched)
             }

@@ -13,6 +13,7 @@ mod network;
 mod node;
 mod reconfig;
 mod scenarios;
+mod snapshots;
 mod soak;
 
 use crate::raft::Rng;
@@ -27,6 +28,9 @@ pub struct Stats {
     /// watermark, and to the high watermark passing every pre-heal log end.
     pub time_to_leader_ms: Option<u64>,
     pub time_to_progress_ms: Option<u64>,
+    /// Snapshots taken, and snapshots installed by replicas behind their leader's log start.
+    pub snapshots_taken: u64,
+    pub snapshots_installed: u64,
 }
 
 /// The run's generator: the seed mixed with the scenario name, so scenarios differ.
@@ -72,8 +76,11 @@ pub fn run_seeds(name: &str, default_count: u64, scenario: fn(u64, bool) -> Outc
     }
     let events: u64 = stats.iter().map(|s| s.events).sum();
     let virt: u64 = stats.iter().map(|s| s.virtual_ms).sum();
+    let taken: u64 = stats.iter().map(|s| s.snapshots_taken).sum();
+    let installed: u64 = stats.iter().map(|s| s.snapshots_installed).sum();
+    let runs_installing = stats.iter().filter(|s| s.snapshots_installed > 0).count();
     eprintln!(
-        "sim {name}: seeds {}..{} ({} runs), failures {}, events {events}, virtual {} s, wall {:.2} s",
+        "sim {name}: seeds {}..{} ({} runs), failures {}, events {events}, virtual {} s, snapshots taken {taken}, installed {installed} (in {runs_installing} runs), wall {:.2} s",
         seeds.start,
         seeds.end,
         seeds.end - seeds.start,
@@ -110,6 +117,8 @@ pub fn finish(cluster: &cluster::Cluster, result: Result<(), String>, extra: Sta
         Ok(()) => Ok(Stats {
             virtual_ms: cluster.elapsed_ms(),
             events: cluster.events,
+            snapshots_taken: cluster.snapshots_taken,
+            snapshots_installed: cluster.snapshots_installed,
             ..extra
         }),
         Err(e) => {

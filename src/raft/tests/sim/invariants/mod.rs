@@ -1,20 +1,23 @@
 //! Kafka's simulation invariants (`RaftEventSimulationTest` 952-1250), one per file, checked
-//! after every event. `SnapshotAtLogStart` and `LeaderNeverLoadSnapshot` are not here: the
-//! simulated nodes never take or load snapshots (snapshot download is not implemented yet).
+//! after every event.
 
 mod consistent_committed_data;
+mod leader_never_load_snapshot;
 mod majority_reached_high_watermark;
 mod monotonic_epoch;
 mod monotonic_high_watermark;
 mod overlapping_voter_sets;
 mod single_leader;
+mod snapshot_at_log_start;
 
 pub use consistent_committed_data::ConsistentCommittedData;
+pub use leader_never_load_snapshot::LeaderNeverLoadSnapshot;
 pub use majority_reached_high_watermark::MajorityReachedHighWatermark;
 pub use monotonic_epoch::MonotonicEpoch;
 pub use monotonic_high_watermark::MonotonicHighWatermark;
 pub use overlapping_voter_sets::OverlappingVoterSets;
 pub use single_leader::SingleLeader;
+pub use snapshot_at_log_start::SnapshotAtLogStart;
 
 use super::cluster::Cluster;
 
@@ -32,6 +35,8 @@ pub fn install_defaults(cluster: &mut Cluster) {
     cluster.add_invariant(Box::new(MonotonicEpoch::default()));
     cluster.add_invariant(Box::new(MajorityReachedHighWatermark));
     cluster.add_invariant(Box::new(SingleLeader::default()));
+    cluster.add_invariant(Box::new(SnapshotAtLogStart));
+    cluster.add_invariant(Box::new(LeaderNeverLoadSnapshot));
     cluster.add_invariant(Box::new(ConsistentCommittedData::default()));
 }
 
@@ -40,5 +45,7 @@ pub fn install_defaults(cluster: &mut Cluster) {
 pub fn install_for_data_loss(cluster: &mut Cluster) {
     cluster.add_invariant(Box::new(MonotonicHighWatermark::default()));
     cluster.add_invariant(Box::new(SingleLeader::default()));
+    cluster.add_invariant(Box::new(SnapshotAtLogStart));
+    cluster.add_invariant(Box::new(LeaderNeverLoadSnapshot));
     cluster.add_invariant(Box::new(ConsistentCommittedData::default()));
 }
