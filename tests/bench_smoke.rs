@@ -42,7 +42,9 @@ fn quorum_benchmark_runs_at_smoke_sizes() {
     let env = quorum::env("4.1.2", "4.4.0").unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let p = quorum::Params::smoke();
-    let r = quorum::run(&env, tmp.path(), &p).unwrap();
+    let mut phases = 0;
+    let r = quorum::run(&env, tmp.path(), &p, &mut |_| phases += 1).unwrap();
+    assert_eq!(phases, 5, "progress after every phase");
     // Start-up: both implementations, empty and big log, ApiVersions before DescribeQuorum.
     assert_eq!(r.startup.series.len(), 4);
     for (kind, _, trials) in &r.startup.series {

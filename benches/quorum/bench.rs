@@ -138,6 +138,7 @@ pub fn env(kafka_version: &str, test_raft_version: &str) -> Result<Env, String> 
 }
 
 /// Everything one run measured.
+#[derive(Default)]
 pub struct Results {
     pub floors: storage_measure::Floors,
     pub loopback_rtt_us: report::Spread,
@@ -147,25 +148,30 @@ pub struct Results {
     pub catchup: catchup::CatchUpResults,
 }
 
-/// Runs every measurement in `dir`.
-pub fn run(env: &Env, dir: &Path, p: &Params) -> Result<Results, String> {
+/// Runs every measurement in `dir`; `progress` sees the results after each phase, so a
+/// failure late in a long run loses nothing measured before it.
+pub fn run(
+    env: &Env,
+    dir: &Path,
+    p: &Params,
+    progress: &mut dyn FnMut(&Results),
+) -> Result<Results, String> {
+    let mut r = Results::default();
     eprintln!("floors …");
-    let floors = storage_measure::floors(dir, &p.storage)?;
-    let loopback_rtt_us = report::loopback_rtt_us(if p.startup_trials > 1 { 5000 } else { 200 })?;
+    r.floors = storage_measure::floors(dir, &p.storage)?;
+    r.loopback_rtt_us = report::loopback_rtt_us(if p.startup_trials > 1 { 5000 } else { 200 })?;
+    progress(&r);
     eprintln!("start-up …");
-    let startup = phases::startup(env, dir, p)?;
+    r.startup = phases::startup(env, dir, p)?;
+    progress(&r);
     eprintln!("failover …");
-    let failover = phases::failover(env, dir, p)?;
+    r.failover = phases::failover(env, dir, p)?;
+    progress(&r);
     eprintln!("commit latency …");
-    let latency = phases::latency(env, dir, p)?;
+    r.latency = phases::latency(env, dir, p)?;
+    progress(&r);
     eprintln!("catch-up …");
-    let catchup = catchup::catch_up(env, dir, p)?;
-    Ok(Results {
-        catchup,
-        floors,
-        loopback_rtt_us,
-        startup,
-        failover,
-        latency,
-    })
+    r.catchup = catchup::catch_up(env, dir, p)?;
+    progress(&r);
+    Ok(r)
 }

@@ -165,5 +165,8 @@ pub fn catch_up(env: &Env, root: &Path, p: &Params) -> Result<CatchUpResults, St
             trials.push(trial(env, root, *kind, n, &templates)?);
         }
     }
+    for t in &templates {
+        let _ = std::fs::remove_dir_all(t);
+    }
     Ok(results)
 }

@@ -5,7 +5,8 @@
 //! ```text
 //! cargo bench --bench quorum -- [--smoke] [--dir DIR] [--trials N] [--kafka-version V]
 //!                               [--test-raft-version V] [--spurious-secs S]
-//!                               [--latency-secs S] [--out FILE]
+//!                               [--latency-secs S] [--catchup-mib M]
+//!                               [--catchup-trials N] [--startup-trials N] [--out FILE]
 //! ```
 //!
 //! Kafka's jars come from Maven Central through `interop/kafka/fetch.sh` (default 4.1.2 for
@@ -30,6 +31,9 @@ fn main() -> std::process::ExitCode {
     let mut test_raft_version = "4.4.0".to_string();
     let mut out: Option<PathBuf> = None;
     let mut spurious_secs: Option<u64> = None;
+    let mut catchup_mib: Option<u64> = None;
+    let mut catchup_trials: Option<usize> = None;
+    let mut startup_trials: Option<usize> = None;
     let mut latency_secs: Option<u64> = None;
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -41,6 +45,9 @@ fn main() -> std::process::ExitCode {
             "--out" => out = args.next().map(PathBuf::from),
             "--spurious-secs" => spurious_secs = args.next().and_then(|v| v.parse().ok()),
             "--latency-secs" => latency_secs = args.next().and_then(|v| v.parse().ok()),
+            "--catchup-mib" => catchup_mib = args.next().and_then(|v| v.parse().ok()),
+            "--catchup-trials" => catchup_trials = args.next().and_then(|v| v.parse().ok()),
+            "--startup-trials" => startup_trials = args.next().and_then(|v| v.parse().ok()),
             // cargo bench passes --bench; filters are meaningless here.
             _ => {}
         }
@@ -52,6 +59,9 @@ fn main() -> std::process::ExitCode {
     };
     params.spurious_secs = spurious_secs.unwrap_or(params.spurious_secs);
     params.latency_secs = latency_secs.unwrap_or(params.latency_secs);
+    params.catchup_bytes = catchup_mib.map_or(params.catchup_bytes, |m| m * 1024 * 1024);
+    params.catchup_trials = catchup_trials.unwrap_or(params.catchup_trials);
+    params.startup_trials = startup_trials.unwrap_or(params.startup_trials);
     let env = match env(&kafka_version, &test_raft_version) {
         Ok(e) => e,
         Err(e) => {
@@ -71,16 +81,21 @@ fn main() -> std::process::ExitCode {
         }
     };
     eprintln!("benchmarking in {}", tmp.path().display());
-    match run(&env, tmp.path(), &params) {
-        Ok(results) => {
-            let text = report::markdown(&results, &params, &kafka_version, &test_raft_version);
-            println!("{text}");
-            if let Some(out) = out {
-                if let Err(e) = std::fs::write(&out, &text) {
-                    eprintln!("cannot write {}: {e}", out.display());
-                    return std::process::ExitCode::FAILURE;
-                }
+    // The report so far, after every phase: a late failure keeps what was measured.
+    let mut progress = |r: &bench::Results| {
+        let text = report::markdown(r, &params, &kafka_version, &test_raft_version);
+        if let Some(out) = &out {
+            if let Err(e) = std::fs::write(out, &text) {
+                eprintln!("cannot write {}: {e}", out.display());
             }
+        }
+    };
+    match run(&env, tmp.path(), &params, &mut progress) {
+        Ok(results) => {
+            println!(
+                "{}",
+                report::markdown(&results, &params, &kafka_version, &test_raft_version)
+            );
             std::process::ExitCode::SUCCESS
         }
         Err(e) => {

@@ -152,6 +152,9 @@ pub fn startup(env: &Env, root: &Path, p: &Params) -> Result<StartupResults, Str
         }
     }
     results.series = series;
+    for t in [&empty_ferro, &empty_kafka, &big] {
+        let _ = std::fs::remove_dir_all(t);
+    }
     Ok(results)
 }
 

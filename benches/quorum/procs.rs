@@ -133,9 +133,12 @@ pub struct Quorum {
 }
 
 impl Drop for Quorum {
+    /// Kills every node and deletes its data directory (logs stay for diagnosis): a full run
+    /// writes tens of GB of logs over its measurements.
     fn drop(&mut self) {
         for i in 0..self.nodes.len() {
             self.kill(i);
+            let _ = fs::remove_dir_all(&self.nodes[i].dir);
         }
     }
 }

@@ -105,7 +105,7 @@ impl Latency {
 }
 
 /// The machine's floors.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Floors {
     /// 4 KiB append + fsync.
     pub fsync_4k: Latency,
