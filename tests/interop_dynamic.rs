@@ -30,17 +30,7 @@ fn assert_commits(c: &Cluster, via: i32) -> i32 {
 #[test]
 fn kafka_standalone_grows_with_ferrokraft_then_the_kafka_voter_is_removed() {
     let _serial = serial();
-    let mut c = Cluster::with_quorum(
-        "dyn-kafka-first",
-        &[Impl::Kafka, Impl::Ferrokraft, Impl::Ferrokraft],
-        &[],
-        Quorum::Dynamic { standalone: 1 },
-    );
-    c.start_all();
-    let (leader, _, _) = c.wait_for_leader(1, 1, Duration::from_secs(90));
-    assert_eq!(leader, 1, "the standalone Kafka controller leads");
-    c.wait_voters(1, &[1], Duration::from_secs(30));
-    c.add_controllers(&[2, 3], 1);
+    let mut c = Cluster::kafka_standalone_then_two_ferrokraft("dyn-kafka-first");
     for via in 1..=3 {
         c.wait_voters(via, &[1, 2, 3], Duration::from_secs(60));
     }

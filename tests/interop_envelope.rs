@@ -14,7 +14,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use support::broker::Broker;
-use support::cluster::{serial, AllowedError, Cluster, Impl, Quorum};
+use support::cluster::{serial, AllowedError, Cluster, Impl};
 
 const BROKER_ID: i32 = 100;
 
@@ -120,17 +120,7 @@ fn field(out: &str, name: &str) -> Option<i64> {
 #[test]
 fn a_kafka_broker_forwards_metadata_quorum_requests_to_a_ferrokraft_leader() {
     let _serial = serial();
-    let mut c = Cluster::with_quorum(
-        "envelope-broker",
-        &[Impl::Kafka, Impl::Ferrokraft, Impl::Ferrokraft],
-        &[],
-        Quorum::Dynamic { standalone: 1 },
-    );
-    c.start_all();
-    let (leader, _, _) = c.wait_for_leader(1, 1, Duration::from_secs(90));
-    assert_eq!(leader, 1, "the standalone Kafka controller leads");
-    c.wait_voters(1, &[1], Duration::from_secs(30));
-    c.add_controllers(&[2, 3], 1);
+    let mut c = Cluster::kafka_standalone_then_two_ferrokraft("envelope-broker");
 
     // The broker registers while Kafka leads: ferrokraft does not serve BrokerRegistration.
     let mut broker = c.start_broker(BROKER_ID);

@@ -1,17 +1,35 @@
 //! KIP-853 helpers for mixed quorums: Kafka's own `kafka-metadata-quorum add-controller` /
 //! `remove-controller`, and the voter set as `describe --status` reports it.
-// Only tests/interop_dynamic.rs uses these; every test binary compiles `support`.
+// Only the dynamic-quorum tests use these; every test binary compiles `support`.
 #![allow(dead_code)]
 
 use std::fs;
 use std::time::{Duration, Instant};
 
-use super::cluster::Cluster;
+use super::cluster::{Cluster, Impl, Quorum};
 use super::kafka::{kafka, ToolOutput};
 
 const METADATA_QUORUM: &str = "org.apache.kafka.tools.MetadataQuorumCommand";
 
 impl Cluster {
+    /// Kafka controller 1 formatted `--standalone` leads; ferrokraft nodes 2 and 3 (formatted
+    /// `--no-initial-controllers`) are added with Kafka's `add-controller`. Returns once the
+    /// add commands succeeded.
+    pub fn kafka_standalone_then_two_ferrokraft(test: &str) -> Cluster {
+        let mut c = Cluster::with_quorum(
+            test,
+            &[Impl::Kafka, Impl::Ferrokraft, Impl::Ferrokraft],
+            &[],
+            Quorum::Dynamic { standalone: 1 },
+        );
+        c.start_all();
+        let (leader, _, _) = c.wait_for_leader(1, 1, Duration::from_secs(90));
+        assert_eq!(leader, 1, "the standalone Kafka controller leads");
+        c.wait_voters(1, &[1], Duration::from_secs(30));
+        c.add_controllers(&[2, 3], 1);
+        c
+    }
+
     /// The `directory.id` in node `id`'s meta.properties.
     pub fn directory_id(&self, id: i32) -> String {
         let path = self.nodes[(id - 1) as usize].dir.join("meta.properties");

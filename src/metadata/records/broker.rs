@@ -120,33 +120,13 @@ metadata_struct! {
     }
 }
 
-metadata_struct! {
-    /// One listener of a registered controller (RegisterControllerRecord.EndPoints).
-    #[derive(Eq)]
-    pub struct ControllerEndpoint {
-        /// Listener name.
-        name: String [0+],
-        /// Host.
-        host: String [0+],
-        /// Port.
-        port: u16 [0+],
-        /// Security protocol id.
-        security_protocol: i16 [0+],
-    }
-}
+/// One listener of a registered controller (RegisterControllerRecord.EndPoints): the same
+/// fields at every version as a broker's.
+pub type ControllerEndpoint = BrokerEndpoint;
 
-metadata_struct! {
-    /// One supported feature range of a controller (RegisterControllerRecord.Features).
-    #[derive(Eq)]
-    pub struct ControllerFeature {
-        /// Feature name.
-        name: String [0+],
-        /// Lowest supported level.
-        min_supported_version: i16 [0+],
-        /// Highest supported level.
-        max_supported_version: i16 [0+],
-    }
-}
+/// One supported feature range of a controller (RegisterControllerRecord.Features): the same
+/// fields at every version as a broker's.
+pub type ControllerFeature = BrokerFeature;
 
 metadata_struct! {
     /// RegisterControllerRecord (key 27): a controller registered (KIP-919); the
