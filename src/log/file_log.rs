@@ -103,6 +103,8 @@ impl FileLog {
         let mut expected: Option<i64> = None;
         let mut last_epoch: Option<i32> = None;
         let mut cut = false;
+        // One buffer for every batch of every segment (see FileFramer::next_batch_into).
+        let mut read_buf = Vec::new();
         for base in bases {
             let stem = super::segment::segment_stem(base);
             if cut || expected.is_some_and(|e| e != base) {
@@ -136,11 +138,11 @@ impl FileLog {
                     .try_clone()
                     .map_err(|e| LogError::io("dup", dir, e))?;
                 let mut framer = FileFramer::new(&file, 0, len, MAX_BATCH_SIZE_BYTES);
-                while let Some((pos, bytes)) = framer
-                    .next_batch()
+                while let Some((pos, size)) = framer
+                    .next_batch_into(&mut read_buf)
                     .map_err(|e| LogError::io("read", dir, e))?
                 {
-                    let Ok(view) = BatchView::new(&bytes) else {
+                    let Ok(view) = BatchView::new(&read_buf[..size]) else {
                         problem = Some((pos, "unframeable batch".into()));
                         break;
                     };

@@ -287,3 +287,24 @@ proptest! {
         if let Ok(v) = BatchView::new(&data) { for r in v.records() { let _ = r.map(|r| r.control_record()); } }
     }
 }
+
+#[test]
+fn file_framer_reuses_one_buffer_across_batches_of_any_size() {
+    use std::io::Write;
+    let big = build_data_batch(0, 1, 5, &[&[7u8; 5000][..], b"x"]).unwrap();
+    let small = build_data_batch(2, 1, 5, &[b"one"]).unwrap();
+    let mut tmp = tempfile::tempfile().unwrap();
+    tmp.write_all(&big).unwrap();
+    tmp.write_all(&small).unwrap();
+    let len = (big.len() + small.len()) as u64;
+    let mut f = FileFramer::new(&tmp, 0, len, MAX_BATCH_SIZE_BYTES);
+    let mut buf = Vec::new();
+    let (at, size) = f.next_batch_into(&mut buf).unwrap().unwrap();
+    assert_eq!((at, &buf[..size]), (0, &big[..]));
+    // The smaller batch after the larger one: the buffer keeps its length, the slice is exact.
+    let (at, size) = f.next_batch_into(&mut buf).unwrap().unwrap();
+    assert_eq!((at, &buf[..size]), (big.len() as u64, &small[..]));
+    assert!(buf.len() >= big.len());
+    assert!(f.next_batch_into(&mut buf).unwrap().is_none());
+    assert!(matches!(f.end(), Some(FrameEnd::Clean)), "{:?}", f.end());
+}
