@@ -11,7 +11,7 @@ use crate::storage::features::METADATA_VERSION_FEATURE;
 
 /// kraft.version is a Raft control record, never a finalized feature of the image: Kafka skips
 /// a FeatureLevelRecord for it (KAFKA-18979), which older releases wrote by mistake.
-const KRAFT_VERSION_FEATURE: &str = "kraft.version";
+use crate::storage::features::KRAFT_VERSION_FEATURE;
 
 /// Kafka's order of directory ids (`Uuid.compareTo`: both halves as signed longs), in which a
 /// broker registration keeps its log directories.
@@ -23,7 +23,10 @@ pub(super) fn sort_directories(dirs: &mut [Uuid]) {
 }
 
 impl MetadataImage {
-    pub(super) fn replay_feature_level(&mut self, r: FeatureLevelRecord) -> Result<(), ReplayError> {
+    pub(super) fn replay_feature_level(
+        &mut self,
+        r: FeatureLevelRecord,
+    ) -> Result<(), ReplayError> {
         if r.name == KRAFT_VERSION_FEATURE {
             return Ok(());
         }

@@ -62,7 +62,9 @@ pub enum ReplayError {
         partition_id: i32,
     },
     /// Directories given for a different number of replicas.
-    #[error("partition {topic_id}:{partition_id}: {directories} directories for {replicas} replicas")]
+    #[error(
+        "partition {topic_id}:{partition_id}: {directories} directories for {replicas} replicas"
+    )]
     ReplicaDirectories {
         /// Topic id.
         topic_id: Uuid,
@@ -210,9 +212,12 @@ impl MetadataImage {
                 Ok(())
             }
             MetadataRecord::EndTransaction(_) => {
-                let records = self.open_transaction.take().ok_or(ReplayError::Transaction(
-                    "EndTransactionRecord without a BeginTransactionRecord",
-                ))?;
+                let records = self
+                    .open_transaction
+                    .take()
+                    .ok_or(ReplayError::Transaction(
+                        "EndTransactionRecord without a BeginTransactionRecord",
+                    ))?;
                 // Each record of the transaction is judged on its own, as Kafka's delta
                 // replays them one by one; a refused one is counted and the rest apply.
                 for r in records {

@@ -92,7 +92,10 @@ impl PartitionRegistration {
             removing_replicas: r.removing_replicas,
             adding_replicas: r.adding_replicas,
             leader: r.leader,
-            leader_recovery_state: leader_recovery_state(r.leader_recovery_state, "PartitionRecord")?,
+            leader_recovery_state: leader_recovery_state(
+                r.leader_recovery_state,
+                "PartitionRecord",
+            )?,
             leader_epoch: r.leader_epoch,
             partition_epoch: r.partition_epoch,
             // Null (the feature off) and empty are the same to the image.
@@ -148,7 +151,9 @@ impl PartitionRegistration {
             elr: r
                 .eligible_leader_replicas
                 .unwrap_or_else(|| self.elr.clone()),
-            last_known_elr: r.last_known_elr.unwrap_or_else(|| self.last_known_elr.clone()),
+            last_known_elr: r
+                .last_known_elr
+                .unwrap_or_else(|| self.last_known_elr.clone()),
         })
     }
 }
