@@ -544,6 +544,36 @@ fn compare_images_with_metadata_shell(art: &Artifacts, files: &[DumpedFile]) {
         mismatches.extend(c.mismatches);
     }
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+
+    // The comparison can fail: a changed leader epoch, config value and SCRAM iteration count
+    // are each reported by path.
+    let mut tampered = from_snapshot.clone();
+    let orders = tampered.topic_ids["orders"];
+    let p0 = tampered
+        .topics
+        .get_mut(&orders)
+        .unwrap()
+        .partitions
+        .get_mut(&0)
+        .unwrap();
+    p0.leader_epoch += 1;
+    let keys = tampered.configs.values_mut().next().unwrap();
+    let key = keys.keys().next().unwrap().clone();
+    keys.insert(key.clone(), "tampered".into());
+    tampered.scram.values_mut().next().unwrap().iterations += 1;
+    let c = metadata_shell::compare(art, "tampered", &newest.1, &tampered);
+    for expected in [
+        "/image/topics/byName/orders/0:".to_string(),
+        format!("/{key}:"),
+        "/image/scram/".to_string(),
+    ] {
+        assert!(
+            c.mismatches.iter().any(|m| m.contains(&expected)),
+            "{expected} not reported: {:?}",
+            c.mismatches
+        );
+    }
+    assert_eq!(c.mismatches.len(), 3, "{:?}", c.mismatches);
     assert!(
         from_log.topic_by_name("doomed").is_none(),
         "deleted topic still in the image"
