@@ -356,7 +356,7 @@ pub fn to_json(files: &[DumpedFile]) -> Value {
 }
 
 /// The whole dump as text: a line per batch, an indented line per record (its fields as
-/// compact JSON), a closing line per file, then the image summary.
+/// compact JSON), a closing line per file, then the whole image.
 pub fn to_text(files: &[DumpedFile]) -> String {
     let mut out = String::new();
     for f in files {
