@@ -52,8 +52,12 @@ impl MetadataImage {
         &mut self,
         mut r: RegisterBrokerRecord,
     ) -> Result<(), ReplayError> {
-        // A new registration replaces the old one whole, whatever its epoch.
+        // A new registration replaces the old one whole, whatever its epoch. Kafka keeps
+        // listeners and features as maps by name, so the order a record lists them in (the
+        // request's, or a snapshot's hash order) means nothing: keep them sorted by name.
         sort_directories(&mut r.log_dirs);
+        r.end_points.sort_by(|a, b| a.name.cmp(&b.name));
+        r.features.sort_by(|a, b| a.name.cmp(&b.name));
         self.brokers.insert(r.broker_id, r);
         Ok(())
     }
@@ -151,8 +155,11 @@ impl MetadataImage {
 
     pub(super) fn replay_register_controller(
         &mut self,
-        r: RegisterControllerRecord,
+        mut r: RegisterControllerRecord,
     ) -> Result<(), ReplayError> {
+        // Listeners and features are maps by name to Kafka, as for brokers.
+        r.end_points.sort_by(|a, b| a.name.cmp(&b.name));
+        r.features.sort_by(|a, b| a.name.cmp(&b.name));
         self.controllers.insert(r.controller_id, r);
         Ok(())
     }

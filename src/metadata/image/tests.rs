@@ -453,3 +453,37 @@ fn unknown_record_type_is_refused() {
     );
     assert_eq!(img.next_producer_id, -1, "empty image: no producer id yet");
 }
+
+/// BrokerRegistration / ControllerRegistration keep listeners and supported features as maps
+/// by name: a snapshot (hash order) and the log (request order) must give the same image.
+#[test]
+fn registration_order_of_listeners_and_features_does_not_matter() {
+    let feature = |name: &str| BrokerFeature {
+        name: name.into(),
+        ..Default::default()
+    };
+    let endpoint = |name: &str| BrokerEndpoint {
+        name: name.into(),
+        ..Default::default()
+    };
+    let reg = |features: Vec<BrokerFeature>, end_points: Vec<BrokerEndpoint>| {
+        image(vec![R::RegisterBroker(RegisterBrokerRecord {
+            broker_id: 1,
+            features,
+            end_points,
+            log_dirs: vec![Uuid::from_u128(2), DIR_A, Uuid::from_u128(u128::MAX)],
+            ..Default::default()
+        })])
+    };
+    let a = reg(
+        vec![feature("metadata.version"), feature("group.version")],
+        vec![endpoint("SASL"), endpoint("PLAIN")],
+    );
+    let b = reg(
+        vec![feature("group.version"), feature("metadata.version")],
+        vec![endpoint("PLAIN"), endpoint("SASL")],
+    );
+    assert_eq!(a, b);
+    // Kafka orders directory ids as signed halves: all-ones (-1, -1) comes first.
+    assert_eq!(a.brokers[&1].log_dirs[0], Uuid::from_u128(u128::MAX));
+}
