@@ -509,6 +509,14 @@ fn compare_images_with_metadata_shell(art: &Artifacts, files: &[DumpedFile]) {
     let whole = dump::image_of(files);
     assert_eq!(whole.to_json(), from_log.to_json());
 
+    if !metadata_shell::available() {
+        // Kafka 4.4 publishes no kafka-shell artifact: only the checks above apply.
+        eprintln!(
+            "Kafka {} has no kafka-metadata-shell: image compared between snapshot and log only",
+            support::kafka::kafka_version()
+        );
+        return;
+    }
     let mut mismatches = Vec::new();
     for (label, file, image) in [
         ("log", log, &from_log),

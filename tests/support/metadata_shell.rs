@@ -26,6 +26,12 @@ use super::kafka::{kafka, Artifacts};
 
 const SHELL: &str = "org.apache.kafka.shell.MetadataShell";
 
+/// Whether this Kafka release ships kafka-metadata-shell (`kafka-shell`, published up to
+/// 4.3.x; interop/kafka/pom.xml).
+pub fn available() -> bool {
+    kafka().find_class(&[SHELL]).is_some()
+}
+
 /// What was compared, for the test's log and docs.
 #[derive(Debug, Default)]
 pub struct Compared {
