@@ -20,9 +20,12 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ferrokraft::metadata::dump::{self, DumpedFile, DumpedRecord};
+use ferrokraft::metadata::image::MetadataImage;
 use ferrokraft::metadata::record::MetadataRecord;
+use ferrokraft::snapshot::SnapshotId;
 use support::combined::CombinedKafka;
 use support::kafka::{free_port, Artifacts};
+use support::metadata_shell;
 
 const TOPIC: &[&str] = &["org.apache.kafka.tools.TopicCommand"];
 const CONFIGS: &[&str] = &[
@@ -459,6 +462,130 @@ fn every_record_kafka_writes_decodes_and_re_encodes_byte_for_byte() {
         .values()
         .sum();
     check_dump_command(&segment.path, in_segment, &["TopicRecord"]);
+
+    compare_images_with_metadata_shell(&art, &files);
+}
+
+/// Issue #8 §2: the image ferrokraft replays from Kafka's log, and from Kafka's newest
+/// snapshot, equals what kafka-metadata-shell shows of the same file; and the image of the
+/// whole directory (newest snapshot, then the log after it) equals the log's.
+fn compare_images_with_metadata_shell(art: &Artifacts, files: &[DumpedFile]) {
+    let segments: Vec<&DumpedFile> = files
+        .iter()
+        .filter(|f| f.path.extension().is_some_and(|e| e == "log"))
+        .collect();
+    assert_eq!(
+        segments.len(),
+        1,
+        "one segment expected, so the shell reads the whole log"
+    );
+    let log = &segments[0].path;
+    let mut from_log = MetadataImage::new();
+    from_log.replay_batches(&fs::read(log).unwrap(), i64::MAX, "kafka log");
+    let newest = files
+        .iter()
+        .filter_map(|f| {
+            let name = f.path.file_name()?.to_string_lossy().into_owned();
+            SnapshotId::parse_file_name(&name).map(|id| (id, f.path.clone()))
+        })
+        .max_by_key(|(id, _)| *id)
+        .unwrap();
+    let mut from_snapshot = MetadataImage::new();
+    from_snapshot.load_snapshot(
+        &fs::read(&newest.1).unwrap(),
+        newest.0.end_offset,
+        "snapshot",
+    );
+    for image in [&from_log, &from_snapshot] {
+        assert_eq!(
+            image.refused_records + image.undecodable_records,
+            0,
+            "{}",
+            image.to_text()
+        );
+        assert!(image.open_transaction.is_none());
+    }
+    // Kafka's log is complete: snapshot + tail and the log alone give the same image.
+    let whole = dump::image_of(files);
+    assert_eq!(whole.to_json(), from_log.to_json());
+
+    if !metadata_shell::available() {
+        // Kafka 4.4 publishes no kafka-shell artifact: only the checks above apply.
+        eprintln!(
+            "Kafka {} has no kafka-metadata-shell: image compared between snapshot and log only",
+            support::kafka::kafka_version()
+        );
+        return;
+    }
+    let mut mismatches = Vec::new();
+    for (label, file, image) in [
+        ("log", log, &from_log),
+        ("snapshot", &newest.1, &from_snapshot),
+    ] {
+        let c = metadata_shell::compare(art, label, file, image);
+        eprintln!(
+            "kafka-metadata-shell vs ferrokraft ({label}, {}): {} topics, {} partitions, \
+             {} config keys, {} quotas, {} features, {} brokers, {} controllers, {} ACLs, \
+             {} SCRAM credentials, {} delegation tokens; {} mismatches",
+            file.display(),
+            c.topics,
+            c.partitions,
+            c.configs,
+            c.quotas,
+            c.features,
+            c.brokers,
+            c.controllers,
+            c.acls,
+            c.scram_users,
+            c.tokens,
+            c.mismatches.len()
+        );
+        // The scenario's operations must be in the image, or the comparison proves little.
+        assert!(
+            c.topics >= 2 && c.partitions >= 6 && c.configs >= 3,
+            "{c:?}"
+        );
+        assert!(
+            c.quotas >= 3 && c.acls >= 1 && c.scram_users >= 1 && c.brokers == 1,
+            "{c:?}"
+        );
+        mismatches.extend(c.mismatches);
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+
+    // The comparison can fail: a changed leader epoch, config value and SCRAM iteration count
+    // are each reported by path.
+    let mut tampered = from_snapshot.clone();
+    let orders = tampered.topic_ids["orders"];
+    let p0 = tampered
+        .topics
+        .get_mut(&orders)
+        .unwrap()
+        .partitions
+        .get_mut(&0)
+        .unwrap();
+    p0.leader_epoch += 1;
+    let keys = tampered.configs.values_mut().next().unwrap();
+    let key = keys.keys().next().unwrap().clone();
+    keys.insert(key.clone(), "tampered".into());
+    tampered.scram.values_mut().next().unwrap().iterations += 1;
+    let c = metadata_shell::compare(art, "tampered", &newest.1, &tampered);
+    for expected in [
+        "/image/topics/byName/orders/0:".to_string(),
+        format!("/{key}:"),
+        "/image/scram/".to_string(),
+    ] {
+        assert!(
+            c.mismatches.iter().any(|m| m.contains(&expected)),
+            "{expected} not reported: {:?}",
+            c.mismatches
+        );
+    }
+    assert_eq!(c.mismatches.len(), 3, "{:?}", c.mismatches);
+    assert!(
+        from_log.topic_by_name("doomed").is_none(),
+        "deleted topic still in the image"
+    );
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! ```text
 //!   path ─▶ files (dir: bootstrap.checkpoint, snapshots, segments in offset order)
 //!        ─▶ BatchFramer ─▶ DumpedBatch { header, records: control | metadata | error }
-//!        ─▶ text / JSON;  image summary (features, controllers) from the replayed data
+//!        ─▶ text / JSON;  the image (every part, image/) from the replayed data
 //! ```
 //!
 //! Nothing here stops at a bad record: each record that does not decode is shown with its error,
@@ -260,7 +260,7 @@ fn replay_all(image: &mut MetadataImage, f: &DumpedFile) {
 fn replay_batch(image: &mut MetadataImage, b: &DumpedBatch) {
     for r in &b.records {
         if let DumpedRecord::Metadata { record: Ok(r), .. } = r {
-            image.replay(r.message.clone());
+            image.replay_logged(r.message.clone(), "dump");
         }
     }
 }
@@ -333,19 +333,6 @@ fn end_text(end: &FrameEnd) -> String {
     }
 }
 
-fn image_json(image: &MetadataImage) -> Value {
-    json!({
-        "features": image.features,
-        "controllers": image.controllers.values().map(|c| json!({
-            "controller_id": c.controller_id,
-            "incarnation_id": uuid_to_kafka_string(&c.incarnation_id),
-            "end_points": c.end_points.iter().map(|e| {
-                format!("{}://{}:{}", e.name, e.host, e.port)
-            }).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-    })
-}
-
 /// The whole dump as one JSON document.
 pub fn to_json(files: &[DumpedFile]) -> Value {
     json!({
@@ -364,12 +351,12 @@ pub fn to_json(files: &[DumpedFile]) -> Value {
                 "records": b.records.iter().map(record_json).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
-        "image": image_json(&image_of(files)),
+        "image": image_of(files).to_json(),
     })
 }
 
 /// The whole dump as text: a line per batch, an indented line per record (its fields as
-/// compact JSON), a closing line per file, then the image summary.
+/// compact JSON), a closing line per file, then the whole image.
 pub fn to_text(files: &[DumpedFile]) -> String {
     let mut out = String::new();
     for f in files {
@@ -411,6 +398,6 @@ pub fn to_text(files: &[DumpedFile]) -> String {
             end_text(&f.end)
         );
     }
-    let _ = writeln!(out, "Image: {}", image_json(&image_of(files)));
+    out.push_str(&image_of(files).to_text());
     out
 }

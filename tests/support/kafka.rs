@@ -211,6 +211,12 @@ impl Kafka {
     /// `org.apache.kafka.tools` in 4.4). A jar's central directory stores entry names
     /// uncompressed, so a byte search finds them.
     pub fn class(&self, candidates: &[&'static str]) -> &'static str {
+        self.find_class(candidates)
+            .unwrap_or_else(|| panic!("none of {candidates:?} in the Kafka {} jars", self.version))
+    }
+
+    /// The first of `candidates` the jars hold, if any.
+    pub fn find_class(&self, candidates: &[&'static str]) -> Option<&'static str> {
         let jars: Vec<Vec<u8>> = fs::read_dir(&self.lib)
             .unwrap()
             .filter_map(|e| e.ok())
@@ -231,10 +237,10 @@ impl Kafka {
                     .any(|(p, w)| w == needle && (p == 0 || j[p - 1] != b'/'))
             };
             if jars.iter().any(names_entry) {
-                return class;
+                return Some(class);
             }
         }
-        panic!("none of {candidates:?} in the Kafka {} jars", self.version);
+        None
     }
 
     /// The DumpLogSegments tool class of this version.

@@ -4,3 +4,4 @@ pub mod cluster;
 pub mod combined;
 pub mod dynamic;
 pub mod kafka;
+pub mod metadata_shell;

@@ -149,13 +149,16 @@ fn a_leader_registers_itself_once_and_waits_for_the_commit() {
     };
     assert_eq!(reg.incarnation_id, r.incarnation_id());
     r.image
-        .replay(MetadataRecord::RegisterController(reg.clone()));
+        .replay(MetadataRecord::RegisterController(reg.clone()))
+        .unwrap();
     assert!(r.registered());
     assert!(matches!(r.own_action(2, true, None), OwnAction::None));
     // Another incarnation of node 1 in the log (an older process): register again.
     let mut old = reg;
     old.incarnation_id = Uuid::from_u128(8);
-    r.image.replay(MetadataRecord::RegisterController(old));
+    r.image
+        .replay(MetadataRecord::RegisterController(old))
+        .unwrap();
     assert!(matches!(r.own_action(3, true, None), OwnAction::Append(_)));
 }
 

@@ -1,0 +1,175 @@
+//! Features, brokers and controllers (Kafka's `FeaturesDelta`, `ClusterDelta`).
+
+use uuid::Uuid;
+
+use super::{MetadataImage, ReplayError};
+use crate::metadata::records::{
+    BrokerRegistrationChangeRecord, FeatureLevelRecord, RegisterBrokerRecord,
+    RegisterControllerRecord, UnregisterBrokerRecord, UnregisterControllerRecord,
+};
+use crate::storage::features::METADATA_VERSION_FEATURE;
+
+/// kraft.version is a Raft control record, never a finalized feature of the image: Kafka skips
+/// a FeatureLevelRecord for it (KAFKA-18979), which older releases wrote by mistake.
+use crate::storage::features::KRAFT_VERSION_FEATURE;
+
+/// Kafka's order of directory ids (`Uuid.compareTo`: both halves as signed longs), in which a
+/// broker registration keeps its log directories.
+pub(super) fn sort_directories(dirs: &mut [Uuid]) {
+    dirs.sort_by_key(|d| {
+        let (hi, lo) = d.as_u64_pair();
+        (hi as i64, lo as i64)
+    });
+}
+
+impl MetadataImage {
+    pub(super) fn replay_feature_level(
+        &mut self,
+        r: FeatureLevelRecord,
+    ) -> Result<(), ReplayError> {
+        if r.name == KRAFT_VERSION_FEATURE {
+            return Ok(());
+        }
+        if r.name == METADATA_VERSION_FEATURE {
+            // metadata.version is never removed; level 0 (or below) is no release's level.
+            if r.feature_level < 1 {
+                return Err(ReplayError::BadValue {
+                    record: "FeatureLevelRecord",
+                    field: "feature_level",
+                    value: i64::from(r.feature_level),
+                });
+            }
+            self.features.insert(r.name, r.feature_level);
+        } else if r.feature_level == 0 {
+            self.features.remove(&r.name);
+        } else {
+            self.features.insert(r.name, r.feature_level);
+        }
+        Ok(())
+    }
+
+    pub(super) fn replay_register_broker(
+        &mut self,
+        mut r: RegisterBrokerRecord,
+    ) -> Result<(), ReplayError> {
+        // A new registration replaces the old one whole, whatever its epoch. Kafka keeps
+        // listeners and features as maps by name, so the order a record lists them in (the
+        // request's, or a snapshot's hash order) means nothing: keep them sorted by name.
+        sort_directories(&mut r.log_dirs);
+        r.end_points.sort_by(|a, b| a.name.cmp(&b.name));
+        r.features.sort_by(|a, b| a.name.cmp(&b.name));
+        self.brokers.insert(r.broker_id, r);
+        Ok(())
+    }
+
+    pub(super) fn replay_unregister_broker(
+        &mut self,
+        r: &UnregisterBrokerRecord,
+    ) -> Result<(), ReplayError> {
+        // Kafka's image drops the broker without comparing epochs (the controller checked).
+        self.brokers.remove(&r.broker_id);
+        Ok(())
+    }
+
+    fn broker_at_epoch(
+        &mut self,
+        action: &'static str,
+        broker_id: i32,
+        epoch: i64,
+    ) -> Result<&mut RegisterBrokerRecord, ReplayError> {
+        let broker = self
+            .brokers
+            .get_mut(&broker_id)
+            .ok_or(ReplayError::UnknownBroker { action, broker_id })?;
+        if broker.broker_epoch != epoch {
+            return Err(ReplayError::BrokerEpoch {
+                action,
+                broker_id,
+                given: epoch,
+                current: broker.broker_epoch,
+            });
+        }
+        Ok(broker)
+    }
+
+    /// Fence/UnfenceBrokerRecord (written before metadata.version 3.3-IV2).
+    pub(super) fn replay_fence(
+        &mut self,
+        broker_id: i32,
+        epoch: i64,
+        fenced: bool,
+    ) -> Result<(), ReplayError> {
+        let action = if fenced { "fence" } else { "unfence" };
+        self.broker_at_epoch(action, broker_id, epoch)?.fenced = fenced;
+        Ok(())
+    }
+
+    pub(super) fn replay_broker_change(
+        &mut self,
+        r: BrokerRegistrationChangeRecord,
+    ) -> Result<(), ReplayError> {
+        // Both fields are tri-states whose 0 means "unchanged"; anything else Kafka does not
+        // know is refused before the registration changes.
+        let fenced = match r.fenced {
+            -1 => Some(false),
+            0 => None,
+            1 => Some(true),
+            v => {
+                return Err(ReplayError::BadValue {
+                    record: "BrokerRegistrationChangeRecord",
+                    field: "fenced",
+                    value: i64::from(v),
+                })
+            }
+        };
+        let in_controlled_shutdown = match r.in_controlled_shutdown {
+            0 => None,
+            1 => Some(true),
+            v => {
+                return Err(ReplayError::BadValue {
+                    record: "BrokerRegistrationChangeRecord",
+                    field: "in_controlled_shutdown",
+                    value: i64::from(v),
+                })
+            }
+        };
+        let broker = self.broker_at_epoch("change", r.broker_id, r.broker_epoch)?;
+        if let Some(f) = fenced {
+            broker.fenced = f;
+        }
+        if let Some(s) = in_controlled_shutdown {
+            broker.in_controlled_shutdown = s;
+        }
+        // An empty list means "unchanged", not "no directories".
+        if !r.log_dirs.is_empty() {
+            let mut dirs = r.log_dirs;
+            sort_directories(&mut dirs);
+            broker.log_dirs = dirs;
+        }
+        // Kafka 4.4 (v3): null leaves the cordoned directories as they are.
+        if r.cordoned_log_dirs.is_some() {
+            broker.cordoned_log_dirs = r.cordoned_log_dirs;
+        }
+        Ok(())
+    }
+
+    pub(super) fn replay_register_controller(
+        &mut self,
+        mut r: RegisterControllerRecord,
+    ) -> Result<(), ReplayError> {
+        // Listeners and features are maps by name to Kafka, as for brokers.
+        r.end_points.sort_by(|a, b| a.name.cmp(&b.name));
+        r.features.sort_by(|a, b| a.name.cmp(&b.name));
+        self.controllers.insert(r.controller_id, r);
+        Ok(())
+    }
+
+    /// Kafka 4.4 (KIP-1312): the registration goes.
+    pub(super) fn replay_unregister_controller(
+        &mut self,
+        r: &UnregisterControllerRecord,
+    ) -> Result<(), ReplayError> {
+        self.controllers.remove(&r.controller_id);
+        Ok(())
+    }
+}

@@ -1,0 +1,251 @@
+//! Topics and partitions (Kafka's `TopicsDelta`, `TopicDelta`, `PartitionRegistration`).
+
+use std::collections::BTreeMap;
+
+use uuid::Uuid;
+
+use super::configs::{ConfigResource, TOPIC_RESOURCE};
+use super::{MetadataImage, ReplayError};
+use crate::metadata::records::{
+    ClearElrRecord, PartitionChangeRecord, PartitionRecord, RemoveTopicRecord, TopicRecord,
+};
+
+/// PartitionChangeRecord.leader: the leader stays (and so does the leader epoch).
+pub const NO_LEADER_CHANGE: i32 = -2;
+/// PartitionChangeRecord.leader_recovery_state: unchanged.
+const NO_RECOVERY_STATE_CHANGE: i8 = -1;
+
+/// One topic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicImage {
+    /// Name.
+    pub name: String,
+    /// Id.
+    pub id: Uuid,
+    /// Partitions by index.
+    pub partitions: BTreeMap<i32, PartitionRegistration>,
+}
+
+/// A partition's state, as a PartitionRecord in a snapshot would carry it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionRegistration {
+    /// Replica broker ids, preferred leader first.
+    pub replicas: Vec<i32>,
+    /// Log directory of each replica; all-zero ids ("migrating") when unknown.
+    pub directories: Vec<Uuid>,
+    /// In-sync replicas.
+    pub isr: Vec<i32>,
+    /// Replicas a reassignment removes.
+    pub removing_replicas: Vec<i32>,
+    /// Replicas a reassignment adds.
+    pub adding_replicas: Vec<i32>,
+    /// Leader, -1 for none.
+    pub leader: i32,
+    /// 0 recovered, 1 recovering.
+    pub leader_recovery_state: i8,
+    /// Leader epoch.
+    pub leader_epoch: i32,
+    /// Partition epoch.
+    pub partition_epoch: i32,
+    /// Eligible leader replicas (KIP-966).
+    pub elr: Vec<i32>,
+    /// Last known ELR.
+    pub last_known_elr: Vec<i32>,
+}
+
+/// Kafka keeps "migrating" (the all-zero id) for every replica when no directory is known: a
+/// missing or empty list, or one holding only that id, becomes one per replica.
+fn default_to_migrating(dirs: Vec<Uuid>, replicas: usize) -> Vec<Uuid> {
+    if dirs.iter().all(Uuid::is_nil) {
+        vec![Uuid::nil(); replicas]
+    } else {
+        dirs
+    }
+}
+
+fn leader_recovery_state(value: i8, record: &'static str) -> Result<i8, ReplayError> {
+    match value {
+        0 | 1 => Ok(value),
+        v => Err(ReplayError::BadValue {
+            record,
+            field: "leader_recovery_state",
+            value: i64::from(v),
+        }),
+    }
+}
+
+impl PartitionRegistration {
+    /// The state a PartitionRecord sets (whole, replacing any earlier state).
+    pub fn from_record(r: PartitionRecord) -> Result<Self, ReplayError> {
+        if !r.directories.is_empty() && r.directories.len() != r.replicas.len() {
+            return Err(ReplayError::ReplicaDirectories {
+                topic_id: r.topic_id,
+                partition_id: r.partition_id,
+                replicas: r.replicas.len(),
+                directories: r.directories.len(),
+            });
+        }
+        Ok(Self {
+            directories: default_to_migrating(r.directories, r.replicas.len()),
+            replicas: r.replicas,
+            isr: r.isr,
+            removing_replicas: r.removing_replicas,
+            adding_replicas: r.adding_replicas,
+            leader: r.leader,
+            leader_recovery_state: leader_recovery_state(
+                r.leader_recovery_state,
+                "PartitionRecord",
+            )?,
+            leader_epoch: r.leader_epoch,
+            partition_epoch: r.partition_epoch,
+            // Null (the feature off) and empty are the same to the image.
+            elr: r.eligible_leader_replicas.unwrap_or_default(),
+            last_known_elr: r.last_known_elr.unwrap_or_default(),
+        })
+    }
+
+    /// This state after a PartitionChangeRecord: null fields stay, a leader other than -2
+    /// (-1 "no leader" included) bumps the leader epoch, and every change bumps the partition
+    /// epoch.
+    pub fn merge(&self, r: PartitionChangeRecord) -> Result<Self, ReplayError> {
+        if let (Some(replicas), Some(dirs)) = (&r.replicas, &r.directories) {
+            if !dirs.is_empty() && dirs.len() != replicas.len() {
+                return Err(ReplayError::ReplicaDirectories {
+                    topic_id: r.topic_id,
+                    partition_id: r.partition_id,
+                    replicas: replicas.len(),
+                    directories: dirs.len(),
+                });
+            }
+        }
+        let leader_recovery_state = match r.leader_recovery_state {
+            NO_RECOVERY_STATE_CHANGE => self.leader_recovery_state,
+            v => leader_recovery_state(v, "PartitionChangeRecord")?,
+        };
+        let replicas = r.replicas.unwrap_or_else(|| self.replicas.clone());
+        // Without new directories the old ones stay, resized only while all are "migrating"
+        // (Kafka does the same, even if a reassignment changed the replica count).
+        let directories = default_to_migrating(
+            r.directories.unwrap_or_else(|| self.directories.clone()),
+            replicas.len(),
+        );
+        let (leader, leader_epoch) = if r.leader == NO_LEADER_CHANGE {
+            (self.leader, self.leader_epoch)
+        } else {
+            (r.leader, self.leader_epoch + 1)
+        };
+        Ok(Self {
+            replicas,
+            directories,
+            isr: r.isr.unwrap_or_else(|| self.isr.clone()),
+            removing_replicas: r
+                .removing_replicas
+                .unwrap_or_else(|| self.removing_replicas.clone()),
+            adding_replicas: r
+                .adding_replicas
+                .unwrap_or_else(|| self.adding_replicas.clone()),
+            leader,
+            leader_recovery_state,
+            leader_epoch,
+            partition_epoch: self.partition_epoch + 1,
+            elr: r
+                .eligible_leader_replicas
+                .unwrap_or_else(|| self.elr.clone()),
+            last_known_elr: r
+                .last_known_elr
+                .unwrap_or_else(|| self.last_known_elr.clone()),
+        })
+    }
+}
+
+impl MetadataImage {
+    pub(super) fn replay_topic(&mut self, r: TopicRecord) -> Result<(), ReplayError> {
+        // A TopicRecord starts the topic with no partitions; its PartitionRecords follow.
+        self.topic_ids.insert(r.name.clone(), r.topic_id);
+        self.topics.insert(
+            r.topic_id,
+            TopicImage {
+                name: r.name,
+                id: r.topic_id,
+                partitions: BTreeMap::new(),
+            },
+        );
+        Ok(())
+    }
+
+    pub(super) fn replay_partition(&mut self, r: PartitionRecord) -> Result<(), ReplayError> {
+        let topic = self
+            .topics
+            .get_mut(&r.topic_id)
+            .ok_or(ReplayError::UnknownTopic(r.topic_id))?;
+        let id = r.partition_id;
+        topic
+            .partitions
+            .insert(id, PartitionRegistration::from_record(r)?);
+        Ok(())
+    }
+
+    pub(super) fn replay_partition_change(
+        &mut self,
+        r: PartitionChangeRecord,
+    ) -> Result<(), ReplayError> {
+        let topic = self
+            .topics
+            .get_mut(&r.topic_id)
+            .ok_or(ReplayError::UnknownTopic(r.topic_id))?;
+        let partition_id = r.partition_id;
+        let current = topic
+            .partitions
+            .get(&partition_id)
+            .ok_or(ReplayError::UnknownPartition {
+                topic_id: r.topic_id,
+                partition_id,
+            })?;
+        let next = current.merge(r)?;
+        topic.partitions.insert(partition_id, next);
+        Ok(())
+    }
+
+    /// RemoveTopicRecord: the topic, its partitions and its dynamic configs go.
+    pub(super) fn replay_remove_topic(&mut self, r: &RemoveTopicRecord) -> Result<(), ReplayError> {
+        let topic = self
+            .topics
+            .remove(&r.topic_id)
+            .ok_or(ReplayError::UnknownTopic(r.topic_id))?;
+        if self.topic_ids.get(&topic.name) == Some(&r.topic_id) {
+            self.topic_ids.remove(&topic.name);
+        }
+        self.configs.remove(&ConfigResource {
+            resource_type: TOPIC_RESOURCE,
+            resource_name: topic.name,
+        });
+        Ok(())
+    }
+
+    /// ClearElrRecord: empty the ELR and last known ELR of one topic's partitions (all topics
+    /// when the name is empty). Only partitions that had some change, and their partition
+    /// epoch goes up by one, as any partition change does.
+    pub(super) fn replay_clear_elr(&mut self, r: &ClearElrRecord) -> Result<(), ReplayError> {
+        let ids: Vec<Uuid> = if r.topic_name.is_empty() {
+            self.topics.keys().copied().collect()
+        } else {
+            vec![*self
+                .topic_ids
+                .get(&r.topic_name)
+                .ok_or_else(|| ReplayError::UnknownTopicName(r.topic_name.clone()))?]
+        };
+        for id in ids {
+            let Some(topic) = self.topics.get_mut(&id) else {
+                continue;
+            };
+            for p in topic.partitions.values_mut() {
+                if !p.elr.is_empty() || !p.last_known_elr.is_empty() {
+                    p.elr.clear();
+                    p.last_known_elr.clear();
+                    p.partition_epoch += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+}
