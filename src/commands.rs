@@ -12,6 +12,8 @@ use ferrokraft::network::http;
 use ferrokraft::network::peers::PeerConfig;
 use ferrokraft::node::driver::{self, Event};
 use ferrokraft::node::metrics::MetricsSource;
+use ferrokraft::node::snapshots::MetadataLogSettings;
+use ferrokraft::node::store::retention::Retention;
 use ferrokraft::node::workload::Workload;
 use ferrokraft::node::{self, Node};
 use ferrokraft::storage::format::{DynamicVoter, FormatMode, FormatRequest, ListenerEndpoint};
@@ -98,7 +100,17 @@ pub fn start(args: StartArgs) -> Result<()> {
             registrations,
             peer_config,
             workload,
-            config.metadata_max_idle_interval_ms,
+            MetadataLogSettings {
+                max_idle_interval_ms: config.metadata_max_idle_interval_ms,
+                snapshot_max_new_record_bytes: config
+                    .metadata_log_max_record_bytes_between_snapshots,
+                snapshot_max_interval_ms: config.metadata_log_max_snapshot_interval_ms,
+                retention: Retention {
+                    max_bytes: config.metadata_max_retention_bytes,
+                    max_ms: config.metadata_max_retention_ms,
+                },
+                min_insync_replicas: config.min_insync_replicas,
+            },
             tokio::runtime::Handle::current(),
         )?;
         let handler = Arc::new(Node::new(node_id, cluster_id, voters, Some(raft.clone())));

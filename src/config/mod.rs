@@ -142,6 +142,9 @@ pub struct Config {
     pub metadata_log_max_snapshot_interval_ms: u64,
     /// `metadata.max.idle.interval.ms` (NoOpRecord cadence of an active controller).
     pub metadata_max_idle_interval_ms: u64,
+    /// `min.insync.replicas`: the cluster-level value a leader writes with the bootstrap
+    /// records when eligible leader replicas are on.
+    pub min_insync_replicas: i32,
     /// `controller.quorum.election.timeout.ms`.
     pub quorum_election_timeout_ms: u64,
     /// `controller.quorum.fetch.timeout.ms`.
@@ -174,7 +177,7 @@ pub struct Config {
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 
 const MIB: u64 = 1024 * 1024;
-const DAY_MS: u64 = 7 * 24 * 60 * 60 * 1000;
+const WEEK_MS: u64 = 7 * 24 * 60 * 60 * 1000;
 
 /// Keys ferrokraft reads.
 const KNOWN_KEYS: &[&str] = &[
@@ -198,6 +201,7 @@ const KNOWN_KEYS: &[&str] = &[
     "metadata.log.max.record.bytes.between.snapshots",
     "metadata.log.max.snapshot.interval.ms",
     "metadata.max.idle.interval.ms",
+    "min.insync.replicas",
     "controller.quorum.election.timeout.ms",
     "controller.quorum.fetch.timeout.ms",
     "controller.quorum.election.backoff.max.ms",
@@ -530,6 +534,22 @@ impl Config {
             return Err(invalid("max.connections", "0", "must be at least 1"));
         }
 
+        // Kafka's ConfigDef bounds: atLeast(1) for both.
+        let min_insync_replicas: i32 = parse_num(props, "min.insync.replicas", 1)?;
+        if min_insync_replicas < 1 {
+            return Err(invalid(
+                "min.insync.replicas",
+                &min_insync_replicas.to_string(),
+                "must be at least 1",
+            ));
+        }
+        if get(props, "metadata.log.max.record.bytes.between.snapshots") == Some("0") {
+            return Err(invalid(
+                "metadata.log.max.record.bytes.between.snapshots",
+                "0",
+                "must be at least 1",
+            ));
+        }
         let config = Config {
             node_id,
             quorum_voters,
@@ -540,7 +560,7 @@ impl Config {
             log_dirs,
             metadata_log_dir,
             metadata_log_segment_bytes,
-            metadata_log_segment_ms: parse_num(props, "metadata.log.segment.ms", DAY_MS)?,
+            metadata_log_segment_ms: parse_num(props, "metadata.log.segment.ms", WEEK_MS)?,
             metadata_max_retention_bytes: parse_num(
                 props,
                 "metadata.max.retention.bytes",
@@ -549,7 +569,7 @@ impl Config {
             metadata_max_retention_ms: parse_num(
                 props,
                 "metadata.max.retention.ms",
-                DAY_MS as i64,
+                WEEK_MS as i64,
             )?,
             metadata_log_max_record_bytes_between_snapshots: parse_num(
                 props,
@@ -562,6 +582,7 @@ impl Config {
                 3_600_000,
             )?,
             metadata_max_idle_interval_ms: parse_num(props, "metadata.max.idle.interval.ms", 500)?,
+            min_insync_replicas,
             quorum_election_timeout_ms: parse_num(
                 props,
                 "controller.quorum.election.timeout.ms",

@@ -240,6 +240,11 @@ impl FileLog {
         &self.dir
     }
 
+    /// Bytes in all segment files (Kafka's `UnifiedLog.size`, what size retention counts).
+    pub fn size_bytes(&self) -> u64 {
+        self.segments.iter().map(Segment::size_bytes).sum()
+    }
+
     /// Base offsets of the segments.
     pub fn segment_bases(&self) -> Vec<i64> {
         self.segments.iter().map(Segment::base_offset).collect()

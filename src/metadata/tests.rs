@@ -125,15 +125,15 @@ fn image_replays_committed_batches_only() {
 
     let mut image = MetadataImage::default();
     // High watermark 3: the second batch (offsets 2-3) is not committed yet.
-    assert_eq!(image.replay_batches(&log, 3, "test"), 1);
+    assert_eq!(image.replay_batches(&log, 3, "test").0, 1);
     assert_eq!(image.metadata_version(), Some(27));
     assert!(image.controller_registration_supported());
     assert!(image.controllers.is_empty());
     assert_eq!(image.features.get("group.version"), Some(&1));
     // Replaying again from the start skips what was applied.
-    assert_eq!(image.replay_batches(&log, 4, "test"), 1);
+    assert_eq!(image.replay_batches(&log, 4, "test").0, 1);
     assert_eq!(image.next_offset, 4);
     assert_eq!(image.controllers.get(&2), Some(&registration(2)));
     assert_eq!(image.features.get("group.version"), None, "level 0 removes");
-    assert_eq!(image.replay_batches(&log, 4, "test"), 0);
+    assert_eq!(image.replay_batches(&log, 4, "test").0, 0);
 }

@@ -23,6 +23,7 @@ use tokio::sync::oneshot;
 use super::commit_stats::CommitStats;
 use super::metrics::{RaftMetrics, VoterLag};
 use super::registration::{OwnAction, Registrations, Waiter};
+use super::snapshots::{MetadataLogSettings, SnapshotGenerator, CLEAN_INTERVAL_MS};
 use super::store::{RaftStore, StoreError};
 use super::workload::{
     no_op_record, IdleNoOps, Pacer, Workload, IDLE_NO_OP_RECORD, MAX_PENDING_RECORDS,
@@ -31,6 +32,9 @@ use crate::codec::{RequestBody, ResponseBody};
 use crate::metadata::controller::ControllerRegistration;
 use crate::network::peers::{PeerConfig, PeerRequest, PeerResponse, Peers};
 use crate::raft::{InboundRequest, Output, RaftCore, RaftError};
+use crate::snapshot::SnapshotId;
+
+mod metadata;
 
 /// Events queued for the raft thread before producers see "busy".
 const EVENT_QUEUE_DEPTH: usize = 4096;
@@ -53,6 +57,13 @@ pub enum Event {
     Shutdown {
         /// Bound on the shutdown.
         timeout_ms: u64,
+    },
+    /// The snapshot writer thread finished: the frozen file's size, or why it failed.
+    SnapshotWritten {
+        /// The snapshot.
+        id: SnapshotId,
+        /// Its size in bytes, or the error.
+        result: Result<u64, String>,
     },
 }
 
@@ -152,7 +163,7 @@ pub fn spawn(
     registrations: Registrations,
     peer_config: PeerConfig,
     workload: Workload,
-    metadata_max_idle_interval_ms: u64,
+    settings: MetadataLogSettings,
     runtime: tokio::runtime::Handle,
 ) -> std::io::Result<(RaftHandle, JoinHandle<Result<(), DriverError>>)> {
     let (tx, rx) = std::sync::mpsc::sync_channel(EVENT_QUEUE_DEPTH);
@@ -193,14 +204,18 @@ pub fn spawn(
             pacer: Pacer::new(workload),
             workload_stats: CommitStats::new(workload.record_bytes),
             clock_base: monotonic_now(),
-            idle_no_ops: IdleNoOps::new(metadata_max_idle_interval_ms),
+            idle_no_ops: IdleNoOps::new(settings.max_idle_interval_ms),
+            snapshot_generator: SnapshotGenerator::new(&settings, now_ms()),
+            next_clean_ms: now_ms() + CLEAN_INTERVAL_MS,
+            settings,
+            events: tx.clone(),
             shutdown_done: false,
             metrics,
             uncommitted: VecDeque::new(),
             leaderless_since_ms: None,
             sent_to: HashMap::new(),
             failed_voters: BTreeSet::new(),
-            bootstrap_check_due: false,
+            activation_due: false,
         };
         driver.run(rx)
     })?;
@@ -221,6 +236,13 @@ struct Driver {
     /// Origin of `now_us` (monotonic).
     clock_base: Instant,
     idle_no_ops: IdleNoOps,
+    /// Metadata log settings (snapshots, retention, NoOp cadence, bootstrap).
+    settings: MetadataLogSettings,
+    snapshot_generator: SnapshotGenerator,
+    /// When the log cleaner runs next.
+    next_clean_ms: u64,
+    /// For the snapshot writer thread's completion event.
+    events: SyncSender<Event>,
     shutdown_done: bool,
     metrics: Arc<Mutex<RaftMetrics>>,
     /// Leader batches not yet committed: (last offset, append time) for commit latency.
@@ -231,17 +253,15 @@ struct Driver {
     sent_to: HashMap<u64, i32>,
     /// Voters whose last request failed to connect or answer.
     failed_voters: BTreeSet<i32>,
-    /// Just became leader: check whether the log still needs the bootstrap records.
-    bootstrap_check_due: bool,
+    /// Just became leader: activation records are due once the image reaches the epoch start.
+    activation_due: bool,
 }
 
 impl Driver {
     fn run(&mut self, rx: Receiver<Event>) -> Result<(), DriverError> {
         // The image starts from the latest snapshot; the log is replayed as the high watermark
         // becomes known (Kafka's MetadataLoader also waits for it).
-        if self.registrations.catch_up(&self.store, 0) {
-            self.publish_image();
-        }
+        self.catch_up_image(0);
         tracing::info!(
             "Controller incarnation id {}",
             self.registrations.incarnation_id()
@@ -305,6 +325,7 @@ impl Driver {
                     tracing::info!("Beginning graceful shutdown of the raft client");
                     self.core.begin_shutdown(now_ms(), &self.store, timeout_ms);
                 }
+                Ok(Event::SnapshotWritten { id, result }) => self.snapshot_written(id, result)?,
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => return Ok(()),
             }
@@ -317,6 +338,7 @@ impl Driver {
             self.run_workload()?;
             self.run_idle_no_op()?;
             self.run_own_registration()?;
+            self.run_log_cleaner()?;
             let busy_ms = busy_started.elapsed().as_secs_f64() * 1000.0;
             self.update_metrics(idle_ms, busy_ms);
             if let Some(e) = self.core.fatal_error() {
@@ -542,18 +564,11 @@ impl Driver {
             self.carry_out(output)
                 .map_err(|e| self.storage_failure(e))?;
         }
-        if std::mem::take(&mut self.bootstrap_check_due) {
-            let bootstrap = self.store.bootstrap_records_due();
-            if !bootstrap.is_empty() {
-                tracing::info!(
-                    "The metadata log appears to be empty. Appending {} bootstrap record(s)",
-                    bootstrap.len()
-                );
-                self.core.propose(now_ms(), &self.store, bootstrap);
-                while let Some(output) = self.core.poll_output() {
-                    self.carry_out(output)
-                        .map_err(|e| self.storage_failure(e))?;
-                }
+        if self.activation_due {
+            self.maybe_activate()?;
+            while let Some(output) = self.core.poll_output() {
+                self.carry_out(output)
+                    .map_err(|e| self.storage_failure(e))?;
             }
         }
         Ok(())
@@ -612,9 +627,7 @@ impl Driver {
                     if let Ok(mut s) = self.status.lock() {
                         s.high_watermark = Some(hw);
                     }
-                    if self.registrations.catch_up(&self.store, hw) {
-                        self.publish_image();
-                    }
+                    self.catch_up_image(hw);
                     if self.pacer.active() {
                         let now_us = self.now_us();
                         self.workload_stats.committed(hw, now_us);
@@ -649,10 +662,10 @@ impl Driver {
                     }
                     if state == "leader" {
                         self.pacer.reset();
-                        // Like Kafka's active controller on an empty log: metadata.version and
-                        // the other bootstrap features come first. Proposed once every output
-                        // of this round is carried out (the core's contract).
-                        self.bootstrap_check_due = true;
+                        // Kafka's controller activation (bootstrap records on an empty log):
+                        // proposed once every output of a round is carried out (the core's
+                        // contract) and the image holds everything before this epoch.
+                        self.activation_due = true;
                     } else {
                         self.uncommitted.clear();
                         self.workload_stats.resigned();

@@ -7,12 +7,14 @@
 //! ```
 //!
 //! The driver is the only place that reads the clock.
+mod activation;
 mod commit_stats;
 pub mod driver;
 mod handler;
 pub mod metrics;
 mod not_ready;
 pub mod registration;
+pub mod snapshots;
 pub mod start;
 pub mod store;
 pub mod workload;

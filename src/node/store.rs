@@ -9,11 +9,12 @@ use crate::log::{FileLog, LogConfig, LogError, LogReader as _, ReplicatedLog};
 use crate::raft::types::OffsetAndEpoch;
 use crate::raft::types::ReplicaKey;
 use crate::raft::{ElectionState, LogReader, SnapshotChunk};
-use crate::records::BatchView;
 use crate::snapshot::reader::RawSnapshot;
 use crate::snapshot::writer::RawSnapshotWriter;
 use crate::snapshot::{self, SnapshotId};
 use crate::storage::{QuorumStateData, QuorumStateStore, StorageError};
+
+pub mod retention;
 
 /// A failure of the durable state; the node stops on it (Kafka's raft thread dies too).
 #[derive(Debug, thiserror::Error)]
@@ -117,61 +118,14 @@ impl RaftStore {
         Ok(())
     }
 
-    /// Sets the bootstrap metadata record values (see [`RaftStore::bootstrap_records_due`]).
+    /// Sets the bootstrap metadata record values (see [`RaftStore::bootstrap_records`]).
     pub fn set_bootstrap_records(&mut self, records: Vec<Bytes>) {
         self.bootstrap_records = records;
     }
 
-    /// The bootstrap records a new leader must append first, if the log holds no metadata
-    /// record yet: Kafka's active controller does the same on an empty log
-    /// (`ActivationRecordsGenerator.recordsForEmptyLog`), and a Kafka controller replaying a
-    /// log without metadata.version stops on a fatal fault. Empty when the log (or a snapshot
-    /// past 0-0) already has data records.
-    pub fn bootstrap_records_due(&self) -> Vec<Bytes> {
-        if self.bootstrap_records.is_empty() || self.has_metadata_records() {
-            return Vec::new();
-        }
-        self.bootstrap_records.clone()
-    }
-
-    /// Whether a snapshot past 0-0 or any data (non-control) batch exists.
-    fn has_metadata_records(&self) -> bool {
-        if self.snapshots.iter().any(|s| s.end_offset > 0) {
-            return true;
-        }
-        let mut offset = self.log.start_offset();
-        while offset < self.log.end_offset() {
-            let Ok(read) = self.log.read(offset, 1 << 20) else {
-                // Unreadable: do not write bootstrap records over unknown contents.
-                return true;
-            };
-            let bytes = &read.bytes;
-            let mut pos = 0;
-            let mut next = offset;
-            while pos + 12 <= bytes.len() {
-                let len = i32::from_be_bytes([
-                    bytes[pos + 8],
-                    bytes[pos + 9],
-                    bytes[pos + 10],
-                    bytes[pos + 11],
-                ]);
-                let end = pos + 12 + len.max(0) as usize;
-                let Some(batch) = bytes.get(pos..end) else {
-                    break;
-                };
-                match BatchView::new(batch) {
-                    Ok(v) if !v.is_control() => return true,
-                    Ok(v) => next = v.next_offset(),
-                    Err(_) => return true,
-                }
-                pos = end;
-            }
-            if next <= offset {
-                return true;
-            }
-            offset = next;
-        }
-        false
+    /// The bootstrap metadata records (what an activating leader appends to an empty log).
+    pub fn bootstrap_records(&self) -> &[Bytes] {
+        &self.bootstrap_records
     }
 
     /// The persisted election state, if any.
@@ -551,52 +505,5 @@ mod tests {
         assert_eq!(store.snapshots, vec![a, c, b]);
         assert_eq!(store.log_start_offset(), 0);
         assert_eq!(store.log_end_offset(), 20);
-    }
-}
-
-#[cfg(test)]
-mod bootstrap_tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-    use crate::records::batch::{build_control_batch, build_data_batch};
-    use crate::records::ControlRecord;
-
-    /// A Kafka controller following a leader that never wrote metadata.version dies
-    /// ("Unknown metadata version for FeaturesImage"); Kafka's own active controller writes
-    /// the bootstrap records when its log holds no metadata record, and so must we.
-    #[test]
-    fn bootstrap_records_are_due_until_the_log_holds_a_data_batch() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = RaftStore::open(dir.path(), 1 << 20, 0, vec![1, 2, 3]).unwrap();
-        assert!(
-            store.bootstrap_records_due().is_empty(),
-            "nothing configured"
-        );
-        let records = vec![
-            Bytes::from_static(&[1, 12, 0, 0]),
-            Bytes::from_static(&[1, 12, 0, 1]),
-        ];
-        store.set_bootstrap_records(records.clone());
-        assert_eq!(store.bootstrap_records_due(), records, "empty log");
-        // Control batches (LeaderChange, KRaftVersion) do not count as metadata.
-        let control = build_control_batch(0, 1, 5, &[ControlRecord::kraft_version(0)]).unwrap();
-        store.append_as_leader(&control, 1).unwrap();
-        let control = build_control_batch(0, 2, 6, &[ControlRecord::kraft_version(0)]).unwrap();
-        store.append_as_leader(&control, 2).unwrap();
-        assert_eq!(
-            store.bootstrap_records_due(),
-            records,
-            "only control batches"
-        );
-        let data = build_data_batch(0, 2, 7, &[&[1, 20, 0, 0]]).unwrap();
-        store.append_as_leader(&data, 2).unwrap();
-        assert!(
-            store.bootstrap_records_due().is_empty(),
-            "a data batch exists"
-        );
-        // Truncating it away makes them due again (a new leader overwrote an uncommitted
-        // bootstrap).
-        store.truncate(2).unwrap();
-        assert_eq!(store.bootstrap_records_due(), records);
     }
 }

@@ -373,6 +373,16 @@ impl RaftCore {
         self.role.voted_key(self.local).map(|k| k.id)
     }
 
+    /// Leader only: the offset of this epoch's LeaderChange batch. Everything below it is
+    /// committed once the high watermark passes it (Kafka fires `handleLeaderChange` to the
+    /// controller only after its listener read that far).
+    pub fn epoch_start_offset(&self) -> Option<i64> {
+        match &self.role {
+            Role::Leader(l) => Some(l.epoch_start_offset),
+            _ => None,
+        }
+    }
+
     /// Leader only: what it knows of each voter, self included.
     pub fn voter_progress(&self) -> Option<Vec<ReplicaState>> {
         let Role::Leader(l) = &self.role else {
@@ -384,6 +394,12 @@ impl RaftCore {
     /// The kraft.version in effect (0: static voters, 1: KIP-853 voter records).
     pub fn kraft_version(&self) -> i16 {
         self.history.kraft_version()
+    }
+
+    /// kraft.version and voters in effect at `offset`, for the header of a snapshot whose
+    /// last contained offset it is (`None` voters: only the static set applies).
+    pub fn voters_at_offset(&self, offset: i64) -> (i16, Option<super::types::VoterSet>) {
+        self.history.at_offset(offset)
     }
 
     /// The voters in effect.

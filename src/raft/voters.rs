@@ -129,6 +129,29 @@ impl VoterHistory {
         }
     }
 
+    /// kraft.version and the voter set in effect at `offset` (Kafka's `kraftVersionAtOffset`,
+    /// `voterSetAtOffset`): what a snapshot ending after `offset` records in its header. The
+    /// voters are `None` when only the static set applies.
+    pub fn at_offset(&self, offset: i64) -> (i16, Option<VoterSet>) {
+        let base = self.base.as_ref().filter(|_| self.base_offset <= offset);
+        let kraft = self
+            .kraft
+            .iter()
+            .rev()
+            .find(|(o, _)| *o <= offset)
+            .map(|(_, k)| *k)
+            .or_else(|| base.map(|(_, k)| *k))
+            .unwrap_or(0);
+        let voters = self
+            .voters
+            .iter()
+            .rev()
+            .find(|(o, _)| *o <= offset)
+            .map(|(_, v)| v.clone())
+            .or_else(|| base.and_then(|(v, _)| v.clone()));
+        (kraft, voters)
+    }
+
     /// Sets the offset the snapshot's voters count at (its end offset - 1).
     pub fn set_base_offset(&mut self, offset: i64) {
         self.base_offset = offset;

@@ -176,3 +176,32 @@ impl RawSnapshot {
         Ok(out)
     }
 }
+
+/// SNAPSHOT_HEADER.LastContainedLogTimestamp of snapshot `id` in `dir`, reading only its first
+/// batch (Kafka's `Snapshots.lastContainedLogTimestamp`, used by time-based retention).
+pub fn last_contained_timestamp(dir: &Path, id: SnapshotId) -> Result<i64, SnapshotError> {
+    use std::io::Read;
+    let path = id.path_in(dir);
+    let invalid = |reason: &str| SnapshotError::Invalid {
+        path: path.clone(),
+        reason: reason.to_string(),
+    };
+    let mut file = File::open(&path).map_err(|e| SnapshotError::io(&path, e))?;
+    let mut head = [0u8; 12];
+    file.read_exact(&mut head)
+        .map_err(|e| SnapshotError::io(&path, e))?;
+    let len = i32::from_be_bytes([head[8], head[9], head[10], head[11]]);
+    let len = usize::try_from(len)
+        .ok()
+        .filter(|l| *l <= MAX_BATCH_SIZE_BYTES)
+        .ok_or_else(|| invalid("bad length in the first batch"))?;
+    let mut batch = head.to_vec();
+    batch.resize(12 + len, 0);
+    file.read_exact(&mut batch[12..])
+        .map_err(|e| SnapshotError::io(&path, e))?;
+    let view = BatchView::new(&batch)?;
+    match view.control_records()?.first() {
+        Some(ControlRecord::SnapshotHeader(h)) => Ok(h.last_contained_log_timestamp),
+        _ => Err(invalid("the first batch holds no SNAPSHOT_HEADER")),
+    }
+}

@@ -139,3 +139,37 @@ impl SnapshotWriter {
         self.raw.freeze()
     }
 }
+
+/// Records per data batch, as Kafka's snapshot emitter groups them.
+pub const RECORDS_PER_BATCH: usize = 1024;
+/// Bytes of record values per data batch at most (Kafka's `MAX_BATCH_SIZE_BYTES`, 8 MiB).
+pub const MAX_BATCH_BYTES: usize = 8 * 1024 * 1024;
+
+/// Writes a whole snapshot of `values` (metadata record values) in data batches of at most
+/// [`RECORDS_PER_BATCH`] records and [`MAX_BATCH_BYTES`] bytes, then freezes it.
+pub fn write_snapshot(
+    dir: &Path,
+    id: SnapshotId,
+    header: &SnapshotHeaderInfo,
+    values: &[Vec<u8>],
+    append_timestamp_ms: i64,
+) -> Result<PathBuf, SnapshotError> {
+    let mut writer = SnapshotWriter::create(dir, id, header, append_timestamp_ms)?;
+    let mut batch: Vec<&[u8]> = Vec::new();
+    let mut batch_bytes = 0;
+    for value in values {
+        if !batch.is_empty()
+            && (batch.len() == RECORDS_PER_BATCH || batch_bytes + value.len() > MAX_BATCH_BYTES)
+        {
+            writer.append(&batch, append_timestamp_ms)?;
+            batch.clear();
+            batch_bytes = 0;
+        }
+        batch.push(value);
+        batch_bytes += value.len();
+    }
+    if !batch.is_empty() {
+        writer.append(&batch, append_timestamp_ms)?;
+    }
+    writer.finish(append_timestamp_ms)
+}

@@ -20,9 +20,12 @@ mod configs;
 mod json;
 mod security;
 mod topics;
+mod write;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod write_tests;
 
 use std::collections::BTreeMap;
 
@@ -34,12 +37,14 @@ use super::records::{
     AccessControlEntryRecord, DelegationTokenRecord, RegisterBrokerRecord,
     UserScramCredentialRecord,
 };
+use crate::records::control::ControlRecord;
 use crate::records::framer::BatchFramer;
 use crate::records::view::BatchView;
 use crate::storage::features::METADATA_VERSION_FEATURE;
 
 pub use configs::{ClientQuotaEntity, ConfigResource};
 pub use topics::{PartitionRegistration, TopicImage};
+pub use write::{transactions_supported, ImageWriteError, ELR_FEATURE};
 
 /// metadata.version from which controllers register (3.7-IV0, KIP-919).
 pub const MIN_MV_FOR_CONTROLLER_REGISTRATION: i16 = 15;
@@ -147,6 +152,12 @@ pub struct MetadataImage {
     pub open_transaction: Option<Vec<MetadataRecord>>,
     /// Offset after the last record replayed (the next one to read).
     pub next_offset: i64,
+    /// Epoch of the last batch replayed (or of the snapshot loaded): with `next_offset`, the
+    /// id a snapshot of this image gets (Kafka's `MetadataProvenance`).
+    pub last_epoch: i32,
+    /// Max timestamp of the last batch replayed (the snapshot header's
+    /// LastContainedLogTimestamp).
+    pub last_contained_log_time_ms: i64,
     /// Records that could not be decoded (logged; replay goes on).
     pub undecodable_records: u64,
     /// Records replay refused ([`ReplayError`], logged; replay goes on).
@@ -170,6 +181,8 @@ impl Default for MetadataImage {
             delegation_tokens: BTreeMap::new(),
             open_transaction: None,
             next_offset: 0,
+            last_epoch: 0,
+            last_contained_log_time_ms: 0,
             undecodable_records: 0,
             refused_records: 0,
         }
@@ -295,9 +308,15 @@ impl MetadataImage {
 
     /// Replays the data batches of `bytes` (whole v2 batches, as a log read or a snapshot
     /// file holds them) whose last offset is below `below_offset`; control batches only move
-    /// the position. Returns the number of batches replayed.
-    pub fn replay_batches(&mut self, bytes: &[u8], below_offset: i64, source: &str) -> usize {
+    /// the position. Returns the number of batches replayed and their size in bytes.
+    pub fn replay_batches(
+        &mut self,
+        bytes: &[u8],
+        below_offset: i64,
+        source: &str,
+    ) -> (usize, u64) {
         let mut replayed = 0;
+        let mut replayed_bytes = 0;
         for (_, batch) in BatchFramer::new(bytes, 0, usize::MAX) {
             if batch.last_offset() >= below_offset {
                 break;
@@ -307,16 +326,28 @@ impl MetadataImage {
             }
             self.replay_batch(&batch, source);
             self.next_offset = batch.next_offset();
+            self.last_epoch = batch.partition_leader_epoch();
+            self.last_contained_log_time_ms = batch.max_timestamp();
             replayed += 1;
+            replayed_bytes += batch.size_bytes() as u64;
         }
-        replayed
+        (replayed, replayed_bytes)
     }
 
     /// Starts over from a snapshot file's bytes: its data batches (whose offsets are the
-    /// snapshot's own, not the log's) hold the whole image as of `end_offset`.
+    /// snapshot's own, not the log's) hold the whole image as of `end_offset`; its batches
+    /// carry the snapshot's epoch.
     pub fn load_snapshot(&mut self, bytes: &[u8], end_offset: i64, source: &str) {
         *self = MetadataImage::new();
         for (_, batch) in BatchFramer::new(bytes, 0, usize::MAX) {
+            if batch.is_control() {
+                for record in batch.records().flatten() {
+                    if let Ok(ControlRecord::SnapshotHeader(h)) = record.control_record() {
+                        self.last_contained_log_time_ms = h.last_contained_log_timestamp;
+                    }
+                }
+            }
+            self.last_epoch = batch.partition_leader_epoch();
             self.replay_batch(&batch, source);
         }
         self.next_offset = end_offset;

@@ -59,6 +59,17 @@ pub enum OwnAction {
     },
 }
 
+/// What [`Registrations::catch_up`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CatchUp {
+    /// The image changed (a snapshot loaded or batches replayed).
+    pub changed: bool,
+    /// The latest snapshot was loaded first.
+    pub loaded_snapshot: bool,
+    /// Bytes of log batches replayed.
+    pub log_bytes: u64,
+}
+
 /// The image plus both sides of controller registration.
 #[derive(Debug)]
 pub struct Registrations {
@@ -132,26 +143,27 @@ impl Registrations {
     }
 
     /// Replays what is committed below `high_watermark` (loading the latest snapshot first
-    /// when the log no longer holds the next offset). Returns whether the image changed.
-    pub fn catch_up(&mut self, log: &dyn LogReader, high_watermark: i64) -> bool {
-        let mut changed = false;
+    /// when the log no longer holds the next offset).
+    pub fn catch_up(&mut self, log: &dyn LogReader, high_watermark: i64) -> CatchUp {
+        let mut done = CatchUp::default();
         if let Some(id) = log.latest_snapshot_id() {
             if self.image.next_offset < log.log_start_offset() && id.offset > self.image.next_offset
             {
-                changed |= self.load_snapshot(log, id);
+                done.loaded_snapshot = self.load_snapshot(log, id);
             }
         }
         while self.image.next_offset < high_watermark {
             let bytes = log.read(self.image.next_offset, REPLAY_READ_BYTES);
-            let replayed = self
-                .image
-                .replay_batches(&bytes, high_watermark, "metadata log");
+            let (replayed, replayed_bytes) =
+                self.image
+                    .replay_batches(&bytes, high_watermark, "metadata log");
             if replayed == 0 {
                 break;
             }
-            changed = true;
+            done.log_bytes += replayed_bytes;
         }
-        changed
+        done.changed = done.loaded_snapshot || done.log_bytes > 0;
+        done
     }
 
     fn load_snapshot(

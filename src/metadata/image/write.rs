@@ -1,0 +1,292 @@
+//! The image as snapshot records, in the order and at the versions Kafka 4.x's image writer
+//! uses (`MetadataImage.write` with `ImageWriterOptions` from the image's metadata.version).
+//!
+//! ```text
+//!   features (metadata.version first, v0) ─ brokers ─ controllers ─ topics (TopicRecord, then
+//!   its PartitionRecords by partition id) ─ configs ─ client quotas ─ producer ids ─ ACLs ─
+//!   SCRAM credentials ─ delegation tokens  ──▶  record values (frame + body) for a snapshot
+//! ```
+//!
+//! Within a section Kafka iterates hash maps; we iterate the image's sorted maps, so the records
+//! are the same and only their order inside a section can differ. Data a metadata.version cannot
+//! carry (SCRAM below 3.5-IV2, tokens below 3.6-IV2, …) is a [`ImageWriteError::Loss`], as
+//! Kafka's default loss handler throws: no snapshot is written then.
+
+use super::MetadataImage;
+use crate::metadata::record::{ApiMessageAndVersion, MetadataRecord};
+use crate::metadata::records::{
+    ClientQuotaEntity as QuotaEntityData, ClientQuotaRecord, ConfigRecord, FeatureLevelRecord,
+    PartitionRecord, ProducerIdsRecord, TopicRecord,
+};
+use crate::metadata::MetadataError;
+use crate::storage::features::METADATA_VERSION_FEATURE;
+
+/// `eligible.leader.replicas.version`: ELR fields are written only when it is ≥ 1.
+pub const ELR_FEATURE: &str = "eligible.leader.replicas.version";
+
+/// metadata.version levels at which a record version or a section changes (Kafka's
+/// `MetadataVersion` predicates).
+mod mv {
+    /// 3.4-IV0: RegisterBrokerRecord v2 (isMigratingZkBroker).
+    pub const MIGRATION: i16 = 8;
+    /// 3.5-IV2: SCRAM credentials in the metadata log.
+    pub const SCRAM: i16 = 11;
+    /// 3.6-IV1: metadata transactions.
+    pub const TRANSACTIONS: i16 = 13;
+    /// 3.6-IV2: delegation tokens in the metadata log.
+    pub const DELEGATION_TOKENS: i16 = 14;
+    /// 3.7-IV0: controller registration.
+    pub const CONTROLLER_REGISTRATION: i16 = 15;
+    /// 3.7-IV2: directory assignment (RegisterBrokerRecord v3, PartitionRecord v1).
+    pub const DIRECTORY_ASSIGNMENT: i16 = 17;
+    /// 4.0-IV1: ELR (PartitionRecord v2).
+    pub const ELR: i16 = 23;
+    /// 4.3-IV0: cordoned log directories (RegisterBrokerRecord v4).
+    pub const CORDONED_LOG_DIRS: i16 = 30;
+}
+
+/// Whether metadata.version `level` supports metadata transactions (KIP-868).
+pub fn transactions_supported(level: i16) -> bool {
+    level >= mv::TRANSACTIONS
+}
+
+/// Why the image could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ImageWriteError {
+    /// No FeatureLevelRecord set metadata.version yet (Kafka: `metadataVersionOrThrow`).
+    #[error("the image has no metadata.version")]
+    NoMetadataVersion,
+    /// The image holds data its metadata.version cannot express.
+    #[error("metadata.version {level} cannot hold {what}")]
+    Loss {
+        /// The metadata.version level.
+        level: i16,
+        /// What would be lost.
+        what: String,
+    },
+    /// A record could not be encoded at the version chosen.
+    #[error(transparent)]
+    Encode(#[from] MetadataError),
+}
+
+fn register_broker_version(level: i16) -> u16 {
+    if level >= mv::CORDONED_LOG_DIRS {
+        4
+    } else if level >= mv::DIRECTORY_ASSIGNMENT {
+        3
+    } else if level >= mv::MIGRATION {
+        2
+    } else {
+        1
+    }
+}
+
+fn partition_version(level: i16) -> u16 {
+    if level >= mv::ELR {
+        2
+    } else if level >= mv::DIRECTORY_ASSIGNMENT {
+        1
+    } else {
+        0
+    }
+}
+
+struct Out {
+    level: i16,
+    values: Vec<Vec<u8>>,
+}
+
+impl Out {
+    fn write(&mut self, record: MetadataRecord, version: u16) -> Result<(), ImageWriteError> {
+        self.values
+            .push(ApiMessageAndVersion::new(record, version).encode()?);
+        Ok(())
+    }
+
+    fn loss(&self, what: impl Into<String>) -> ImageWriteError {
+        ImageWriteError::Loss {
+            level: self.level,
+            what: what.into(),
+        }
+    }
+}
+
+impl MetadataImage {
+    /// The snapshot records of this image (record values, frame included), in Kafka's order.
+    pub fn snapshot_records(&self) -> Result<Vec<Vec<u8>>, ImageWriteError> {
+        let level = self
+            .metadata_version()
+            .ok_or(ImageWriteError::NoMetadataVersion)?;
+        let mut out = Out {
+            level,
+            values: Vec::new(),
+        };
+        self.write_features(&mut out)?;
+        self.write_cluster(&mut out)?;
+        self.write_topics(&mut out)?;
+        self.write_configs_and_quotas(&mut out)?;
+        if self.next_producer_id >= 0 {
+            out.write(
+                MetadataRecord::ProducerIds(ProducerIdsRecord {
+                    broker_id: -1,
+                    broker_epoch: -1,
+                    next_producer_id: self.next_producer_id,
+                    ..Default::default()
+                }),
+                0,
+            )?;
+        }
+        self.write_security(&mut out)?;
+        Ok(out.values)
+    }
+
+    fn write_features(&self, out: &mut Out) -> Result<(), ImageWriteError> {
+        // metadata.version first, at v0, so any reader can decode what follows.
+        let feature = |name: &str, level: i16| {
+            MetadataRecord::FeatureLevel(FeatureLevelRecord {
+                name: name.to_string(),
+                feature_level: level,
+                ..Default::default()
+            })
+        };
+        out.write(feature(METADATA_VERSION_FEATURE, out.level), 0)?;
+        for (name, level) in &self.features {
+            if name != METADATA_VERSION_FEATURE {
+                out.write(feature(name, *level), 0)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn write_cluster(&self, out: &mut Out) -> Result<(), ImageWriteError> {
+        let broker_version = register_broker_version(out.level);
+        for broker in self.brokers.values() {
+            if broker.is_migrating_zk_broker && out.level < mv::MIGRATION {
+                return Err(out.loss("the isMigratingZkBroker state of one or more brokers"));
+            }
+            if !broker.log_dirs.is_empty() && out.level < mv::DIRECTORY_ASSIGNMENT {
+                return Err(out.loss("the online log directories of one or more brokers"));
+            }
+            let mut record = broker.clone();
+            if out.level < mv::CORDONED_LOG_DIRS {
+                // Kafka sets the field only where the version has it.
+                record.cordoned_log_dirs = None;
+            }
+            out.write(MetadataRecord::RegisterBroker(record), broker_version)?;
+        }
+        if !self.controllers.is_empty() {
+            if out.level < mv::CONTROLLER_REGISTRATION {
+                return Err(out.loss("controller registration data"));
+            }
+            for controller in self.controllers.values() {
+                out.write(MetadataRecord::RegisterController(controller.clone()), 0)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn write_topics(&self, out: &mut Out) -> Result<(), ImageWriteError> {
+        let version = partition_version(out.level);
+        let elr_enabled = self.features.get(ELR_FEATURE).is_some_and(|l| *l >= 1);
+        for topic in self.topics.values() {
+            out.write(
+                MetadataRecord::Topic(TopicRecord {
+                    name: topic.name.clone(),
+                    topic_id: topic.id,
+                    ..Default::default()
+                }),
+                0,
+            )?;
+            for (&partition_id, p) in &topic.partitions {
+                let directories = if out.level >= mv::DIRECTORY_ASSIGNMENT {
+                    p.directories.clone()
+                } else if p.directories.iter().any(|d| !d.is_nil()) {
+                    return Err(out.loss("the directory assignment state of one or more replicas"));
+                } else {
+                    Vec::new()
+                };
+                // ELR lists are tagged: set only when the feature is on and they hold ids.
+                let elr = |ids: &Vec<i32>| (elr_enabled && !ids.is_empty()).then(|| ids.clone());
+                let record = PartitionRecord {
+                    partition_id,
+                    topic_id: topic.id,
+                    replicas: p.replicas.clone(),
+                    isr: p.isr.clone(),
+                    removing_replicas: p.removing_replicas.clone(),
+                    adding_replicas: p.adding_replicas.clone(),
+                    leader: p.leader,
+                    leader_recovery_state: p.leader_recovery_state,
+                    leader_epoch: p.leader_epoch,
+                    partition_epoch: p.partition_epoch,
+                    directories,
+                    eligible_leader_replicas: elr(&p.elr),
+                    last_known_elr: elr(&p.last_known_elr),
+                    ..Default::default()
+                };
+                out.write(MetadataRecord::Partition(record), version)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn write_configs_and_quotas(&self, out: &mut Out) -> Result<(), ImageWriteError> {
+        for (resource, keys) in &self.configs {
+            for (name, value) in keys {
+                out.write(
+                    MetadataRecord::Config(ConfigRecord {
+                        resource_type: resource.resource_type,
+                        resource_name: resource.resource_name.clone(),
+                        name: name.clone(),
+                        value: Some(value.clone()),
+                        ..Default::default()
+                    }),
+                    0,
+                )?;
+            }
+        }
+        for (entity, quotas) in &self.client_quotas {
+            let entity: Vec<QuotaEntityData> = entity
+                .iter()
+                .map(|(entity_type, entity_name)| QuotaEntityData {
+                    entity_type: entity_type.clone(),
+                    entity_name: entity_name.clone(),
+                    ..Default::default()
+                })
+                .collect();
+            for (key, value) in quotas {
+                out.write(
+                    MetadataRecord::ClientQuota(ClientQuotaRecord {
+                        entity: entity.clone(),
+                        key: key.clone(),
+                        value: *value,
+                        remove: false,
+                        ..Default::default()
+                    }),
+                    0,
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    fn write_security(&self, out: &mut Out) -> Result<(), ImageWriteError> {
+        for acl in self.acls.values() {
+            out.write(MetadataRecord::AccessControlEntry(acl.clone()), 0)?;
+        }
+        if !self.scram.is_empty() && out.level < mv::SCRAM {
+            let users: Vec<&str> = self.scram.keys().map(|(_, u)| u.as_str()).collect();
+            return Err(out.loss(format!("SCRAM credentials of {}", users.join(", "))));
+        }
+        for credential in self.scram.values() {
+            out.write(MetadataRecord::UserScramCredential(credential.clone()), 0)?;
+        }
+        if !self.delegation_tokens.is_empty() && out.level < mv::DELEGATION_TOKENS {
+            let ids: Vec<&str> = self.delegation_tokens.keys().map(String::as_str).collect();
+            return Err(out.loss(format!("delegation tokens {}", ids.join(", "))));
+        }
+        for token in self.delegation_tokens.values() {
+            out.write(MetadataRecord::DelegationToken(token.clone()), 0)?;
+        }
+        Ok(())
+    }
+}

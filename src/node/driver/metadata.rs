@@ -1,0 +1,178 @@
+//! The driver's metadata side: replaying committed batches into the image, activating as
+//! leader, writing snapshots of the image, and cleaning the log.
+//!
+//! ```text
+//!   HighWatermark ─▶ catch_up_image ─▶ image replayed to the HW ─▶ publish to the handler
+//!                                    └▶ SnapshotGenerator says due ─▶ records (this thread)
+//!                                         ─▶ writer thread: .part, fsync, rename ─▶ Event::SnapshotWritten
+//!                                         ─▶ store.add_snapshot (served by FetchSnapshot from then on)
+//!   every 60 s ─▶ store.maybe_clean (retention) ─▶ log start moves, old snapshots deleted
+//!   leader whose image passed its epoch start ─▶ activation records proposed once
+//! ```
+//!
+//! Writing the file happens off the raft thread (Kafka's snapshot generator has its own
+//! thread too), so a large snapshot never delays a Fetch answer or an election.
+
+use super::{now_ms, Driver, DriverError, Event};
+use crate::node::activation::activation_records;
+use crate::raft::voters::voter_set_to_record;
+use crate::snapshot::{SnapshotHeaderInfo, SnapshotId};
+
+impl Driver {
+    /// Replays the image up to `high_watermark`, publishes it, and writes a snapshot of it when
+    /// one is due.
+    pub(super) fn catch_up_image(&mut self, high_watermark: i64) {
+        let done = self.registrations.catch_up(&self.store, high_watermark);
+        if done.changed {
+            self.publish_image();
+        }
+        let now = now_ms();
+        if done.loaded_snapshot {
+            self.snapshot_generator.loaded(now);
+        }
+        if self.registrations.image.open_transaction.is_some() {
+            // Kafka publishes no image inside a metadata transaction.
+            self.snapshot_generator.unpublished(done.log_bytes);
+            return;
+        }
+        if done.log_bytes == 0 {
+            return;
+        }
+        if let Some(reason) = self.snapshot_generator.log_delta(done.log_bytes, now) {
+            if !self.start_snapshot(&reason, now) {
+                self.snapshot_generator.written();
+            }
+        }
+    }
+
+    /// Builds the snapshot of the current image and hands it to a writer thread; false when
+    /// none is written.
+    fn start_snapshot(&mut self, reason: &str, now: u64) -> bool {
+        let image = &self.registrations.image;
+        let id = SnapshotId {
+            end_offset: image.next_offset,
+            epoch: image.last_epoch,
+        };
+        let log_start = crate::raft::LogReader::log_start_offset(&self.store);
+        if id.end_offset < log_start {
+            tracing::info!(
+                "Cannot create a snapshot with an id ({}) less than the log start offset ({log_start})",
+                id.file_stem()
+            );
+            return false;
+        }
+        if self.store.has_snapshot(id) {
+            tracing::error!(
+                "Not generating snapshot {} because it already exists.",
+                id.file_stem()
+            );
+            return false;
+        }
+        let records = match image.snapshot_records() {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::error!(
+                    "KRaft snapshot file generation error for {}: {e}",
+                    id.file_stem()
+                );
+                return false;
+            }
+        };
+        let (kraft_version, voters) = self.core.voters_at_offset(id.end_offset - 1);
+        let header = SnapshotHeaderInfo {
+            last_contained_log_timestamp_ms: image.last_contained_log_time_ms,
+            kraft_version: Some(kraft_version),
+            voters: voters.as_ref().map(voter_set_to_record),
+        };
+        tracing::info!(
+            "Creating new KRaft snapshot file {} because {reason}.",
+            id.file_stem()
+        );
+        let dir = self.store.partition_dir().to_path_buf();
+        let events = self.events.clone();
+        let spawned = std::thread::Builder::new()
+            .name("snapshot-writer".into())
+            .spawn(move || {
+                let result =
+                    crate::snapshot::write_snapshot(&dir, id, &header, &records, now as i64)
+                        .map(|path| std::fs::metadata(path).map(|m| m.len()).unwrap_or_default())
+                        .map_err(|e| e.to_string());
+                // The raft thread may be gone (shutdown): the frozen file is found on start.
+                let _ = events.send(Event::SnapshotWritten { id, result });
+            });
+        if let Err(e) = spawned {
+            tracing::error!("cannot start the snapshot writer: {e}");
+            return false;
+        }
+        true
+    }
+
+    /// A writer thread finished snapshot `id`.
+    pub(super) fn snapshot_written(
+        &mut self,
+        id: SnapshotId,
+        result: Result<u64, String>,
+    ) -> Result<(), DriverError> {
+        self.snapshot_generator.written();
+        match result {
+            Ok(size_bytes) => {
+                self.store
+                    .add_snapshot(id)
+                    .map_err(|e| self.storage_failure(e))?;
+                tracing::info!(
+                    "Successfully wrote snapshot {} ({size_bytes} bytes)",
+                    id.file_stem()
+                );
+            }
+            // Kafka's snapshot generator reports the fault and goes on; the log keeps
+            // everything, so nothing is lost.
+            Err(e) => tracing::error!(
+                "Encountered error while writing snapshot {}: {e}",
+                id.file_stem()
+            ),
+        }
+        Ok(())
+    }
+
+    /// Kafka's log cleaner cadence: `maybeClean` every 60 s.
+    pub(super) fn run_log_cleaner(&mut self) -> Result<(), DriverError> {
+        let now = now_ms();
+        if now < self.next_clean_ms {
+            return Ok(());
+        }
+        self.next_clean_ms = now + super::CLEAN_INTERVAL_MS;
+        self.store
+            .maybe_clean(now as i64, self.settings.retention)
+            .map_err(|e| self.storage_failure(e))?;
+        Ok(())
+    }
+
+    /// As leader, once the image holds everything before this epoch: the activation records
+    /// (bootstrap on an empty log, an abort of an open transaction), proposed once.
+    pub(super) fn maybe_activate(&mut self) -> Result<(), DriverError> {
+        if !self.activation_due {
+            return Ok(());
+        }
+        let Some(epoch_start) = self.core.epoch_start_offset() else {
+            self.activation_due = false;
+            return Ok(());
+        };
+        if self.registrations.image.next_offset <= epoch_start {
+            return Ok(());
+        }
+        self.activation_due = false;
+        match activation_records(
+            &self.registrations.image,
+            self.store.bootstrap_records(),
+            self.settings.min_insync_replicas,
+        ) {
+            Ok(Some((records, message))) => {
+                tracing::info!("{message}");
+                self.core.propose(now_ms(), &self.store, records);
+            }
+            Ok(None) => {}
+            Err(e) => tracing::error!("Controller activation failed: {e}"),
+        }
+        Ok(())
+    }
+}
