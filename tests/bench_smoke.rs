@@ -44,7 +44,7 @@ fn quorum_benchmark_runs_at_smoke_sizes() {
     let p = quorum::Params::smoke();
     let mut phases = 0;
     let r = quorum::run(&env, tmp.path(), &p, &mut |_| phases += 1).unwrap();
-    assert_eq!(phases, 5, "progress after every phase");
+    assert_eq!(phases, 6, "progress after every phase");
     // Start-up: both implementations, empty and big log, ApiVersions before DescribeQuorum.
     assert_eq!(r.startup.series.len(), 4);
     for (kind, _, trials) in &r.startup.series {
@@ -70,15 +70,20 @@ fn quorum_benchmark_runs_at_smoke_sizes() {
         assert!(run.summary.p99_ms > 0.0 && run.cpu_seconds > 0.0, "{run:?}");
         assert_eq!(run.rss.len(), 3);
     }
-    // Catch-up: both kinds fetched log bytes from their first observed fetch on.
-    assert_eq!(r.catchup.len(), 2);
-    for (kind, trials) in &r.catchup {
-        assert_eq!(trials.len(), 1, "{kind:?}");
-        assert!(trials[0].bytes > 0, "{kind:?} {:?}", trials[0]);
-        assert!(trials[0].mb_per_sec() > 0.0 && trials[0].follower_peak_rss_kib > 0);
+    // Catch-up and snapshot transfer: both kinds fetched bytes from their first observed
+    // fetch on; the snapshot is the size asked for.
+    for results in [&r.catchup, &r.snapshot] {
+        assert_eq!(results.len(), 2);
+        for (kind, trials) in results {
+            assert_eq!(trials.len(), 1, "{kind:?}");
+            assert!(trials[0].bytes > 0, "{kind:?} {:?}", trials[0]);
+            assert!(trials[0].mb_per_sec() > 0.0 && trials[0].follower_peak_rss_kib > 0);
+        }
     }
+    assert!(r.snapshot.iter().all(|(_, t)| t[0].bytes >= p.snapshot_bytes));
     let text = quorum::report::markdown(&r, &p, "4.1.2", "4.4.0");
     assert!(text.contains("follower catch-up"), "{text}");
+    assert!(text.contains("snapshot transfer"), "{text}");
     assert!(text.contains("start-up to DescribeQuorum"), "{text}");
     assert!(text.contains("graceful handover"), "{text}");
     assert!(

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use ferrokraft::metadata::dump::{self, DumpedFile, DumpedRecord};
 use ferrokraft::metadata::image::MetadataImage;
 use ferrokraft::metadata::record::MetadataRecord;
-use ferrokraft::snapshot::SnapshotId;
+use ferrokraft::snapshot::{write_snapshot, RawSnapshot, SnapshotHeaderInfo, SnapshotId};
 use support::combined::CombinedKafka;
 use support::kafka::{free_port, Artifacts};
 use support::metadata_shell;
@@ -466,6 +466,78 @@ fn every_record_kafka_writes_decodes_and_re_encodes_byte_for_byte() {
     compare_images_with_metadata_shell(&art, &files);
 }
 
+/// Data record values of a snapshot or log file.
+fn data_values(file: &DumpedFile) -> Vec<Vec<u8>> {
+    file.batches
+        .iter()
+        .flat_map(|b| &b.records)
+        .filter_map(|r| match r {
+            DumpedRecord::Metadata { value, .. } => Some(value.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Issue #8 §3: ferrokraft writes a snapshot of the image it replayed from Kafka's newest
+/// snapshot, at the same id and with the same header. It holds exactly Kafka's records (each
+/// byte for byte; only the order inside a section may differ, Kafka iterating hash maps),
+/// metadata.version first, and it reloads to the same image. Returns (tempdir, file).
+fn ferrokraft_snapshot_of(
+    id: &SnapshotId,
+    kafka_file: &std::path::Path,
+    image: &MetadataImage,
+) -> (tempfile::TempDir, std::path::PathBuf) {
+    let kafka = RawSnapshot::open_path(kafka_file, *id).unwrap();
+    let header = SnapshotHeaderInfo {
+        last_contained_log_timestamp_ms: kafka.summary().last_contained_log_timestamp_ms,
+        kraft_version: kafka.summary().kraft_version,
+        voters: kafka.summary().voters.clone(),
+    };
+    let values = image.snapshot_records().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_snapshot(dir.path(), *id, &header, &values, 0).unwrap();
+
+    let theirs = data_values(&dump::dump_file(kafka_file).unwrap());
+    let written = data_values(&dump::dump_file(&path).unwrap());
+    assert_eq!(written, values);
+    assert_eq!(
+        written[0], theirs[0],
+        "metadata.version first, as Kafka writes it"
+    );
+    let sorted = |v: &[Vec<u8>]| {
+        let mut v = v.to_vec();
+        v.sort();
+        v
+    };
+    let (ours_sorted, theirs_sorted) = (sorted(&written), sorted(&theirs));
+    if ours_sorted != theirs_sorted {
+        let describe = |v: &[Vec<u8>], other: &[Vec<u8>]| -> Vec<String> {
+            v.iter()
+                .filter(|r| !other.contains(r))
+                .map(|r| format!("{:?}", MetadataRecord::decode(r)))
+                .collect()
+        };
+        panic!(
+            "ferrokraft's snapshot records differ from Kafka's:\n only ferrokraft: {:#?}\n only Kafka: {:#?}",
+            describe(&ours_sorted, &theirs_sorted),
+            describe(&theirs_sorted, &ours_sorted)
+        );
+    }
+    let mut reloaded = MetadataImage::new();
+    reloaded.load_snapshot(
+        &fs::read(&path).unwrap(),
+        id.end_offset,
+        "ferrokraft snapshot",
+    );
+    assert_eq!(reloaded.to_json(), image.to_json());
+    eprintln!(
+        "ferrokraft wrote {} records of Kafka's image as snapshot {}: the same records as Kafka's",
+        written.len(),
+        id.file_stem()
+    );
+    (dir, path)
+}
+
 /// Issue #8 §2: the image ferrokraft replays from Kafka's log, and from Kafka's newest
 /// snapshot, equals what kafka-metadata-shell shows of the same file; and the image of the
 /// whole directory (newest snapshot, then the log after it) equals the log's.
@@ -508,6 +580,7 @@ fn compare_images_with_metadata_shell(art: &Artifacts, files: &[DumpedFile]) {
     // Kafka's log is complete: snapshot + tail and the log alone give the same image.
     let whole = dump::image_of(files);
     assert_eq!(whole.to_json(), from_log.to_json());
+    let ours = ferrokraft_snapshot_of(&newest.0, &newest.1, &from_snapshot);
 
     if !metadata_shell::available() {
         // Kafka 4.4 publishes no kafka-shell artifact: only the checks above apply.
@@ -521,6 +594,7 @@ fn compare_images_with_metadata_shell(art: &Artifacts, files: &[DumpedFile]) {
     for (label, file, image) in [
         ("log", log, &from_log),
         ("snapshot", &newest.1, &from_snapshot),
+        ("ferrokraft-written snapshot", &ours.1, &from_snapshot),
     ] {
         let c = metadata_shell::compare(art, label, file, image);
         eprintln!(

@@ -12,6 +12,8 @@ pub mod probe;
 pub mod procs;
 #[path = "report.rs"]
 pub mod report;
+#[path = "snapshot_transfer.rs"]
+pub mod snapshot_transfer;
 #[path = "../storage/measure.rs"]
 #[allow(dead_code)]
 pub mod storage_measure;
@@ -55,8 +57,10 @@ pub struct Params {
     pub latency_secs: u64,
     /// Log bytes an empty follower fetches in the catch-up measurement.
     pub catchup_bytes: u64,
-    /// Catch-up trials per implementation.
+    /// Catch-up trials per implementation (also snapshot-transfer trials).
     pub catchup_trials: usize,
+    /// Size of the snapshot an empty follower downloads in the snapshot-transfer measurement.
+    pub snapshot_bytes: u64,
     /// Floors at full or smoke sizes.
     pub storage: storage_measure::Params,
 }
@@ -84,6 +88,7 @@ impl Params {
             latency_secs: 60,
             catchup_bytes: 1024 * 1024 * 1024,
             catchup_trials: 3,
+            snapshot_bytes: 100 * 1024 * 1024,
             storage: storage_measure::Params::full(),
         }
     }
@@ -104,6 +109,7 @@ impl Params {
             latency_secs: 6,
             catchup_bytes: 32 * 1024 * 1024,
             catchup_trials: 1,
+            snapshot_bytes: 4 * 1024 * 1024,
             storage: storage_measure::Params::smoke(),
         }
     }
@@ -146,6 +152,7 @@ pub struct Results {
     pub failover: phases::FailoverResults,
     pub latency: Vec<phases::LatencyRun>,
     pub catchup: catchup::CatchUpResults,
+    pub snapshot: catchup::CatchUpResults,
 }
 
 /// Runs every measurement in `dir`; `progress` sees the results after each phase, so a
@@ -172,6 +179,9 @@ pub fn run(
     progress(&r);
     eprintln!("catch-up …");
     r.catchup = catchup::catch_up(env, dir, p)?;
+    progress(&r);
+    eprintln!("snapshot transfer …");
+    r.snapshot = snapshot_transfer::snapshot_transfer(env, dir, p)?;
     progress(&r);
     Ok(r)
 }

@@ -1,5 +1,5 @@
 //! Follower catch-up: a voter whose log is empty joins a leader holding a large log and
-//! fetches all of it.
+//! fetches all of it (the snapshot-transfer phase reuses the trial with a snapshot instead).
 //!
 //! ```text
 //!   ferrokraft writer quorum (nodes 1, 2 up, 3 never started), workload at full speed
@@ -51,15 +51,21 @@ fn three(workload: Option<(u64, usize)>) -> Setup {
     }
 }
 
-/// Writes the big log with nodes 1 and 2 of a ferrokraft quorum; returns the three
-/// directories' copies.
-fn write_big_log(env: &Env, root: &Path, p: &Params) -> Result<Vec<std::path::PathBuf>, String> {
+/// Writes a log of at least `log_bytes` with nodes 1 and 2 of a ferrokraft quorum; returns
+/// copies of the three directories (`template-<name>-<id>`).
+pub fn write_big_log(
+    env: &Env,
+    root: &Path,
+    name: &str,
+    log_bytes: u64,
+    record_bytes: usize,
+) -> Result<Vec<std::path::PathBuf>, String> {
     let mut w = Quorum::create(
         env,
         root,
-        "catchup-writer",
+        &format!("{name}-writer"),
         Kind::Ferrokraft,
-        &three(Some((MAX_RATE, p.record_bytes))),
+        &three(Some((MAX_RATE, record_bytes))),
     )?;
     w.start(0)?;
     w.start(1)?;
@@ -68,12 +74,11 @@ fn write_big_log(env: &Env, root: &Path, p: &Params) -> Result<Vec<std::path::Pa
         .map(|i| partition_log_bytes(&w.nodes[i].dir))
         .min()
         .unwrap_or(0)
-        < p.catchup_bytes
+        < log_bytes
     {
         if now() > deadline || !w.running(0) || !w.running(1) {
             return Err(format!(
-                "could not write a {} byte log:\n{}",
-                p.catchup_bytes,
+                "could not write a {log_bytes} byte log:\n{}",
                 tail(&w.log_text(0), 20)
             ));
         }
@@ -83,27 +88,29 @@ fn write_big_log(env: &Env, root: &Path, p: &Params) -> Result<Vec<std::path::Pa
     w.terminate(1, Duration::from_secs(30));
     let mut dirs = Vec::new();
     for (i, node) in w.nodes.iter().enumerate() {
-        let to = root.join(format!("template-catchup-{}", i + 1));
+        let to = root.join(format!("template-{name}-{}", i + 1));
         copy_dir(&node.dir, &to)?;
         dirs.push(to);
     }
     Ok(dirs)
 }
 
-fn trial(
+/// One trial: copies of `templates` for nodes 1–3, 1 and 2 started, then the empty node 3
+/// timed from its first fetch until its log end offset reaches the high watermark; `bytes`
+/// is what nodes 1 and 2 hold beyond node 3 (log or snapshot).
+pub fn trial(
     env: &Env,
     root: &Path,
     kind: Kind,
-    n: usize,
+    name: &str,
     templates: &[std::path::PathBuf],
+    bytes: u64,
 ) -> Result<CatchUpTrial, String> {
-    let name = format!("catchup-{}-{n}", kind.label().replace(' ', "-"));
-    let mut q = Quorum::create(env, root, &name, kind, &three(None))?;
+    let mut q = Quorum::create(env, root, name, kind, &three(None))?;
     for (node, template) in q.nodes.iter().zip(templates) {
         let _ = std::fs::remove_dir_all(&node.dir);
         copy_dir(template, &node.dir)?;
     }
-    let bytes = partition_log_bytes(&templates[0]);
     q.start(0)?;
     q.start(1)?;
     let deadline = now() + Duration::from_secs(600);
@@ -157,12 +164,14 @@ fn trial(
 /// Catch-up of an empty voter from a leader holding `p.catchup_bytes`, both implementations,
 /// alternating.
 pub fn catch_up(env: &Env, root: &Path, p: &Params) -> Result<CatchUpResults, String> {
-    let templates = write_big_log(env, root, p)?;
+    let templates = write_big_log(env, root, "catchup", p.catchup_bytes, p.record_bytes)?;
+    let bytes = partition_log_bytes(&templates[0]);
     let mut results: CatchUpResults =
         vec![(Kind::Ferrokraft, vec![]), (Kind::KafkaController, vec![])];
     for n in 0..p.catchup_trials {
         for (kind, trials) in results.iter_mut() {
-            trials.push(trial(env, root, *kind, n, &templates)?);
+            let name = format!("catchup-{}-{n}", kind.label().replace(' ', "-"));
+            trials.push(trial(env, root, *kind, &name, &templates, bytes)?);
         }
     }
     for t in &templates {

@@ -6,7 +6,8 @@
 //! cargo bench --bench quorum -- [--smoke] [--dir DIR] [--trials N] [--kafka-version V]
 //!                               [--test-raft-version V] [--spurious-secs S]
 //!                               [--latency-secs S] [--catchup-mib M]
-//!                               [--catchup-trials N] [--startup-trials N] [--out FILE]
+//!                               [--catchup-trials N] [--snapshot-mib M]
+//!                               [--startup-trials N] [--out FILE]
 //! ```
 //!
 //! Kafka's jars come from Maven Central through `interop/kafka/fetch.sh` (default 4.1.2 for
@@ -33,6 +34,7 @@ fn main() -> std::process::ExitCode {
     let mut spurious_secs: Option<u64> = None;
     let mut catchup_mib: Option<u64> = None;
     let mut catchup_trials: Option<usize> = None;
+    let mut snapshot_mib: Option<u64> = None;
     let mut startup_trials: Option<usize> = None;
     let mut latency_secs: Option<u64> = None;
     while let Some(a) = args.next() {
@@ -47,6 +49,7 @@ fn main() -> std::process::ExitCode {
             "--latency-secs" => latency_secs = args.next().and_then(|v| v.parse().ok()),
             "--catchup-mib" => catchup_mib = args.next().and_then(|v| v.parse().ok()),
             "--catchup-trials" => catchup_trials = args.next().and_then(|v| v.parse().ok()),
+            "--snapshot-mib" => snapshot_mib = args.next().and_then(|v| v.parse().ok()),
             "--startup-trials" => startup_trials = args.next().and_then(|v| v.parse().ok()),
             // cargo bench passes --bench; filters are meaningless here.
             _ => {}
@@ -61,6 +64,7 @@ fn main() -> std::process::ExitCode {
     params.latency_secs = latency_secs.unwrap_or(params.latency_secs);
     params.catchup_bytes = catchup_mib.map_or(params.catchup_bytes, |m| m * 1024 * 1024);
     params.catchup_trials = catchup_trials.unwrap_or(params.catchup_trials);
+    params.snapshot_bytes = snapshot_mib.map_or(params.snapshot_bytes, |m| m * 1024 * 1024);
     params.startup_trials = startup_trials.unwrap_or(params.startup_trials);
     let env = match env(&kafka_version, &test_raft_version) {
         Ok(e) => e,

@@ -223,7 +223,8 @@ impl Quorum {
                  listeners=CONTROLLER://127.0.0.1:{port}\ncontroller.listener.names=CONTROLLER\n\
                  log.dirs={}\n\
                  controller.quorum.election.timeout.ms={}\ncontroller.quorum.fetch.timeout.ms={}\n\
-                 controller.quorum.election.backoff.max.ms={}\ncontroller.quorum.request.timeout.ms={}\n",
+                 controller.quorum.election.backoff.max.ms={}\ncontroller.quorum.request.timeout.ms={}\n\
+                 metadata.max.retention.bytes=-1\nmetadata.max.retention.ms=-1\n",
                 dir.display(),
                 t.election_timeout_ms,
                 t.fetch_timeout_ms,

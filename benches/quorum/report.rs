@@ -287,36 +287,12 @@ pub fn markdown(r: &Results, p: &Params, kafka_version: &str, test_raft_version:
             ));
         }
     }
-    let catchup = |k: Kind, f: fn(&super::catchup::CatchUpTrial) -> f64| {
-        r.catchup
-            .iter()
-            .find(|(kind, _)| *kind == k)
-            .map(|(_, t)| Spread::of(&t.iter().map(f).collect::<Vec<_>>()))
-            .unwrap_or_default()
-    };
-    let fetched_mb = r
-        .catchup
-        .iter()
-        .flat_map(|(_, t)| t.iter().map(|x| x.bytes as f64 / 1e6))
-        .fold(0.0, f64::max);
-    row(
-        &mut out,
-        &format!("follower catch-up, empty voter fetching {fetched_mb:.0} MB"),
-        catchup(Kind::Ferrokraft, |t| t.mb_per_sec()),
-        catchup(Kind::KafkaController, |t| t.mb_per_sec()),
-        "MB/s",
-    );
-    row(
-        &mut out,
-        "peak RSS of the catching-up follower",
-        catchup(Kind::Ferrokraft, |t| {
-            t.follower_peak_rss_kib as f64 / 1024.0
-        }),
-        catchup(Kind::KafkaController, |t| {
-            t.follower_peak_rss_kib as f64 / 1024.0
-        }),
-        "MiB",
-    );
+    for (results, what) in [
+        (&r.catchup, "follower catch-up, empty voter fetching the log"),
+        (&r.snapshot, "snapshot transfer, empty voter fetching a snapshot"),
+    ] {
+        transfer_rows(&mut out, results, what);
+    }
     for (kind, n, secs) in &r.failover.spurious {
         out.push_str(&format!(
             "| spurious elections, idle, {} timers, {:.0} s | {} | | |\n",
@@ -327,4 +303,35 @@ pub fn markdown(r: &Results, p: &Params, kafka_version: &str, test_raft_version:
     }
     latency_rows(&mut out, &r.latency, p);
     out
+}
+
+/// MB/s and the receiver's peak RSS of catch-up trials (log or snapshot).
+fn transfer_rows(out: &mut String, results: &super::catchup::CatchUpResults, what: &str) {
+    let spread = |k: Kind, f: fn(&super::catchup::CatchUpTrial) -> f64| {
+        results
+            .iter()
+            .find(|(kind, _)| *kind == k)
+            .map(|(_, t)| Spread::of(&t.iter().map(f).collect::<Vec<_>>()))
+            .unwrap_or_default()
+    };
+    let fetched_mb = results
+        .iter()
+        .flat_map(|(_, t)| t.iter().map(|x| x.bytes as f64 / 1e6))
+        .fold(0.0, f64::max);
+    row(
+        out,
+        &format!("{what}, {fetched_mb:.0} MB"),
+        spread(Kind::Ferrokraft, |t| t.mb_per_sec()),
+        spread(Kind::KafkaController, |t| t.mb_per_sec()),
+        "MB/s",
+    );
+    row(
+        out,
+        &format!("peak RSS of the receiver ({what})"),
+        spread(Kind::Ferrokraft, |t| t.follower_peak_rss_kib as f64 / 1024.0),
+        spread(Kind::KafkaController, |t| {
+            t.follower_peak_rss_kib as f64 / 1024.0
+        }),
+        "MiB",
+    );
 }

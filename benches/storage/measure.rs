@@ -299,6 +299,7 @@ fn drop_page_cache(dir: &Path) -> Result<(), String> {
 pub fn read_series(dir: &Path, p: &Params) -> Result<ReadResult, String> {
     let config = LogConfig {
         segment_bytes: p.read_segment_bytes,
+        ..LogConfig::default()
     };
     let (mut log, _) = FileLog::open(dir, config).map_err(|e| e.to_string())?;
     log.initialize_leader_epoch(1).map_err(|e| e.to_string())?;

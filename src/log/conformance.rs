@@ -35,7 +35,10 @@ struct FileHarness {
 impl FileHarness {
     fn new(segment_bytes: u64) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let config = LogConfig { segment_bytes };
+        let config = LogConfig {
+            segment_bytes,
+            ..LogConfig::default()
+        };
         let (log, _) = FileLog::open(dir.path(), config).unwrap();
         FileHarness {
             dir,
@@ -405,7 +408,14 @@ fn every_cut_of_the_last_batch_recovers_the_complete_prefix() {
 #[test]
 fn flipped_bit_cuts_the_log_there() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut log, _) = FileLog::open(dir.path(), LogConfig { segment_bytes: 150 }).unwrap();
+    let (mut log, _) = FileLog::open(
+        dir.path(),
+        LogConfig {
+            segment_bytes: 150,
+            ..LogConfig::default()
+        },
+    )
+    .unwrap();
     log.initialize_leader_epoch(1).unwrap();
     for i in 0..4 {
         log.append_as_leader(&data(2, i), 1).unwrap();
@@ -419,7 +429,14 @@ fn flipped_bit_cuts_the_log_there() {
         let mut bad = good.clone();
         bad[byte] ^= 0x10;
         std::fs::write(&seg, &bad).unwrap();
-        let (log, report) = FileLog::open(dir.path(), LogConfig { segment_bytes: 150 }).unwrap();
+        let (log, report) = FileLog::open(
+            dir.path(),
+            LogConfig {
+                segment_bytes: 150,
+                ..LogConfig::default()
+            },
+        )
+        .unwrap();
         // byte 12..16 is the epoch (outside the CRC): flipping it makes it decrease or jump, both
         // caught by the epoch rules only if it decreases; skip positions the CRC cannot see.
         assert_eq!(
@@ -433,7 +450,14 @@ fn flipped_bit_cuts_the_log_there() {
         // Restore the full log for the next round.
         std::fs::write(&seg, &good).unwrap();
         let dir2 = dir.path();
-        let (mut l, _) = FileLog::open(dir2, LogConfig { segment_bytes: 150 }).unwrap();
+        let (mut l, _) = FileLog::open(
+            dir2,
+            LogConfig {
+                segment_bytes: 150,
+                ..LogConfig::default()
+            },
+        )
+        .unwrap();
         if l.end_offset() < 8 {
             for i in (l.end_offset() / 2)..4 {
                 l.append_as_leader(&data(2, i as u8), 1).unwrap();
@@ -508,4 +532,39 @@ proptest! {
         prop_assert_eq!(a, b);
         prop_assert_eq!(m.log().epoch_entries(), f.log().epoch_entries());
     }
+}
+
+/// LogSegment.shouldRoll with `segment.ms` (no jitter on the metadata log): a batch whose max
+/// timestamp is more than `segment_ms` past the active segment's first batch rolls a new
+/// segment; within it, or on an empty segment, it does not. Recovery keeps the first batch's
+/// timestamp, so the rule holds across a restart.
+#[test]
+fn segment_ms_rolls_on_the_first_batch_timestamp() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = LogConfig {
+        segment_ms: 1_000,
+        ..LogConfig::default()
+    };
+    let (mut log, _) = FileLog::open(dir.path(), config).unwrap();
+    log.initialize_leader_epoch(1).unwrap();
+    let at = |ts: i64| crate::records::build_data_batch(0, 1, ts, &[b"v".as_slice()]).unwrap();
+    log.append_as_leader(&at(10_000), 1).unwrap();
+    log.append_as_leader(&at(11_000), 1).unwrap();
+    assert_eq!(
+        log.segment_bases(),
+        vec![0],
+        "exactly segment.ms later: no roll"
+    );
+    log.append_as_leader(&at(11_001), 1).unwrap();
+    assert_eq!(log.segment_bases(), vec![0, 2]);
+    log.close().unwrap();
+    let (mut log, _) = FileLog::open(dir.path(), config).unwrap();
+    log.append_as_leader(&at(11_500), 1).unwrap();
+    assert_eq!(
+        log.segment_bases(),
+        vec![0, 2],
+        "the new segment counts from 11 001"
+    );
+    log.append_as_leader(&at(12_002), 1).unwrap();
+    assert_eq!(log.segment_bases(), vec![0, 2, 4]);
 }

@@ -24,12 +24,17 @@ use crate::storage::atomic::fsync_dir;
 pub struct LogConfig {
     /// `metadata.log.segment.bytes` (default 1 GiB).
     pub segment_bytes: u64,
+    /// `metadata.log.segment.ms` (default 7 days): an append whose max timestamp is this much
+    /// past the active segment's first batch rolls a new segment first (Kafka's
+    /// `LogSegment.shouldRoll`; the metadata log has no jitter).
+    pub segment_ms: u64,
 }
 
 impl Default for LogConfig {
     fn default() -> Self {
         LogConfig {
             segment_bytes: 1024 * 1024 * 1024,
+            segment_ms: 7 * 24 * 60 * 60 * 1000,
         }
     }
 }
@@ -266,11 +271,21 @@ impl FileLog {
         };
         let (first_offset, last_offset) = (first.base_offset(), last.last_offset());
         let seg_bytes = self.config.segment_bytes;
+        let seg_ms = self.config.segment_ms;
         let active = self.active()?;
         let too_big =
             active.size_bytes() > 0 && active.size_bytes() + bytes.len() as u64 > seg_bytes;
         let overflow = last_offset - active.base_offset() > i64::from(i32::MAX);
-        if too_big || overflow {
+        let max_timestamp = views
+            .iter()
+            .map(BatchView::max_timestamp)
+            .max()
+            .unwrap_or(-1);
+        let timed_out = active.size_bytes() > 0
+            && active.first_batch_timestamp_ms().is_some_and(|first| {
+                max_timestamp.saturating_sub(first) > i64::try_from(seg_ms).unwrap_or(i64::MAX)
+            });
+        if too_big || overflow || timed_out {
             self.roll(first_offset)?;
         }
         // The epoch checkpoint goes first, as in Kafka: recovery trims it back to the LEO.

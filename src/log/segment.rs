@@ -69,6 +69,9 @@ pub struct Segment {
     time_index: IndexFile<TimeEntry>,
     bytes_since_last_index_entry: u64,
     max_timestamp_so_far: Option<(i64, i64)>,
+    /// Max timestamp of the first batch (Kafka's `rollingBasedTimestamp`): time-based rolling
+    /// counts from it.
+    first_batch_timestamp_ms: Option<i64>,
     /// Whether `log` has writes not yet fsynced.
     dirty: bool,
 }
@@ -100,6 +103,8 @@ impl Segment {
 
     /// Indexes one recovered batch as its own append, like Kafka's `LogSegment.recover`.
     pub fn recover_batch(&mut self, position: u64, batch: &BatchView<'_>) -> Result<(), LogError> {
+        self.first_batch_timestamp_ms
+            .get_or_insert(batch.max_timestamp());
         self.note_append(
             position,
             batch.size_bytes() as u64,
@@ -143,6 +148,7 @@ impl Segment {
             time_index: IndexFile::create(&dir.join(format!("{stem}.timeindex")))?,
             bytes_since_last_index_entry: 0,
             max_timestamp_so_far: None,
+            first_batch_timestamp_ms: None,
             dirty: true,
         })
     }
@@ -155,6 +161,11 @@ impl Segment {
     pub fn next_offset(&self) -> i64 {
         self.next_offset
     }
+    /// Max timestamp of the segment's first batch, once it has one.
+    pub fn first_batch_timestamp_ms(&self) -> Option<i64> {
+        self.first_batch_timestamp_ms
+    }
+
     /// `.log` size.
     pub fn size_bytes(&self) -> u64 {
         self.size_bytes
@@ -230,6 +241,10 @@ impl Segment {
         let position = self.size_bytes;
         self.size_bytes += bytes.len() as u64;
         self.dirty = true;
+        if let Some(first) = batches.first() {
+            self.first_batch_timestamp_ms
+                .get_or_insert(first.max_timestamp());
+        }
         self.note_append(position, bytes.len() as u64, AppendSummary::of(batches))
     }
 
@@ -267,6 +282,9 @@ impl Segment {
             .map_err(|e| LogError::io("truncate", &self.log_path, e))?;
         self.size_bytes = position;
         self.next_offset = next_offset;
+        if position == 0 {
+            self.first_batch_timestamp_ms = None;
+        }
         let keep = self
             .index
             .entries()

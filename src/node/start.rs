@@ -83,7 +83,10 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
     let partition_dir: &Path = &dir.partition_dir;
     let store = RaftStore::open(
         partition_dir,
-        config.metadata_log_segment_bytes,
+        crate::log::LogConfig {
+            segment_bytes: config.metadata_log_segment_bytes,
+            segment_ms: config.metadata_log_segment_ms,
+        },
         0,
         voters.ids().collect(),
     )?;

@@ -1,6 +1,7 @@
 //! The node's durable state behind the Raft core: the `__cluster_metadata-0` log, its snapshots
 //! and `quorum-state`. It answers the core's reads ([`LogReader`]) and carries out its writes.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
@@ -48,6 +49,9 @@ pub struct RaftStore {
     quorum_state: QuorumStateStore,
     /// A snapshot being downloaded from the leader.
     download: Option<RawSnapshotWriter>,
+    /// The snapshot last read (FetchSnapshot reads one in chunks): opening validates the whole
+    /// file, so it is opened once, not once per chunk.
+    reading: RefCell<Option<RawSnapshot>>,
     /// kraft.version: 0 writes quorum-state v0 with the voter ids, 1 writes v1.
     kraft_version: i16,
     voter_ids: Vec<i32>,
@@ -60,13 +64,13 @@ impl RaftStore {
     /// Opens (and recovers) the log in `partition_dir`.
     pub fn open(
         partition_dir: &Path,
-        segment_bytes: u64,
+        log_config: LogConfig,
         kraft_version: i16,
         voter_ids: Vec<i32>,
     ) -> Result<Self, StoreError> {
         std::fs::create_dir_all(partition_dir)
             .map_err(|e| LogError::io("create", partition_dir, e))?;
-        let (log, report) = FileLog::open(partition_dir, LogConfig { segment_bytes })?;
+        let (log, report) = FileLog::open(partition_dir, log_config)?;
         for (file, position, reason) in &report.cuts {
             tracing::warn!(
                 "Recovery cut {} at byte {position}: {reason}",
@@ -80,6 +84,7 @@ impl RaftStore {
             snapshots,
             quorum_state: QuorumStateStore::new(partition_dir),
             download: None,
+            reading: RefCell::new(None),
             kraft_version,
             voter_ids,
             bootstrap_records: Vec::new(),
@@ -357,7 +362,11 @@ impl LogReader for RaftStore {
         if !self.snapshots.contains(&sid) {
             return None;
         }
-        let raw = RawSnapshot::open(&self.partition_dir, sid).ok()?;
+        let mut reading = self.reading.borrow_mut();
+        if reading.as_ref().is_none_or(|r| r.id() != sid) {
+            *reading = Some(RawSnapshot::open(&self.partition_dir, sid).ok()?);
+        }
+        let raw = reading.as_ref()?;
         let size = raw.size_bytes() as i64;
         let bytes = if position >= 0 && position < size {
             raw.read_chunk(position as u64, max_bytes).ok()?
@@ -387,6 +396,7 @@ mod tests {
             dir,
             LogConfig {
                 segment_bytes: SEGMENT_BYTES,
+                ..LogConfig::default()
             },
         )
         .unwrap();
@@ -408,7 +418,15 @@ mod tests {
     }
 
     fn open(dir: &Path) -> Result<RaftStore, StoreError> {
-        RaftStore::open(dir, SEGMENT_BYTES, 0, vec![1])
+        RaftStore::open(
+            dir,
+            LogConfig {
+                segment_bytes: SEGMENT_BYTES,
+                ..LogConfig::default()
+            },
+            0,
+            vec![1],
+        )
     }
 
     #[test]

@@ -169,7 +169,16 @@ mod tests {
     const SEGMENT_BYTES: u64 = 1024;
 
     fn store_with_records(dir: &std::path::Path, records: i64) -> RaftStore {
-        let mut store = RaftStore::open(dir, SEGMENT_BYTES, 0, vec![1]).unwrap();
+        let mut store = RaftStore::open(
+            dir,
+            crate::log::LogConfig {
+                segment_bytes: SEGMENT_BYTES,
+                ..Default::default()
+            },
+            0,
+            vec![1],
+        )
+        .unwrap();
         for _ in 0..records {
             let b = build_data_batch(0, 1, 0, &[[7u8; 100].as_slice()]).unwrap();
             store.append_as_leader(&b, 1).unwrap();
