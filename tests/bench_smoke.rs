@@ -80,7 +80,18 @@ fn quorum_benchmark_runs_at_smoke_sizes() {
             assert!(trials[0].mb_per_sec() > 0.0 && trials[0].follower_peak_rss_kib > 0);
         }
     }
-    assert!(r.snapshot.iter().all(|(_, t)| t[0].bytes >= p.snapshot_bytes));
+    assert!(r
+        .snapshot
+        .iter()
+        .all(|(_, t)| t[0].bytes >= p.snapshot_bytes));
+    // The raw results for plots hold every trial of every phase.
+    let raw = quorum::json::results_json(&r);
+    for key in ["startup", "failover", "latency", "catchup", "snapshot"] {
+        assert!(
+            raw[key].as_array().is_some_and(|a| !a.is_empty()),
+            "{key}: {raw}"
+        );
+    }
     let text = quorum::report::markdown(&r, &p, "4.1.2", "4.4.0");
     assert!(text.contains("follower catch-up"), "{text}");
     assert!(text.contains("snapshot transfer"), "{text}");

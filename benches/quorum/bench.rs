@@ -4,6 +4,8 @@
 
 #[path = "catchup.rs"]
 pub mod catchup;
+#[path = "json.rs"]
+pub mod json;
 #[path = "phases.rs"]
 pub mod phases;
 #[path = "probe.rs"]
@@ -109,7 +111,7 @@ impl Params {
             latency_secs: 6,
             catchup_bytes: 32 * 1024 * 1024,
             catchup_trials: 1,
-            snapshot_bytes: 4 * 1024 * 1024,
+            snapshot_bytes: 16 * 1024 * 1024,
             storage: storage_measure::Params::smoke(),
         }
     }

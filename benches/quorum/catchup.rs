@@ -95,9 +95,21 @@ pub fn write_big_log(
     Ok(dirs)
 }
 
+/// What a trial times on the empty node 3.
+#[derive(Debug, Clone)]
+pub enum Watch {
+    /// Log catch-up: from its first fetch (the leader reports its log end offset) until its
+    /// log end offset reaches the high watermark.
+    Log,
+    /// Snapshot transfer: from the first `.checkpoint.part` in its partition directory (the
+    /// first chunk written) until this `.checkpoint` exists (downloaded, fsynced, renamed).
+    /// The leader reports no log end offset for a fetch below its log start, so the log
+    /// rule cannot see the download start.
+    Snapshot(String),
+}
+
 /// One trial: copies of `templates` for nodes 1–3, 1 and 2 started, then the empty node 3
-/// timed from its first fetch until its log end offset reaches the high watermark; `bytes`
-/// is what nodes 1 and 2 hold beyond node 3 (log or snapshot).
+/// timed as `watch` says; `bytes` is what nodes 1 and 2 hold beyond node 3 (log or snapshot).
 pub fn trial(
     env: &Env,
     root: &Path,
@@ -105,6 +117,7 @@ pub fn trial(
     name: &str,
     templates: &[std::path::PathBuf],
     bytes: u64,
+    watch: &Watch,
 ) -> Result<CatchUpTrial, String> {
     let mut q = Quorum::create(env, root, name, kind, &three(None))?;
     for (node, template) in q.nodes.iter().zip(templates) {
@@ -132,6 +145,7 @@ pub fn trial(
         std::thread::sleep(Duration::from_millis(50));
     };
     q.start(2)?;
+    let partition = q.nodes[2].dir.join("__cluster_metadata-0");
     let mut first: Option<(std::time::Instant, i64)> = None;
     loop {
         if now() > deadline || !q.running(2) {
@@ -141,23 +155,52 @@ pub fn trial(
                 tail(&q.log_text(2), 20)
             ));
         }
-        let leo = describe_once(leader_port, Duration::from_millis(500))
-            .and_then(|v| v.voters.iter().find(|(id, _)| *id == 3).map(|(_, o)| *o))
-            .unwrap_or(-1);
-        if leo >= 0 && first.is_none() {
-            first = Some((now(), leo));
-        }
-        if let Some((t0, leo0)) = first {
-            if leo >= target {
-                let fetched = bytes as f64 * (target - leo0) as f64 / target as f64;
-                return Ok(CatchUpTrial {
-                    bytes: fetched as u64,
-                    seconds: t0.elapsed().as_secs_f64(),
-                    follower_peak_rss_kib: q.pid(2).and_then(rss_kib).map_or(0, |r| r.1),
-                });
+        let done = match watch {
+            Watch::Log => {
+                let leo = describe_once(leader_port, Duration::from_millis(500))
+                    .and_then(|v| v.voters.iter().find(|(id, _)| *id == 3).map(|(_, o)| *o))
+                    .unwrap_or(-1);
+                if leo >= 0 && first.is_none() {
+                    first = Some((now(), leo));
+                }
+                first.filter(|_| leo >= target).map(|(t0, leo0)| {
+                    let fetched = bytes as f64 * (target - leo0) as f64 / target as f64;
+                    (t0, fetched as u64)
+                })
             }
+            Watch::Snapshot(file_name) => {
+                let names: Vec<String> = std::fs::read_dir(&partition)
+                    .map(|d| {
+                        d.flatten()
+                            .map(|e| e.file_name().to_string_lossy().into_owned())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if first.is_none() && names.iter().any(|n| n.ends_with(".checkpoint.part")) {
+                    first = Some((now(), 0));
+                }
+                if first.is_none() && names.contains(file_name) {
+                    return Err(format!(
+                        "{}: the snapshot download finished between two polls",
+                        kind.label()
+                    ));
+                }
+                first
+                    .filter(|_| names.contains(file_name))
+                    .map(|(t0, _)| (t0, bytes))
+            }
+        };
+        if let Some((t0, fetched)) = done {
+            return Ok(CatchUpTrial {
+                bytes: fetched,
+                seconds: t0.elapsed().as_secs_f64(),
+                follower_peak_rss_kib: q.pid(2).and_then(rss_kib).map_or(0, |r| r.1),
+            });
         }
-        std::thread::sleep(Duration::from_millis(10));
+        std::thread::sleep(Duration::from_millis(match watch {
+            Watch::Log => 10,
+            Watch::Snapshot(_) => 2,
+        }));
     }
 }
 
@@ -171,7 +214,7 @@ pub fn catch_up(env: &Env, root: &Path, p: &Params) -> Result<CatchUpResults, St
     for n in 0..p.catchup_trials {
         for (kind, trials) in results.iter_mut() {
             let name = format!("catchup-{}-{n}", kind.label().replace(' ', "-"));
-            trials.push(trial(env, root, *kind, &name, &templates, bytes)?);
+            trials.push(trial(env, root, *kind, &name, &templates, bytes, &Watch::Log)?);
         }
     }
     for t in &templates {

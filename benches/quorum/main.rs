@@ -7,7 +7,7 @@
 //!                               [--test-raft-version V] [--spurious-secs S]
 //!                               [--latency-secs S] [--catchup-mib M]
 //!                               [--catchup-trials N] [--snapshot-mib M]
-//!                               [--startup-trials N] [--out FILE]
+//!                               [--startup-trials N] [--out FILE] [--json FILE]
 //! ```
 //!
 //! Kafka's jars come from Maven Central through `interop/kafka/fetch.sh` (default 4.1.2 for
@@ -31,6 +31,7 @@ fn main() -> std::process::ExitCode {
     let mut kafka_version = "4.1.2".to_string();
     let mut test_raft_version = "4.4.0".to_string();
     let mut out: Option<PathBuf> = None;
+    let mut json_out: Option<PathBuf> = None;
     let mut spurious_secs: Option<u64> = None;
     let mut catchup_mib: Option<u64> = None;
     let mut catchup_trials: Option<usize> = None;
@@ -45,6 +46,7 @@ fn main() -> std::process::ExitCode {
             "--kafka-version" => kafka_version = args.next().unwrap_or(kafka_version),
             "--test-raft-version" => test_raft_version = args.next().unwrap_or(test_raft_version),
             "--out" => out = args.next().map(PathBuf::from),
+            "--json" => json_out = args.next().map(PathBuf::from),
             "--spurious-secs" => spurious_secs = args.next().and_then(|v| v.parse().ok()),
             "--latency-secs" => latency_secs = args.next().and_then(|v| v.parse().ok()),
             "--catchup-mib" => catchup_mib = args.next().and_then(|v| v.parse().ok()),
@@ -91,6 +93,12 @@ fn main() -> std::process::ExitCode {
         if let Some(out) = &out {
             if let Err(e) = std::fs::write(out, &text) {
                 eprintln!("cannot write {}: {e}", out.display());
+            }
+        }
+        if let Some(path) = &json_out {
+            let raw = bench::json::results_json(r).to_string();
+            if let Err(e) = std::fs::write(path, raw) {
+                eprintln!("cannot write {}: {e}", path.display());
             }
         }
     };

@@ -106,6 +106,11 @@ pub struct Setup {
     pub workload: Option<(u64, usize)>,
 }
 
+/// `metadata.log.max.record.bytes.between.snapshots` that no run reaches: an empty voter
+/// fetching at offset 0 is sent the leader's latest snapshot (Kafka's rule), so a generated
+/// snapshot would turn the log catch-up into a snapshot transfer.
+const NO_SNAPSHOTS: i64 = i64::MAX;
+
 /// One node.
 pub struct NodeProc {
     /// node.id
@@ -224,7 +229,9 @@ impl Quorum {
                  log.dirs={}\n\
                  controller.quorum.election.timeout.ms={}\ncontroller.quorum.fetch.timeout.ms={}\n\
                  controller.quorum.election.backoff.max.ms={}\ncontroller.quorum.request.timeout.ms={}\n\
-                 metadata.max.retention.bytes=-1\nmetadata.max.retention.ms=-1\n",
+                 metadata.max.retention.bytes=-1\nmetadata.max.retention.ms=-1\n\
+                 metadata.log.max.record.bytes.between.snapshots={NO_SNAPSHOTS}\n\
+                 metadata.log.max.snapshot.interval.ms=0\n",
                 dir.display(),
                 t.election_timeout_ms,
                 t.fetch_timeout_ms,

@@ -288,8 +288,14 @@ pub fn markdown(r: &Results, p: &Params, kafka_version: &str, test_raft_version:
         }
     }
     for (results, what) in [
-        (&r.catchup, "follower catch-up, empty voter fetching the log"),
-        (&r.snapshot, "snapshot transfer, empty voter fetching a snapshot"),
+        (
+            &r.catchup,
+            "follower catch-up, empty voter fetching the log",
+        ),
+        (
+            &r.snapshot,
+            "snapshot transfer, empty voter fetching a snapshot",
+        ),
     ] {
         transfer_rows(&mut out, results, what);
     }
@@ -328,7 +334,9 @@ fn transfer_rows(out: &mut String, results: &super::catchup::CatchUpResults, wha
     row(
         out,
         &format!("peak RSS of the receiver ({what})"),
-        spread(Kind::Ferrokraft, |t| t.follower_peak_rss_kib as f64 / 1024.0),
+        spread(Kind::Ferrokraft, |t| {
+            t.follower_peak_rss_kib as f64 / 1024.0
+        }),
         spread(Kind::KafkaController, |t| {
             t.follower_peak_rss_kib as f64 / 1024.0
         }),

@@ -8,7 +8,7 @@
 //!     segments removed, so on start both restart the log at the snapshot (Kafka's
 //!     truncateToLatestSnapshot)
 //!   per implementation: the catch-up trial — start 1 and 2, then the empty node 3, timed from
-//!     its first fetch until its log end offset reaches the high watermark ─▶ MB/s, and the
+//!     its first `.checkpoint.part` until the `.checkpoint` is there ─▶ MB/s, and the
 //!     receiver's peak RSS (it loads the snapshot into its image, as both implementations do)
 //! ```
 //!
@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use ferrokraft::metadata::dump;
 use ferrokraft::snapshot::{write_snapshot, SnapshotHeaderInfo, SnapshotId};
 
-use super::catchup::{trial, write_big_log, CatchUpResults};
+use super::catchup::{trial, write_big_log, CatchUpResults, Watch};
 use super::procs::Kind;
 use super::{Env, Params};
 
@@ -30,7 +30,11 @@ const FILLER_VALUE_BYTES: usize = 200;
 
 /// Builds the snapshot in copies of the writer's directories; returns them and the snapshot's
 /// size in bytes.
-fn snapshot_templates(env: &Env, root: &Path, p: &Params) -> Result<(Vec<PathBuf>, u64), String> {
+fn snapshot_templates(
+    env: &Env,
+    root: &Path,
+    p: &Params,
+) -> Result<(Vec<PathBuf>, SnapshotId, u64), String> {
     let templates = write_big_log(env, root, "snapshot", 1024 * 1024, p.record_bytes)?;
     let partition = |t: &Path| t.join("__cluster_metadata-0");
     let files = dump::dump_path(&partition(&templates[0])).map_err(|e| e.to_string())?;
@@ -82,19 +86,20 @@ fn snapshot_templates(env: &Env, root: &Path, p: &Params) -> Result<(Vec<PathBuf
         "snapshot {} of {n} filler configs: {size} bytes",
         id.file_stem()
     );
-    Ok((templates, size))
+    Ok((templates, id, size))
 }
 
 /// FetchSnapshot of a `p.snapshot_bytes` snapshot by an empty voter, both implementations,
 /// alternating.
 pub fn snapshot_transfer(env: &Env, root: &Path, p: &Params) -> Result<CatchUpResults, String> {
-    let (templates, bytes) = snapshot_templates(env, root, p)?;
+    let (templates, id, bytes) = snapshot_templates(env, root, p)?;
+    let watch = Watch::Snapshot(id.file_name());
     let mut results: CatchUpResults =
         vec![(Kind::Ferrokraft, vec![]), (Kind::KafkaController, vec![])];
     for n in 0..p.catchup_trials {
         for (kind, trials) in results.iter_mut() {
             let name = format!("snapshot-{}-{n}", kind.label().replace(' ', "-"));
-            trials.push(trial(env, root, *kind, &name, &templates, bytes)?);
+            trials.push(trial(env, root, *kind, &name, &templates, bytes, &watch)?);
         }
     }
     for t in &templates {

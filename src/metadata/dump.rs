@@ -90,6 +90,8 @@ pub struct DumpedBatch {
     pub size_bytes: usize,
     /// First timestamp.
     pub base_timestamp: i64,
+    /// Max timestamp.
+    pub max_timestamp: i64,
     /// The records.
     pub records: Vec<DumpedRecord>,
 }
@@ -189,6 +191,7 @@ fn dump_batch(position: u64, batch: &BatchView<'_>) -> DumpedBatch {
         control,
         size_bytes: batch.size_bytes(),
         base_timestamp: batch.base_timestamp(),
+        max_timestamp: batch.max_timestamp(),
         records,
     }
 }
@@ -231,6 +234,7 @@ pub fn image_of(files: &[DumpedFile]) -> MetadataImage {
         Some((id, f)) => {
             replay_all(&mut image, f);
             image.next_offset = id.end_offset;
+            image.last_epoch = id.epoch;
         }
         None if segments.is_empty() => {
             for f in files {
@@ -246,6 +250,8 @@ pub fn image_of(files: &[DumpedFile]) -> MetadataImage {
             }
             replay_batch(&mut image, b);
             image.next_offset = b.last_offset + 1;
+            image.last_epoch = b.epoch;
+            image.last_contained_log_time_ms = b.max_timestamp;
         }
     }
     image

@@ -10,7 +10,7 @@
 //! ```
 //!
 //! Kafka looks only when it publishes an image, which never happens inside a metadata
-//! transaction; the driver calls [`SnapshotGenerator::log_delta`] with that in mind. Time is
+//! transaction; [`SnapshotGenerator::log_delta`] is told whether one is open. Time is
 //! an input (the driver reads the clock).
 
 use super::store::retention::Retention;
@@ -56,10 +56,14 @@ impl SnapshotGenerator {
         }
     }
 
-    /// The image was published after replaying `bytes` more of the log. Returns why a
-    /// snapshot is due now, if one is; the counters then start over.
-    pub fn log_delta(&mut self, bytes: u64, now_ms: u64) -> Option<String> {
+    /// `bytes` more of the log were replayed. Inside a metadata transaction the image is not
+    /// published (the bytes still count); otherwise returns why a snapshot is due now, if one
+    /// is, and the counters start over.
+    pub fn log_delta(&mut self, bytes: u64, now_ms: u64, in_transaction: bool) -> Option<String> {
         self.bytes_since_last += bytes;
+        if in_transaction || bytes == 0 {
+            return None;
+        }
         if self.writing {
             // Kafka's emitter queue is busy: decide again at the next publish.
             return None;
@@ -79,12 +83,6 @@ impl SnapshotGenerator {
         self.start_over(now_ms);
         self.writing = true;
         Some(reason)
-    }
-
-    /// Bytes replayed that the next publish will count (inside a metadata transaction the
-    /// image is not published, but Kafka's loader counts the bytes).
-    pub fn unpublished(&mut self, bytes: u64) {
-        self.bytes_since_last += bytes;
     }
 
     /// The snapshot being written is done (written or failed).
@@ -125,11 +123,14 @@ mod tests {
     #[test]
     fn test_create_snapshot_after_byte_threshold() {
         let mut g = SnapshotGenerator::new(&settings(200, 0), 0);
-        assert_eq!(g.log_delta(100, 10), None);
-        assert!(g.log_delta(100, 20).unwrap().contains("at least 200 bytes"));
+        assert_eq!(g.log_delta(100, 10, false), None);
+        assert!(g
+            .log_delta(100, 20, false)
+            .unwrap()
+            .contains("at least 200 bytes"));
         g.written();
         assert_eq!(
-            g.log_delta(150, 30),
+            g.log_delta(150, 30, false),
             None,
             "counting restarted at the snapshot"
         );
@@ -139,11 +140,11 @@ mod tests {
     #[test]
     fn test_no_second_snapshot_while_one_is_written() {
         let mut g = SnapshotGenerator::new(&settings(100, 0), 0);
-        assert!(g.log_delta(100, 1).is_some());
-        assert_eq!(g.log_delta(500, 2), None);
+        assert!(g.log_delta(100, 1, false).is_some());
+        assert_eq!(g.log_delta(500, 2, false), None);
         g.written();
         assert!(
-            g.log_delta(0, 3).is_some(),
+            g.log_delta(1, 3, false).is_some(),
             "the bytes seen meanwhile count"
         );
     }
@@ -152,21 +153,33 @@ mod tests {
     #[test]
     fn test_time_based_snapshot() {
         let mut g = SnapshotGenerator::new(&settings(u64::MAX, 60_000), 1_000);
-        assert_eq!(g.log_delta(1, 60_999), None);
-        assert!(g.log_delta(1, 61_000).unwrap().contains("1 minute"));
+        assert_eq!(g.log_delta(1, 60_999, false), None);
+        assert!(g.log_delta(1, 61_000, false).unwrap().contains("1 minute"));
         g.written();
-        assert_eq!(g.log_delta(1, 100_000), None);
+        assert_eq!(g.log_delta(1, 100_000, false), None);
         let mut off = SnapshotGenerator::new(&settings(u64::MAX, 0), 0);
-        assert_eq!(off.log_delta(1, u64::MAX / 2), None);
+        assert_eq!(off.log_delta(1, u64::MAX / 2, false), None);
+    }
+
+    /// MetadataBatchLoader publishes nothing inside a transaction: no snapshot there, but the
+    /// bytes count once it ends.
+    #[test]
+    fn test_no_snapshot_inside_a_metadata_transaction() {
+        let mut g = SnapshotGenerator::new(&settings(100, 10), 0);
+        assert_eq!(g.log_delta(500, 1_000, true), None);
+        assert!(g
+            .log_delta(1, 1_001, false)
+            .unwrap()
+            .contains("at least 100 bytes"));
     }
 
     /// Loading a snapshot resets both counters (Kafka's publishSnapshot).
     #[test]
     fn test_snapshot_load_resets_counters() {
         let mut g = SnapshotGenerator::new(&settings(100, 1_000), 0);
-        g.unpublished(90);
+        assert_eq!(g.log_delta(90, 10, true), None);
         g.loaded(900);
-        assert_eq!(g.log_delta(50, 1_800), None);
-        assert!(g.log_delta(0, 1_900).is_some());
+        assert_eq!(g.log_delta(50, 1_800, false), None);
+        assert!(g.log_delta(1, 1_900, false).is_some());
     }
 }

@@ -7,11 +7,13 @@
 //!   SCRAM credentials ─ delegation tokens  ──▶  record values (frame + body) for a snapshot
 //! ```
 //!
-//! Within a section Kafka iterates hash maps; we iterate the image's sorted maps, so the records
-//! are the same and only their order inside a section can differ. Data a metadata.version cannot
+//! Within a section Kafka iterates hash maps keyed by ids; we iterate the image's sorted maps,
+//! so only the order of records inside a section can differ. Inside a registration record the
+//! listeners and features come in Java `HashMap<String, _>` order, as Kafka lists them. Data a metadata.version cannot
 //! carry (SCRAM below 3.5-IV2, tokens below 3.6-IV2, …) is a [`ImageWriteError::Loss`], as
 //! Kafka's default loss handler throws: no snapshot is written then.
 
+use super::java_order::{java_hash_map_order, Built};
 use super::MetadataImage;
 use crate::metadata::record::{ApiMessageAndVersion, MetadataRecord};
 use crate::metadata::records::{
@@ -168,6 +170,10 @@ impl MetadataImage {
                 return Err(out.loss("the online log directories of one or more brokers"));
             }
             let mut record = broker.clone();
+            // BrokerRegistration keeps listeners in `new HashMap<>(n)` and features in a
+            // copied HashMap; toRecord lists them in those maps' order.
+            java_hash_map_order(&mut record.end_points, Built::WithCapacity, |e| &e.name);
+            java_hash_map_order(&mut record.features, Built::Copy, |f| &f.name);
             if out.level < mv::CORDONED_LOG_DIRS {
                 // Kafka sets the field only where the version has it.
                 record.cordoned_log_dirs = None;
@@ -179,7 +185,11 @@ impl MetadataImage {
                 return Err(out.loss("controller registration data"));
             }
             for controller in self.controllers.values() {
-                out.write(MetadataRecord::RegisterController(controller.clone()), 0)?;
+                // ControllerRegistration.Builder fills two `new HashMap<>()`s.
+                let mut record = controller.clone();
+                java_hash_map_order(&mut record.end_points, Built::Default, |e| &e.name);
+                java_hash_map_order(&mut record.features, Built::Default, |f| &f.name);
+                out.write(MetadataRecord::RegisterController(record), 0)?;
             }
         }
         Ok(())
@@ -245,7 +255,7 @@ impl MetadataImage {
             }
         }
         for (entity, quotas) in &self.client_quotas {
-            let entity: Vec<QuotaEntityData> = entity
+            let mut entity: Vec<QuotaEntityData> = entity
                 .iter()
                 .map(|(entity_type, entity_name)| QuotaEntityData {
                     entity_type: entity_type.clone(),
@@ -253,6 +263,8 @@ impl MetadataImage {
                     ..Default::default()
                 })
                 .collect();
+            // ClientQuotaEntity holds its parts in a `new HashMap<>()` (dataToEntity).
+            java_hash_map_order(&mut entity, Built::Default, |e| &e.entity_type);
             for (key, value) in quotas {
                 out.write(
                     MetadataRecord::ClientQuota(ClientQuotaRecord {

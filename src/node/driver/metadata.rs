@@ -30,15 +30,11 @@ impl Driver {
         if done.loaded_snapshot {
             self.snapshot_generator.loaded(now);
         }
-        if self.registrations.image.open_transaction.is_some() {
-            // Kafka publishes no image inside a metadata transaction.
-            self.snapshot_generator.unpublished(done.log_bytes);
-            return;
-        }
-        if done.log_bytes == 0 {
-            return;
-        }
-        if let Some(reason) = self.snapshot_generator.log_delta(done.log_bytes, now) {
+        let in_transaction = self.registrations.image.open_transaction.is_some();
+        if let Some(reason) = self
+            .snapshot_generator
+            .log_delta(done.log_bytes, now, in_transaction)
+        {
             if !self.start_snapshot(&reason, now) {
                 self.snapshot_generator.written();
             }
