@@ -355,8 +355,14 @@ impl Driver {
         self.status.lock().map(|s| s.state).unwrap_or("unattached")
     }
 
+    /// Leader and activated: Kafka's controller writes nothing (and accepts no registration)
+    /// before its activation records.
+    fn active_controller(&self) -> bool {
+        self.core.state_name() == "leader" && !self.activation_due
+    }
+
     fn run_workload(&mut self) -> Result<(), DriverError> {
-        if !self.pacer.active() || self.status_state() != "leader" {
+        if !self.pacer.active() || !self.active_controller() {
             return Ok(());
         }
         let room = MAX_PENDING_RECORDS.saturating_sub(self.workload_stats.pending_records());
@@ -396,7 +402,7 @@ impl Driver {
         request_id: u64,
         body: &kafka_protocol::messages::ControllerRegistrationRequest,
     ) {
-        let is_leader = self.core.state_name() == "leader";
+        let is_leader = self.active_controller();
         let record = self
             .registrations
             .record_for_request(is_leader, self.core.leader_id(), body);
@@ -449,7 +455,11 @@ impl Driver {
     /// Registers this controller when the committed metadata does not hold it yet.
     fn run_own_registration(&mut self) -> Result<(), DriverError> {
         let now = now_ms();
-        let is_leader = self.core.state_name() == "leader";
+        if self.activation_due {
+            // A leader that has not activated yet registers once it has (not with itself).
+            return Ok(());
+        }
+        let is_leader = self.active_controller();
         match self
             .registrations
             .own_action(now, is_leader, self.core.leader_destination())
@@ -493,8 +503,8 @@ impl Driver {
     /// Kafka's controller is active only after loading the log).
     fn run_idle_no_op(&mut self) -> Result<(), DriverError> {
         let now = now_ms();
-        let active = self.core.state_name() == "leader"
-            && self.registrations.image.metadata_version().is_some();
+        let active =
+            self.active_controller() && self.registrations.image.metadata_version().is_some();
         if self.idle_no_ops.due(now, active) {
             self.core.propose(
                 now,
