@@ -214,7 +214,15 @@ pub fn catch_up(env: &Env, root: &Path, p: &Params) -> Result<CatchUpResults, St
     for n in 0..p.catchup_trials {
         for (kind, trials) in results.iter_mut() {
             let name = format!("catchup-{}-{n}", kind.label().replace(' ', "-"));
-            trials.push(trial(env, root, *kind, &name, &templates, bytes, &Watch::Log)?);
+            trials.push(trial(
+                env,
+                root,
+                *kind,
+                &name,
+                &templates,
+                bytes,
+                &Watch::Log,
+            )?);
         }
     }
     for t in &templates {
