@@ -81,6 +81,7 @@ def transfer(data, out):
             ax.scatter(xs, s["mb_per_sec"], label=s["kind"], color=COLORS.get(s["kind"]))
         ax.set_title(title, fontsize=10)
         ax.set_ylabel("MB/s per trial")
+        ax.set_ylim(bottom=0)
         ax.set_xticks([])
         ax.grid(alpha=0.3, axis="y")
         ax.legend(fontsize=8)
