@@ -223,7 +223,7 @@ fn metadata_shell_reads_our_snapshot_and_sees_our_lock() {
         "/image/features/metadataVersion",
         "/image/features/finalized_group.version",
     ];
-    let out = kafka().tool(&art, "shell", "org.apache.kafka.shell.MetadataShell", &args);
+    let out = kafka().metadata_shell(&art, "shell", &args);
     assert!(out.status.success(), "{out:?}");
     assert_eq!(
         out.stdout.lines().collect::<Vec<_>>(),
@@ -231,12 +231,7 @@ fn metadata_shell_reads_our_snapshot_and_sees_our_lock() {
         "{out:?}"
     );
     let lock = DirLock::acquire(&meta).unwrap();
-    let out = kafka().tool(
-        &art,
-        "shell_locked",
-        "org.apache.kafka.shell.MetadataShell",
-        &args,
-    );
+    let out = kafka().metadata_shell(&art, "shell_locked", &args);
     assert!(!out.status.success(), "{out:?}");
     assert!(
         format!("{}{}", out.stdout, out.stderr).contains("Unable to lock"),

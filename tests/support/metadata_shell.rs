@@ -22,14 +22,12 @@ use ferrokraft::storage::features::MetadataVersion;
 use ferrokraft::storage::uuid::uuid_to_kafka_string;
 use uuid::Uuid;
 
-use super::kafka::{kafka, Artifacts};
-
-const SHELL: &str = "org.apache.kafka.shell.MetadataShell";
+use super::kafka::{kafka, Artifacts, METADATA_SHELL};
 
 /// Whether this Kafka release ships kafka-metadata-shell (`kafka-shell`, published up to
 /// 4.3.x; interop/kafka/pom.xml).
 pub fn available() -> bool {
-    kafka().find_class(&[SHELL]).is_some()
+    kafka().find_class(&[METADATA_SHELL]).is_some()
 }
 
 /// What was compared, for the test's log and docs.
@@ -52,7 +50,7 @@ fn shell(art: &Artifacts, name: &str, file: &Path, command: &[String]) -> Vec<St
     let mut args = vec!["--snapshot".to_string(), file.display().to_string()];
     args.extend(command.iter().cloned());
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = kafka().tool(art, name, SHELL, &args);
+    let out = kafka().metadata_shell(art, name, &args);
     out.assert_ok(name);
     // The shell logs to stdout too (e.g. "ERROR Ignoring control record with type
     // KRAFT_VERSION"); those lines carry a timestamp and the loader's thread name.
