@@ -65,6 +65,43 @@ pub struct Params {
     pub snapshot_bytes: u64,
     /// Floors at full or smoke sizes.
     pub storage: storage_measure::Params,
+    /// The phases to run (`--only`); the floors always run.
+    pub phases: Vec<Phase>,
+}
+
+/// A measurement phase, for `--only`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Phase {
+    Startup,
+    Failover,
+    Latency,
+    CatchUp,
+    Snapshot,
+}
+
+impl Phase {
+    pub const ALL: [Phase; 5] = [
+        Phase::Startup,
+        Phase::Failover,
+        Phase::Latency,
+        Phase::CatchUp,
+        Phase::Snapshot,
+    ];
+
+    /// `startup`, `failover`, `latency`, `catchup` or `snapshot`.
+    pub fn parse(name: &str) -> Option<Phase> {
+        Phase::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Startup => "startup",
+            Phase::Failover => "failover",
+            Phase::Latency => "latency",
+            Phase::CatchUp => "catchup",
+            Phase::Snapshot => "snapshot",
+        }
+    }
 }
 
 /// A rate high enough that the workload is limited by commits, not by pacing.
@@ -92,6 +129,7 @@ impl Params {
             catchup_trials: 3,
             snapshot_bytes: 100 * 1024 * 1024,
             storage: storage_measure::Params::full(),
+            phases: Phase::ALL.to_vec(),
         }
     }
 
@@ -113,6 +151,7 @@ impl Params {
             catchup_trials: 1,
             snapshot_bytes: 16 * 1024 * 1024,
             storage: storage_measure::Params::smoke(),
+            phases: Phase::ALL.to_vec(),
         }
     }
 }
@@ -170,20 +209,16 @@ pub fn run(
     r.floors = storage_measure::floors(dir, &p.storage)?;
     r.loopback_rtt_us = report::loopback_rtt_us(if p.startup_trials > 1 { 5000 } else { 200 })?;
     progress(&r);
-    eprintln!("start-up …");
-    r.startup = phases::startup(env, dir, p)?;
-    progress(&r);
-    eprintln!("failover …");
-    r.failover = phases::failover(env, dir, p)?;
-    progress(&r);
-    eprintln!("commit latency …");
-    r.latency = phases::latency(env, dir, p)?;
-    progress(&r);
-    eprintln!("catch-up …");
-    r.catchup = catchup::catch_up(env, dir, p)?;
-    progress(&r);
-    eprintln!("snapshot transfer …");
-    r.snapshot = snapshot_transfer::snapshot_transfer(env, dir, p)?;
-    progress(&r);
+    for &phase in &p.phases {
+        eprintln!("{} …", phase.name());
+        match phase {
+            Phase::Startup => r.startup = phases::startup(env, dir, p)?,
+            Phase::Failover => r.failover = phases::failover(env, dir, p)?,
+            Phase::Latency => r.latency = phases::latency(env, dir, p)?,
+            Phase::CatchUp => r.catchup = catchup::catch_up(env, dir, p)?,
+            Phase::Snapshot => r.snapshot = snapshot_transfer::snapshot_transfer(env, dir, p)?,
+        }
+        progress(&r);
+    }
     Ok(r)
 }

@@ -8,7 +8,12 @@
 //!                               [--latency-secs S] [--catchup-mib M]
 //!                               [--catchup-trials N] [--snapshot-mib M]
 //!                               [--startup-trials N] [--out FILE] [--json FILE]
+//!                               [--only PHASE,…] [--rates R,…] [--lingers MS,…]
 //! ```
+//!
+//! `--only` picks phases (startup, failover, latency, catchup, snapshot; the floors always
+//! run), `--rates`/`--lingers` the latency cells (`max` is the unpaced rate): for re-running
+//! or profiling one measurement.
 //!
 //! Kafka's jars come from Maven Central through `interop/kafka/fetch.sh` (default 4.1.2 for
 //! controllers; TestRaftServer from 4.4.0, which honours --throughput/--record-size — apache/kafka
@@ -21,7 +26,19 @@ mod bench;
 
 use std::path::PathBuf;
 
-use bench::{env, report, run, Params};
+use bench::{env, report, run, Params, Phase, MAX_RATE};
+
+/// A comma-separated list for option `opt`, each item parsed by `one`.
+fn list<T>(
+    opt: &str,
+    arg: Option<String>,
+    one: impl Fn(&str) -> Option<T>,
+) -> Result<Vec<T>, String> {
+    let arg = arg.ok_or_else(|| format!("{opt} needs a value"))?;
+    arg.split(',')
+        .map(|s| one(s.trim()).ok_or_else(|| format!("{opt}: cannot use {s:?}")))
+        .collect()
+}
 
 fn main() -> std::process::ExitCode {
     let mut args = std::env::args().skip(1);
@@ -38,6 +55,9 @@ fn main() -> std::process::ExitCode {
     let mut snapshot_mib: Option<u64> = None;
     let mut startup_trials: Option<usize> = None;
     let mut latency_secs: Option<u64> = None;
+    let mut only: Option<Result<Vec<Phase>, String>> = None;
+    let mut rates: Option<Result<Vec<u64>, String>> = None;
+    let mut lingers: Option<Result<Vec<u64>, String>> = None;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--smoke" => smoke = true,
@@ -53,6 +73,17 @@ fn main() -> std::process::ExitCode {
             "--catchup-trials" => catchup_trials = args.next().and_then(|v| v.parse().ok()),
             "--snapshot-mib" => snapshot_mib = args.next().and_then(|v| v.parse().ok()),
             "--startup-trials" => startup_trials = args.next().and_then(|v| v.parse().ok()),
+            "--only" => only = Some(list(&a, args.next(), Phase::parse)),
+            "--rates" => {
+                rates = Some(list(&a, args.next(), |r| {
+                    if r == "max" {
+                        Some(MAX_RATE)
+                    } else {
+                        r.parse().ok()
+                    }
+                }))
+            }
+            "--lingers" => lingers = Some(list(&a, args.next(), |l| l.parse().ok())),
             // cargo bench passes --bench; filters are meaningless here.
             _ => {}
         }
@@ -68,6 +99,17 @@ fn main() -> std::process::ExitCode {
     params.catchup_trials = catchup_trials.unwrap_or(params.catchup_trials);
     params.snapshot_bytes = snapshot_mib.map_or(params.snapshot_bytes, |m| m * 1024 * 1024);
     params.startup_trials = startup_trials.unwrap_or(params.startup_trials);
+    let picked = (only.transpose(), rates.transpose(), lingers.transpose());
+    let (only, rates, lingers) = match picked {
+        (Ok(o), Ok(r), Ok(l)) => (o, r, l),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
+            eprintln!("{e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    params.phases = only.unwrap_or(params.phases);
+    params.rates = rates.unwrap_or(params.rates);
+    params.lingers_ms = lingers.unwrap_or(params.lingers_ms);
     let env = match env(&kafka_version, &test_raft_version) {
         Ok(e) => e,
         Err(e) => {

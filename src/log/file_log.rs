@@ -394,30 +394,33 @@ impl LogReader for FileLog {
         else {
             return Ok(out);
         };
+        // Batch headers locate the range of whole batches to send (at least one, then as
+        // many as fit in `max_bytes`); the range is read in one go. Bodies were checked when
+        // appended or recovered, and the follower checks every CRC again (Kafka's leader
+        // sends file ranges unread).
         let mut framer = FileFramer::new(
             seg.file(),
             seg.index_lookup(offset),
             seg.size_bytes(),
             MAX_BATCH_SIZE_BYTES,
         );
-        while let Some((pos, bytes)) = framer
-            .next_batch()
+        let mut range: Option<(u64, u64)> = None;
+        while let Some(h) = framer
+            .next_header()
             .map_err(|e| LogError::io("read", seg.log_path(), e))?
         {
-            let view = BatchView::new(&bytes).map_err(|e| LogError::Corrupt {
-                path: seg.log_path().to_path_buf(),
-                position: pos,
-                reason: e.to_string(),
-            })?;
-            if view.last_offset() < offset {
+            if h.last_offset < offset {
                 continue;
             }
-            if out.bytes.is_empty() {
-                out.start_offset = view.base_offset();
-            } else if out.bytes.len() + bytes.len() > max_bytes {
-                break;
+            let end = h.position + h.size_bytes as u64;
+            match range {
+                None => {
+                    out.start_offset = h.base_offset;
+                    range = Some((h.position, end));
+                }
+                Some((start, _)) if end - start > max_bytes as u64 => break,
+                Some((start, _)) => range = Some((start, end)),
             }
-            out.bytes.extend_from_slice(&bytes);
         }
         if let Some(FrameEnd::Corrupt { position, reason }) = framer.end() {
             return Err(LogError::Corrupt {
@@ -425,6 +428,9 @@ impl LogReader for FileLog {
                 position: *position,
                 reason: reason.clone(),
             });
+        }
+        if let Some((start, end)) = range {
+            out.bytes = seg.read_at(start, (end - start) as usize)?;
         }
         Ok(out)
     }

@@ -141,7 +141,8 @@ fn monotonic_now() -> Instant {
 fn count_records(batches: &[u8]) -> (u64, i64) {
     let mut count = 0u64;
     let mut last = -1;
-    for (_, batch) in crate::records::framer::BatchFramer::new(batches, 0, usize::MAX) {
+    // The core built or checked these batches before handing them out.
+    for (_, batch) in crate::records::framer::BatchFramer::trusted(batches) {
         count += u64::try_from(batch.record_count()).unwrap_or(0);
         last = batch.last_offset();
     }
@@ -216,6 +217,7 @@ pub fn spawn(
             sent_to: HashMap::new(),
             failed_voters: BTreeSet::new(),
             activation_due: false,
+            image_due: None,
         };
         driver.run(rx)
     })?;
@@ -255,6 +257,8 @@ struct Driver {
     failed_voters: BTreeSet<i32>,
     /// Just became leader: activation records are due once the image reaches the epoch start.
     activation_due: bool,
+    /// The high watermark the image has to catch up to, once this round's requests are out.
+    image_due: Option<i64>,
 }
 
 impl Driver {
@@ -339,6 +343,7 @@ impl Driver {
             self.run_idle_no_op()?;
             self.run_own_registration()?;
             self.run_log_cleaner()?;
+            self.catch_up_image_due()?;
             let busy_ms = busy_started.elapsed().as_secs_f64() * 1000.0;
             self.update_metrics(idle_ms, busy_ms);
             if let Some(e) = self.core.fatal_error() {
@@ -637,13 +642,13 @@ impl Driver {
                     if let Ok(mut s) = self.status.lock() {
                         s.high_watermark = Some(hw);
                     }
-                    self.catch_up_image(hw);
+                    // Replayed, and waiters answered, after this round's requests leave
+                    // (`catch_up_image_due`).
+                    self.image_due = Some(hw);
                     if self.pacer.active() {
                         let now_us = self.now_us();
                         self.workload_stats.committed(hw, now_us);
                     }
-                    let done = self.registrations.committed(hw);
-                    self.finish_waiters(done, 0);
                     let now = now_ms();
                     let mut latencies = Vec::new();
                     while self.uncommitted.front().is_some_and(|(last, _)| *last < hw) {
@@ -677,6 +682,10 @@ impl Driver {
                         // contract) and the image holds everything before this epoch.
                         self.activation_due = true;
                     } else {
+                        // What committed before the resignation is answered as committed.
+                        if let Some(hw) = self.image_due.take() {
+                            self.apply_committed(hw);
+                        }
                         self.uncommitted.clear();
                         self.workload_stats.resigned();
                         let lost = self.registrations.leadership_lost(now_ms());

@@ -8,7 +8,9 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
-use super::batch::{LOG_OVERHEAD, MAGIC_OFFSET, MAGIC_V2, RECORD_BATCH_OVERHEAD};
+use super::batch::{
+    LAST_OFFSET_DELTA_OFFSET, LOG_OVERHEAD, MAGIC_OFFSET, MAGIC_V2, RECORD_BATCH_OVERHEAD,
+};
 use super::view::BatchView;
 
 /// How a run of batches ended.
@@ -82,13 +84,18 @@ fn classify_prefix(
     Ok(size)
 }
 
-fn check_batch(bytes: &[u8], position: u64) -> Result<(), FrameEnd> {
+fn check_magic(bytes: &[u8], position: u64) -> Result<(), FrameEnd> {
     if bytes[MAGIC_OFFSET] != MAGIC_V2 {
         return Err(FrameEnd::Corrupt {
             position,
             reason: format!("magic {} is not 2", bytes[MAGIC_OFFSET]),
         });
     }
+    Ok(())
+}
+
+fn check_batch(bytes: &[u8], position: u64) -> Result<(), FrameEnd> {
+    check_magic(bytes, position)?;
     match BatchView::new_checked(bytes) {
         Ok(_) => Ok(()),
         Err(e) => Err(FrameEnd::Corrupt {
@@ -107,6 +114,8 @@ pub struct BatchFramer<'a> {
     base_position: u64,
     max_batch_bytes: usize,
     end: Option<FrameEnd>,
+    /// False for bytes this process has already checked (`trusted`).
+    verify_crc: bool,
 }
 
 impl<'a> BatchFramer<'a> {
@@ -118,6 +127,18 @@ impl<'a> BatchFramer<'a> {
             base_position,
             max_batch_bytes: max_batch_bytes.max(RECORD_BATCH_OVERHEAD),
             end: None,
+            verify_crc: true,
+        }
+    }
+
+    /// Frames batches that were framed and CRC-checked once already (built here, or read
+    /// back through a checking framer): lengths and magic are still checked, the CRC is
+    /// not computed again. A follower walks each fetched 8 MiB several times (voter
+    /// changes, record counts); one CRC pass over it is enough.
+    pub fn trusted(buf: &'a [u8]) -> Self {
+        BatchFramer {
+            verify_crc: false,
+            ..BatchFramer::new(buf, 0, usize::MAX)
         }
     }
 
@@ -150,13 +171,31 @@ impl<'a> Iterator for BatchFramer<'a> {
             }
         };
         let bytes = &rest[..size];
-        if let Err(end) = check_batch(bytes, position) {
+        let checked = if self.verify_crc {
+            check_batch(bytes, position)
+        } else {
+            check_magic(bytes, position)
+        };
+        if let Err(end) = checked {
             self.end = Some(end);
             return None;
         }
         self.pos += size;
         BatchView::new(bytes).ok().map(|v| (position, v))
     }
+}
+
+/// Where a batch sits in a file and which offsets it holds ([`FileFramer::next_header`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchHeader {
+    /// Position of the batch in the file.
+    pub position: u64,
+    /// Size of the whole batch.
+    pub size_bytes: usize,
+    /// First offset.
+    pub base_offset: i64,
+    /// Last offset.
+    pub last_offset: i64,
 }
 
 /// Iterates the batches of a file region `[start, end)`, reading one batch at a time.
@@ -189,6 +228,44 @@ impl<'f> FileFramer<'f> {
     /// Position after the last good batch.
     pub fn position(&self) -> u64 {
         self.pos
+    }
+
+    /// The next batch's position, size and offsets, reading only its first 27 bytes: a
+    /// batch is located without reading (or CRC-checking) its body, as Kafka's
+    /// `FileLogInputStream` does. Length and magic are checked; framing problems end the
+    /// iteration and are reported by `end()`.
+    pub fn next_header(&mut self) -> std::io::Result<Option<BatchHeader>> {
+        if self.end.is_some() {
+            return Ok(None);
+        }
+        let remaining = self.end_position.saturating_sub(self.pos);
+        let mut head = [0u8; LAST_OFFSET_DELTA_OFFSET + 4];
+        if remaining >= head.len() as u64 {
+            self.file.read_exact_at(&mut head, self.pos)?;
+        } else if remaining >= LOG_OVERHEAD as u64 {
+            self.file
+                .read_exact_at(&mut head[..LOG_OVERHEAD], self.pos)?;
+        }
+        let size = classify_prefix(&head, self.pos, remaining, self.max_batch_bytes)
+            .and_then(|size| check_magic(&head, self.pos).map(|()| size));
+        let size = match size {
+            Ok(s) => s,
+            Err(end) => {
+                self.end = Some(end);
+                return Ok(None);
+            }
+        };
+        let base_offset = i64::from_be_bytes(head[..8].try_into().unwrap_or_default());
+        let delta_at = LAST_OFFSET_DELTA_OFFSET;
+        let delta = i32::from_be_bytes(head[delta_at..delta_at + 4].try_into().unwrap_or_default());
+        let header = BatchHeader {
+            position: self.pos,
+            size_bytes: size,
+            base_offset,
+            last_offset: base_offset + i64::from(delta),
+        };
+        self.pos += size as u64;
+        Ok(Some(header))
     }
 
     /// The next batch as (position, owned bytes). I/O errors are returned as errors; framing

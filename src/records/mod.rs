@@ -22,7 +22,7 @@ pub use batch::{
     BatchBuilder,
 };
 pub use control::{ControlRecord, ControlRecordType};
-pub use framer::{BatchFramer, FileFramer, FrameEnd};
+pub use framer::{BatchFramer, BatchHeader, FileFramer, FrameEnd};
 pub use view::{BatchView, RecordView};
 
 /// Errors found while building or reading record batches.

@@ -308,3 +308,64 @@ fn file_framer_reuses_one_buffer_across_batches_of_any_size() {
     assert!(f.next_batch_into(&mut buf).unwrap().is_none());
     assert!(matches!(f.end(), Some(FrameEnd::Clean)), "{:?}", f.end());
 }
+
+#[test]
+fn file_framer_headers_locate_batches_without_reading_bodies() {
+    use std::io::Write;
+    let a = build_data_batch(0, 1, 5, &[b"one", b"two", b"three"]).unwrap();
+    let b = build_data_batch(3, 2, 5, &[b"four"]).unwrap();
+    // A body bit flipped: headers still locate the batch (the CRC is not computed).
+    let mut b_flipped = b.clone();
+    let last = b_flipped.len() - 1;
+    b_flipped[last] ^= 1;
+    let mut tmp = tempfile::tempfile().unwrap();
+    tmp.write_all(&a).unwrap();
+    tmp.write_all(&b_flipped).unwrap();
+    tmp.write_all(&a[..20]).unwrap();
+    let len = (a.len() + b.len() + 20) as u64;
+    let mut f = FileFramer::new(&tmp, 0, len, MAX_BATCH_SIZE_BYTES);
+    let first = f.next_header().unwrap().unwrap();
+    assert_eq!(
+        first,
+        BatchHeader {
+            position: 0,
+            size_bytes: a.len(),
+            base_offset: 0,
+            last_offset: 2
+        }
+    );
+    let second = f.next_header().unwrap().unwrap();
+    assert_eq!(
+        (second.position, second.size_bytes, second.base_offset, second.last_offset),
+        (a.len() as u64, b.len(), 3, 3)
+    );
+    assert!(f.next_header().unwrap().is_none());
+    assert!(
+        matches!(f.end(), Some(FrameEnd::TornTail { position, available_bytes: 20 }) if *position == (a.len() + b.len()) as u64),
+        "{:?}",
+        f.end()
+    );
+    // A wrong magic ends the walk as corruption.
+    let mut bad = a.clone();
+    bad[MAGIC_OFFSET] = 1;
+    let mut tmp = tempfile::tempfile().unwrap();
+    tmp.write_all(&bad).unwrap();
+    let mut f = FileFramer::new(&tmp, 0, bad.len() as u64, MAX_BATCH_SIZE_BYTES);
+    assert!(f.next_header().unwrap().is_none());
+    assert!(matches!(f.end(), Some(FrameEnd::Corrupt { position: 0, .. })));
+}
+
+#[test]
+fn trusted_framer_skips_only_the_crc() {
+    let a = build_data_batch(0, 1, 5, &[b"one"]).unwrap();
+    let mut flipped = a.clone();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 1;
+    assert_eq!(BatchFramer::new(&flipped, 0, usize::MAX).count(), 0);
+    assert_eq!(BatchFramer::trusted(&flipped).count(), 1);
+    let mut bad_magic = a.clone();
+    bad_magic[MAGIC_OFFSET] = 1;
+    let mut f = BatchFramer::trusted(&bad_magic);
+    assert_eq!(f.by_ref().count(), 0);
+    assert!(matches!(f.end(), Some(FrameEnd::Corrupt { position: 0, .. })));
+}

@@ -21,6 +21,28 @@ use crate::snapshot::{SnapshotHeaderInfo, SnapshotId};
 impl Driver {
     /// Replays the image up to `high_watermark`, publishes it, and writes a snapshot of it when
     /// one is due.
+    /// Replays the log into the image up to the last high watermark the core announced, then
+    /// answers the requests waiting for those records (as Kafka's controller completes them
+    /// after replaying the commit). The driver calls it at the end of a round, so a follower's
+    /// next Fetch is already on its way while it replays what the last one brought (Kafka
+    /// replays on its MetadataLoader thread, beside the raft thread); the next event sees the
+    /// new image.
+    pub(super) fn catch_up_image_due(&mut self) -> Result<(), DriverError> {
+        if let Some(hw) = self.image_due.take() {
+            self.apply_committed(hw);
+            // An activation waiting for the image to reach the epoch start.
+            self.carry_out_outputs()?;
+        }
+        Ok(())
+    }
+
+    /// The image replayed to `high_watermark` and the requests waiting below it answered.
+    pub(super) fn apply_committed(&mut self, high_watermark: i64) {
+        self.catch_up_image(high_watermark);
+        let done = self.registrations.committed(high_watermark);
+        self.finish_waiters(done, 0);
+    }
+
     pub(super) fn catch_up_image(&mut self, high_watermark: i64) {
         let done = self.registrations.catch_up(&self.store, high_watermark);
         if done.changed {
