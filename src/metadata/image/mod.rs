@@ -309,7 +309,9 @@ impl MetadataImage {
 
     /// Replays the data batches of `bytes` (whole v2 batches, as a log read or a snapshot
     /// file holds them) whose last offset is below `below_offset`; control batches only move
-    /// the position. Returns the number of batches replayed and their size in bytes.
+    /// the position. Returns the number of batches replayed and their size in bytes. The
+    /// bytes come from this node's log, whose CRCs were checked when they were appended or
+    /// recovered, so they are not computed again here (a follower replays every fetch).
     pub fn replay_batches(
         &mut self,
         bytes: &[u8],
@@ -318,7 +320,7 @@ impl MetadataImage {
     ) -> (usize, u64) {
         let mut replayed = 0;
         let mut replayed_bytes = 0;
-        for (_, batch) in BatchFramer::new(bytes, 0, usize::MAX) {
+        for (_, batch) in BatchFramer::trusted(bytes) {
             if batch.last_offset() >= below_offset {
                 break;
             }
