@@ -568,3 +568,62 @@ fn segment_ms_rolls_on_the_first_batch_timestamp() {
     log.append_as_leader(&at(12_002), 1).unwrap();
     assert_eq!(log.segment_bases(), vec![0, 2, 4]);
 }
+
+/// `read_control_batches` walks the log by batch headers and hands out exactly the control
+/// batches a full read shows, segment after segment, with the offset to go on from.
+#[test]
+fn control_batches_read_by_headers_match_a_full_read() {
+    let mut h = FileHarness::new(3_000);
+    let log = h.log();
+    log.initialize_leader_epoch(1).unwrap();
+    let big: Vec<u8> = vec![3; 700];
+    for i in 0..30u8 {
+        let batch = if i % 4 == 1 {
+            build_control_batch(0, 0, 5, &[ControlRecord::kraft_version(i16::from(i % 2))])
+        } else {
+            build_data_batch(0, 0, 5, &[&big, &[i]])
+        };
+        log.append_as_leader(&batch.unwrap(), 1).unwrap();
+    }
+    log.flush().unwrap();
+    assert!(log.segment_bases().len() >= 3, "{:?}", log.segment_bases());
+    let mut want = Vec::new();
+    let mut off = 0;
+    while off < log.end_offset() {
+        let bytes = log.read(off, usize::MAX).unwrap().bytes;
+        for (_, v) in BatchFramer::new(&bytes, 0, MAX_BATCH_SIZE_BYTES) {
+            if v.is_control() {
+                want.push(v.as_bytes().to_vec());
+            }
+            off = v.next_offset();
+        }
+    }
+    assert_eq!(want.len(), 8);
+    // In small steps (a few control bytes each) and in one go per segment.
+    for max_bytes in [1, MAX_BATCH_SIZE_BYTES] {
+        let mut got = Vec::new();
+        let mut off = 0;
+        while off < log.end_offset() {
+            let (bytes, next) = log.read_control_batches(off, max_bytes).unwrap();
+            assert!(next > off, "stuck at {off}");
+            for (_, v) in BatchFramer::new(&bytes, 0, MAX_BATCH_SIZE_BYTES) {
+                got.push(v.as_bytes().to_vec());
+            }
+            off = next;
+        }
+        assert_eq!(off, log.end_offset());
+        assert_eq!(got, want, "max_bytes {max_bytes}");
+    }
+    // From the middle of the log, and at its end.
+    let (bytes, _) = log.read_control_batches(14, MAX_BATCH_SIZE_BYTES).unwrap();
+    let first = BatchFramer::new(&bytes, 0, MAX_BATCH_SIZE_BYTES)
+        .next()
+        .unwrap()
+        .1;
+    assert_eq!(first.base_offset(), 16); // batch i = 9: data batches hold 2 records, control ones 1
+    let end = log.end_offset();
+    assert_eq!(
+        log.read_control_batches(end, 10).unwrap(),
+        (Vec::new(), end)
+    );
+}

@@ -152,7 +152,8 @@ impl FileLog {
                         break;
                     };
                     let ple = view.partition_leader_epoch();
-                    let why = if let Err(e) = view.validate_kraft() {
+                    // The framer checked the CRC.
+                    let why = if let Err(e) = view.check_kraft_header() {
                         Some(e.to_string())
                     } else if view.base_offset() != next {
                         Some(format!(
@@ -433,6 +434,59 @@ impl LogReader for FileLog {
             out.bytes = seg.read_at(start, (end - start) as usize)?;
         }
         Ok(out)
+    }
+}
+
+impl FileLog {
+    /// The control batches among the whole batches from `offset` to the end of the segment
+    /// holding it, stopping once `max_bytes` of them are collected; and the offset after the
+    /// last batch looked at. Only batch headers and control batches are read: at start-up
+    /// the voter history needs the log's control records, and reading every data batch of a
+    /// large log again doubled the start-up's reading.
+    pub fn read_control_batches(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+    ) -> Result<(Vec<u8>, i64), LogError> {
+        let mut out = Vec::new();
+        let mut next = offset;
+        let Some(seg) = self
+            .segments
+            .iter()
+            .rev()
+            .find(|s| s.base_offset() <= offset && s.next_offset() > offset)
+        else {
+            return Ok((out, next));
+        };
+        let mut framer = FileFramer::new(
+            seg.file(),
+            seg.index_lookup(offset),
+            seg.size_bytes(),
+            MAX_BATCH_SIZE_BYTES,
+        );
+        while let Some(h) = framer
+            .next_header()
+            .map_err(|e| LogError::io("read", seg.log_path(), e))?
+        {
+            if h.last_offset < offset {
+                continue;
+            }
+            if h.is_control {
+                out.extend_from_slice(&seg.read_at(h.position, h.size_bytes)?);
+            }
+            next = h.last_offset + 1;
+            if out.len() >= max_bytes {
+                break;
+            }
+        }
+        if let Some(FrameEnd::Corrupt { position, reason }) = framer.end() {
+            return Err(LogError::Corrupt {
+                path: seg.log_path().to_path_buf(),
+                position: *position,
+                reason: reason.clone(),
+            });
+        }
+        Ok((out, next))
     }
 }
 

@@ -341,6 +341,16 @@ impl LogReader for RaftStore {
         }
     }
 
+    fn read_control_batches(&self, offset: i64, max_bytes: usize) -> (Bytes, i64) {
+        match self.log.read_control_batches(offset, max_bytes) {
+            Ok((bytes, next)) => (Bytes::from(bytes), next),
+            Err(e) => {
+                tracing::warn!("log read at {offset} failed: {e}");
+                (Bytes::new(), offset)
+            }
+        }
+    }
+
     fn latest_snapshot_id(&self) -> Option<OffsetAndEpoch> {
         self.snapshots.last().map(to_id)
     }

@@ -84,15 +84,11 @@ impl RaftCore {
         let mut offset = log.log_start_offset();
         let end = log.end_offset().offset;
         while offset < end {
-            let chunk = log.read(offset, MAX_BATCH_SIZE_BYTES);
-            let mut next = offset;
-            for (_, batch) in crate::records::framer::BatchFramer::new(&chunk, 0, usize::MAX) {
-                next = batch.next_offset();
-            }
-            if chunk.is_empty() || next <= offset {
+            let (control, next) = log.read_control_batches(offset, MAX_BATCH_SIZE_BYTES);
+            if next <= offset {
                 break;
             }
-            history.apply(&chunk);
+            history.apply(&control);
             offset = next;
         }
         let mut core = RaftCore {

@@ -28,6 +28,23 @@ pub trait LogReader {
     fn end_offset_for_epoch(&self, epoch: i32) -> OffsetAndEpoch;
     /// Whole batches from `offset`, at most `max_bytes` (at least one batch if any).
     fn read(&self, offset: i64, max_bytes: usize) -> Bytes;
+    /// The control batches among the batches from `offset` (a stretch of the log, about
+    /// `max_bytes` of it or of its control batches), and the offset after that stretch;
+    /// the offset does not move at the log end. A log that can skip data batches unread
+    /// overrides this.
+    fn read_control_batches(&self, offset: i64, max_bytes: usize) -> (Bytes, i64) {
+        let chunk = self.read(offset, max_bytes);
+        let mut control = Vec::new();
+        let mut next = offset;
+        // Batches the log hands out were checked when they were appended or recovered.
+        for (_, batch) in crate::records::framer::BatchFramer::trusted(&chunk) {
+            if batch.is_control() {
+                control.extend_from_slice(batch.as_bytes());
+            }
+            next = batch.next_offset();
+        }
+        (Bytes::from(control), next)
+    }
     /// The latest snapshot id, if any.
     fn latest_snapshot_id(&self) -> Option<OffsetAndEpoch>;
     /// The earliest snapshot id, if any.

@@ -9,7 +9,8 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 
 use super::batch::{
-    LAST_OFFSET_DELTA_OFFSET, LOG_OVERHEAD, MAGIC_OFFSET, MAGIC_V2, RECORD_BATCH_OVERHEAD,
+    ATTRIBUTES_OFFSET, CONTROL_FLAG, LAST_OFFSET_DELTA_OFFSET, LOG_OVERHEAD, MAGIC_OFFSET,
+    MAGIC_V2, RECORD_BATCH_OVERHEAD,
 };
 use super::view::BatchView;
 
@@ -196,6 +197,8 @@ pub struct BatchHeader {
     pub base_offset: i64,
     /// Last offset.
     pub last_offset: i64,
+    /// A control batch (attributes bit 5).
+    pub is_control: bool,
 }
 
 /// Iterates the batches of a file region `[start, end)`, reading one batch at a time.
@@ -230,7 +233,7 @@ impl<'f> FileFramer<'f> {
         self.pos
     }
 
-    /// The next batch's position, size and offsets, reading only its first 27 bytes: a
+    /// The next batch's position, size, offsets and kind, reading only its first 27 bytes: a
     /// batch is located without reading (or CRC-checking) its body, as Kafka's
     /// `FileLogInputStream` does. Length and magic are checked; framing problems end the
     /// iteration and are reported by `end()`.
@@ -258,11 +261,13 @@ impl<'f> FileFramer<'f> {
         let base_offset = i64::from_be_bytes(head[..8].try_into().unwrap_or_default());
         let delta_at = LAST_OFFSET_DELTA_OFFSET;
         let delta = i32::from_be_bytes(head[delta_at..delta_at + 4].try_into().unwrap_or_default());
+        let attributes = u16::from_be_bytes([head[ATTRIBUTES_OFFSET], head[ATTRIBUTES_OFFSET + 1]]);
         let header = BatchHeader {
             position: self.pos,
             size_bytes: size,
             base_offset,
             last_offset: base_offset + i64::from(delta),
+            is_control: attributes & CONTROL_FLAG != 0,
         };
         self.pos += size as u64;
         Ok(Some(header))

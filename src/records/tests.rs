@@ -331,19 +331,36 @@ fn file_framer_headers_locate_batches_without_reading_bodies() {
             position: 0,
             size_bytes: a.len(),
             base_offset: 0,
-            last_offset: 2
+            last_offset: 2,
+            is_control: false,
         }
     );
     let second = f.next_header().unwrap().unwrap();
     assert_eq!(
-        (second.position, second.size_bytes, second.base_offset, second.last_offset),
+        (
+            second.position,
+            second.size_bytes,
+            second.base_offset,
+            second.last_offset
+        ),
         (a.len() as u64, b.len(), 3, 3)
     );
+    assert!(!second.is_control);
     assert!(f.next_header().unwrap().is_none());
     assert!(
         matches!(f.end(), Some(FrameEnd::TornTail { position, available_bytes: 20 }) if *position == (a.len() + b.len()) as u64),
         "{:?}",
         f.end()
+    );
+    // A control batch is told by its header.
+    let c = build_control_batch(4, 2, 5, &[ControlRecord::kraft_version(1)]).unwrap();
+    let mut tmp = tempfile::tempfile().unwrap();
+    tmp.write_all(&c).unwrap();
+    let mut f = FileFramer::new(&tmp, 0, c.len() as u64, MAX_BATCH_SIZE_BYTES);
+    let h = f.next_header().unwrap().unwrap();
+    assert!(
+        h.is_control && h.base_offset == 4 && h.last_offset == 4,
+        "{h:?}"
     );
     // A wrong magic ends the walk as corruption.
     let mut bad = a.clone();
@@ -352,7 +369,10 @@ fn file_framer_headers_locate_batches_without_reading_bodies() {
     tmp.write_all(&bad).unwrap();
     let mut f = FileFramer::new(&tmp, 0, bad.len() as u64, MAX_BATCH_SIZE_BYTES);
     assert!(f.next_header().unwrap().is_none());
-    assert!(matches!(f.end(), Some(FrameEnd::Corrupt { position: 0, .. })));
+    assert!(matches!(
+        f.end(),
+        Some(FrameEnd::Corrupt { position: 0, .. })
+    ));
 }
 
 #[test]
@@ -367,5 +387,8 @@ fn trusted_framer_skips_only_the_crc() {
     bad_magic[MAGIC_OFFSET] = 1;
     let mut f = BatchFramer::trusted(&bad_magic);
     assert_eq!(f.by_ref().count(), 0);
-    assert!(matches!(f.end(), Some(FrameEnd::Corrupt { position: 0, .. })));
+    assert!(matches!(
+        f.end(),
+        Some(FrameEnd::Corrupt { position: 0, .. })
+    ));
 }

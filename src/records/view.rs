@@ -168,6 +168,21 @@ impl<'a> BatchView<'a> {
     /// accepting replicated bytes).
     pub fn validate_kraft(&self) -> Result<(), RecordsError> {
         self.verify_crc()?;
+        self.check_kraft_header()?;
+        for r in self.records() {
+            let r = r?;
+            if self.is_control() {
+                r.control_record()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The header checks of [`Self::validate_kraft`]: a record count, a last offset delta
+    /// that matches it, a leader epoch. Recovery checks a batch this way once its CRC is
+    /// good, as Kafka's `LogSegment.recover` checks only `ensureValid`: every batch in the
+    /// log had its records checked when it was appended.
+    pub fn check_kraft_header(&self) -> Result<(), RecordsError> {
         let count = self.record_count();
         if count < 1 {
             return Err(RecordsError::CorruptBatch(format!("record count {count}")));
@@ -183,12 +198,6 @@ impl<'a> BatchView<'a> {
                 "partition leader epoch {}",
                 self.partition_leader_epoch()
             )));
-        }
-        for r in self.records() {
-            let r = r?;
-            if self.is_control() {
-                r.control_record()?;
-            }
         }
         Ok(())
     }
