@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::probe::{describe_once, Probe, QuorumView};
-use super::procs::{copy_dir, cpu_seconds, rss_kib, Env, Kind, Quorum, Setup, Timers};
+use super::procs::{copy_dir, cpu_seconds, rss_kib, sync_tree, Env, Kind, Quorum, Setup, Timers};
 use super::{now, Params};
 
 const PROBE_TIMEOUT: Duration = Duration::from_millis(300);
@@ -32,6 +32,9 @@ fn startup_trial(q: &mut Quorum, template: &Path) -> Result<StartupTrial, String
     let dir = q.nodes[0].dir.clone();
     let _ = std::fs::remove_dir_all(&dir);
     copy_dir(template, &dir)?;
+    // Written back before the clock starts: otherwise the first fsync at start-up (ferrokraft's
+    // after recovery) waits for the whole copy to reach the disk.
+    sync_tree(&dir)?;
     let port = q.nodes[0].port;
     let t0 = now();
     q.start(0)?;
