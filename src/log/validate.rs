@@ -25,7 +25,9 @@ pub(crate) fn frame_all(bytes: &[u8]) -> Result<Vec<BatchView<'_>>, LogError> {
     }
 }
 
-/// Checks batches a follower received (KRaft rules, offsets from `leo`, epochs).
+/// Checks batches a follower received (KRaft header rules, offsets from `leo`, epochs); the
+/// CRCs were checked by `frame_all`. Records are not walked: Kafka's follower append
+/// (`analyzeAndValidateRecords` for replication) checks each batch's CRC and header only.
 pub(crate) fn check_follower(
     views: &[BatchView<'_>],
     leo: i64,
@@ -36,7 +38,7 @@ pub(crate) fn check_follower(
     let mut epoch_floor = last_epoch.unwrap_or(0);
     let mut position = 0usize;
     for v in views {
-        v.validate_kraft()
+        v.check_kraft_header()
             .map_err(|source| LogError::InvalidBatch { position, source })?;
         if v.base_offset() != expected {
             return Err(LogError::UnexpectedAppendOffset {
@@ -64,7 +66,8 @@ pub(crate) fn check_follower(
     Ok(())
 }
 
-/// Copies leader batches with offsets from `leo` and the epoch stamped; checks CRC and records.
+/// Copies leader batches with offsets from `leo` and the epoch stamped; checks CRC, header and
+/// records.
 pub(crate) fn stamp_leader(
     bytes: &[u8],
     leo: i64,
@@ -81,7 +84,9 @@ pub(crate) fn stamp_leader(
     let mut next = leo;
     let mut position = 0usize;
     for v in &views {
-        v.validate_kraft()
+        // `frame_all` checked the CRC.
+        v.check_kraft_header()
+            .and_then(|()| v.check_records())
             .map_err(|source| LogError::InvalidBatch { position, source })?;
         let start = out.len();
         out.extend_from_slice(v.as_bytes());

@@ -169,6 +169,12 @@ impl<'a> BatchView<'a> {
     pub fn validate_kraft(&self) -> Result<(), RecordsError> {
         self.verify_crc()?;
         self.check_kraft_header()?;
+        self.check_records()
+    }
+
+    /// Every record frames, and every control record decodes (the record walk of
+    /// [`Self::validate_kraft`]; what Kafka's leader-side `LogValidator` checks).
+    pub fn check_records(&self) -> Result<(), RecordsError> {
         for r in self.records() {
             let r = r?;
             if self.is_control() {
