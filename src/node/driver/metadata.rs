@@ -2,7 +2,8 @@
 //! leader, writing snapshots of the image, and cleaning the log.
 //!
 //! ```text
-//!   HighWatermark ─▶ catch_up_image ─▶ image replayed to the HW ─▶ publish to the handler
+//!   HighWatermark ─▶ (end of the round: requests sent) catch_up_image_due
+//!     ─▶ image replayed to the HW ─▶ publish to the handler ─▶ waiters answered
 //!                                    └▶ SnapshotGenerator says due ─▶ records (this thread)
 //!                                         ─▶ writer thread: .part, fsync, rename ─▶ Event::SnapshotWritten
 //!                                         ─▶ store.add_snapshot (served by FetchSnapshot from then on)
@@ -19,8 +20,6 @@ use crate::raft::voters::voter_set_to_record;
 use crate::snapshot::{SnapshotHeaderInfo, SnapshotId};
 
 impl Driver {
-    /// Replays the image up to `high_watermark`, publishes it, and writes a snapshot of it when
-    /// one is due.
     /// Replays the log into the image up to the last high watermark the core announced, then
     /// answers the requests waiting for those records (as Kafka's controller completes them
     /// after replaying the commit). The driver calls it at the end of a round, so a follower's
@@ -43,6 +42,8 @@ impl Driver {
         self.finish_waiters(done, 0);
     }
 
+    /// Replays the image up to `high_watermark`, publishes it, and writes a snapshot of it when
+    /// one is due.
     pub(super) fn catch_up_image(&mut self, high_watermark: i64) {
         let done = self.registrations.catch_up(&self.store, high_watermark);
         if done.changed {
