@@ -116,6 +116,9 @@ fn rss_row(out: &mut String, what: &str, f: &[(u64, u64)], k: &[(u64, u64)]) {
 }
 
 fn latency_rows(out: &mut String, runs: &[LatencyRun], p: &Params) {
+    if runs.is_empty() {
+        return;
+    }
     let rate_label = |r: u64| {
         if r >= super::MAX_RATE {
             "max".to_string()
@@ -196,15 +199,18 @@ pub fn markdown(r: &Results, p: &Params, kafka_version: &str, test_raft_version:
             .map(|(_, v)| v.clone())
             .unwrap_or_default()
     };
-    rss_row(
-        &mut out,
-        &format!(
-            "RSS of a voter, 3 voters idle {} s (largest voter)",
-            p.idle_secs
-        ),
-        &idle(Kind::Ferrokraft),
-        &idle(Kind::KafkaController),
-    );
+    // Phases left out with --only have no rows.
+    if !r.failover.idle_rss.is_empty() {
+        rss_row(
+            &mut out,
+            &format!(
+                "RSS of a voter, 3 voters idle {} s (largest voter)",
+                p.idle_secs
+            ),
+            &idle(Kind::Ferrokraft),
+            &idle(Kind::KafkaController),
+        );
+    }
     if let (Some(f), Some(k)) = (
         r.latency
             .iter()
@@ -271,6 +277,9 @@ pub fn markdown(r: &Results, p: &Params, kafka_version: &str, test_raft_version:
                 .filter(|(l, s, _, _)| *l == label && *s == stop)
                 .map(|(_, _, k, v)| (*k, v.clone()))
                 .collect();
+            if series.is_empty() {
+                continue;
+            }
             let what = match stop {
                 Stop::Kill => "failover (SIGKILL leader → new leader, HW moving)",
                 Stop::Term => "graceful handover (SIGTERM leader → new leader, HW moving)",
@@ -313,6 +322,9 @@ pub fn markdown(r: &Results, p: &Params, kafka_version: &str, test_raft_version:
 
 /// MB/s and the receiver's peak RSS of catch-up trials (log or snapshot).
 fn transfer_rows(out: &mut String, results: &super::catchup::CatchUpResults, what: &str) {
+    if results.iter().all(|(_, trials)| trials.is_empty()) {
+        return;
+    }
     let spread = |k: Kind, f: fn(&super::catchup::CatchUpTrial) -> f64| {
         results
             .iter()
