@@ -387,24 +387,13 @@ impl LogReader for FileLog {
         if offset == leo {
             return Ok(out);
         }
-        let Some(seg) = self
-            .segments
-            .iter()
-            .rev()
-            .find(|s| s.base_offset() <= offset && s.next_offset() > offset)
-        else {
-            return Ok(out);
-        };
         // Batch headers locate the range of whole batches to send (at least one, then as
         // many as fit in `max_bytes`); the range is read in one go. Bodies were checked when
         // appended or recovered, and the follower checks every CRC again (Kafka's leader
         // sends file ranges unread).
-        let mut framer = FileFramer::new(
-            seg.file(),
-            seg.index_lookup(offset),
-            seg.size_bytes(),
-            MAX_BATCH_SIZE_BYTES,
-        );
+        let Some((seg, mut framer)) = self.walk_from(offset) else {
+            return Ok(out);
+        };
         let mut range: Option<(u64, u64)> = None;
         while let Some(h) = framer
             .next_header()
@@ -423,13 +412,7 @@ impl LogReader for FileLog {
                 Some((start, _)) => range = Some((start, end)),
             }
         }
-        if let Some(FrameEnd::Corrupt { position, reason }) = framer.end() {
-            return Err(LogError::Corrupt {
-                path: seg.log_path().to_path_buf(),
-                position: *position,
-                reason: reason.clone(),
-            });
-        }
+        corrupt_end(seg, &framer)?;
         if let Some((start, end)) = range {
             out.bytes = seg.read_at(start, (end - start) as usize)?;
         }
@@ -450,20 +433,9 @@ impl FileLog {
     ) -> Result<(Vec<u8>, i64), LogError> {
         let mut out = Vec::new();
         let mut next = offset;
-        let Some(seg) = self
-            .segments
-            .iter()
-            .rev()
-            .find(|s| s.base_offset() <= offset && s.next_offset() > offset)
-        else {
+        let Some((seg, mut framer)) = self.walk_from(offset) else {
             return Ok((out, next));
         };
-        let mut framer = FileFramer::new(
-            seg.file(),
-            seg.index_lookup(offset),
-            seg.size_bytes(),
-            MAX_BATCH_SIZE_BYTES,
-        );
         while let Some(h) = framer
             .next_header()
             .map_err(|e| LogError::io("read", seg.log_path(), e))?
@@ -479,14 +451,36 @@ impl FileLog {
                 break;
             }
         }
-        if let Some(FrameEnd::Corrupt { position, reason }) = framer.end() {
-            return Err(LogError::Corrupt {
-                path: seg.log_path().to_path_buf(),
-                position: *position,
-                reason: reason.clone(),
-            });
-        }
+        corrupt_end(seg, &framer)?;
         Ok((out, next))
+    }
+
+    /// The segment holding `offset`, and a batch walk from its last index entry before it.
+    fn walk_from(&self, offset: i64) -> Option<(&Segment, FileFramer<'_>)> {
+        let seg = self
+            .segments
+            .iter()
+            .rev()
+            .find(|s| s.base_offset() <= offset && s.next_offset() > offset)?;
+        let framer = FileFramer::new(
+            seg.file(),
+            seg.index_lookup(offset),
+            seg.size_bytes(),
+            MAX_BATCH_SIZE_BYTES,
+        );
+        Some((seg, framer))
+    }
+}
+
+/// A walk that stopped on a corrupt batch is an error naming the segment and position.
+fn corrupt_end(seg: &Segment, framer: &FileFramer<'_>) -> Result<(), LogError> {
+    match framer.end() {
+        Some(FrameEnd::Corrupt { position, reason }) => Err(LogError::Corrupt {
+            path: seg.log_path().to_path_buf(),
+            position: *position,
+            reason: reason.clone(),
+        }),
+        _ => Ok(()),
     }
 }
 
