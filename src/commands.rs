@@ -93,11 +93,13 @@ pub fn start(args: StartArgs) -> Result<()> {
             client_id: format!("raft-client-{node_id}"),
             request_timeout_ms: config.quorum_request_timeout_ms,
         };
-        let node::start::Opened { dir, core, store, voters, cluster_id, registrations } = opened;
+        let node::start::Opened { dir, core, store, voters, cluster_id, registrations, controller } =
+            opened;
         let (raft, thread) = driver::spawn(
             core,
             store,
             registrations,
+            controller,
             peer_config,
             workload,
             MetadataLogSettings {

@@ -15,6 +15,7 @@
 pub mod cli;
 pub mod codec;
 pub mod config;
+pub mod controller;
 pub mod log;
 pub mod logging;
 pub mod metadata;

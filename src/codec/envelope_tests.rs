@@ -4,7 +4,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::describe_quorum_request::{PartitionData, TopicData};
 use kafka_protocol::messages::describe_quorum_response;
 use kafka_protocol::messages::{
-    AddRaftVoterResponse, ApiKey, CreateTopicsRequest, DefaultPrincipalData, DescribeQuorumRequest,
+    AddRaftVoterResponse, ApiKey, DefaultPrincipalData, DeleteTopicsRequest, DescribeQuorumRequest,
     DescribeQuorumResponse, EnvelopeRequest, RemoveRaftVoterResponse, TopicName, VoteRequest,
 };
 use kafka_protocol::protocol::{Encodable, StrBytes};
@@ -149,8 +149,8 @@ fn an_inner_body_that_does_not_parse_or_a_version_not_served_is_unsupported_vers
 
 #[test]
 fn a_forwardable_api_ferrokraft_does_not_serve_yet_is_unsupported_version() {
-    let create = inner(ApiKey::CreateTopics, 7, &CreateTopicsRequest::default());
-    assert_eq!(rejection(&envelope(create)), UNSUPPORTED_VERSION);
+    let delete = inner(ApiKey::DeleteTopics, 6, &DeleteTopicsRequest::default());
+    assert_eq!(rejection(&envelope(delete)), UNSUPPORTED_VERSION);
 }
 
 #[test]

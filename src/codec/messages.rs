@@ -6,12 +6,17 @@
 
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{
-    AddRaftVoterRequest, AddRaftVoterResponse, ApiKey, ApiVersionsRequest, ApiVersionsResponse,
-    BeginQuorumEpochRequest, BeginQuorumEpochResponse, ControllerRegistrationRequest,
-    ControllerRegistrationResponse, DescribeClusterRequest, DescribeClusterResponse,
+    AddRaftVoterRequest, AddRaftVoterResponse, AllocateProducerIdsRequest,
+    AllocateProducerIdsResponse, AlterPartitionRequest, AlterPartitionResponse, ApiKey,
+    ApiVersionsRequest, ApiVersionsResponse, AssignReplicasToDirsRequest,
+    AssignReplicasToDirsResponse, BeginQuorumEpochRequest, BeginQuorumEpochResponse,
+    BrokerHeartbeatRequest, BrokerHeartbeatResponse, BrokerRegistrationRequest,
+    BrokerRegistrationResponse, ControllerRegistrationRequest, ControllerRegistrationResponse,
+    CreateTopicsRequest, CreateTopicsResponse, DescribeClusterRequest, DescribeClusterResponse,
     DescribeQuorumRequest, DescribeQuorumResponse, EndQuorumEpochRequest, EndQuorumEpochResponse,
     EnvelopeRequest, EnvelopeResponse, FetchRequest, FetchResponse, FetchSnapshotRequest,
-    FetchSnapshotResponse, RemoveRaftVoterRequest, RemoveRaftVoterResponse, UpdateRaftVoterRequest,
+    FetchSnapshotResponse, RemoveRaftVoterRequest, RemoveRaftVoterResponse,
+    UnregisterBrokerRequest, UnregisterBrokerResponse, UpdateRaftVoterRequest,
     UpdateRaftVoterResponse, VoteRequest, VoteResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable};
@@ -113,4 +118,11 @@ kraft_apis! {
     RemoveRaftVoter => RemoveRaftVoterRequest, RemoveRaftVoterResponse;
     UpdateRaftVoter => UpdateRaftVoterRequest, UpdateRaftVoterResponse;
     ControllerRegistration => ControllerRegistrationRequest, ControllerRegistrationResponse;
+    CreateTopics => CreateTopicsRequest, CreateTopicsResponse;
+    AlterPartition => AlterPartitionRequest, AlterPartitionResponse;
+    BrokerRegistration => BrokerRegistrationRequest, BrokerRegistrationResponse;
+    BrokerHeartbeat => BrokerHeartbeatRequest, BrokerHeartbeatResponse;
+    UnregisterBroker => UnregisterBrokerRequest, UnregisterBrokerResponse;
+    AllocateProducerIds => AllocateProducerIdsRequest, AllocateProducerIdsResponse;
+    AssignReplicasToDirs => AssignReplicasToDirsRequest, AssignReplicasToDirsResponse;
 }

@@ -38,16 +38,25 @@ pub const ADVERTISED: &[ApiRange] = &[
     // still advertises 4+ (KIP-896 removed 0-3) and rejects the partition later, so do we.
     api(ApiKey::Fetch, 4, 18),
     api(ApiKey::ApiVersions, 0, 4),
+    // KIP-896 (Kafka 4.0) removed CreateTopics v0-1.
+    api(ApiKey::CreateTopics, 2, 7),
     api(ApiKey::Vote, 0, 2),
     api(ApiKey::BeginQuorumEpoch, 0, 1),
     api(ApiKey::EndQuorumEpoch, 0, 1),
     api(ApiKey::DescribeQuorum, 0, 2),
+    // KIP-896 removed AlterPartition v0-1.
+    api(ApiKey::AlterPartition, 2, 3),
     // A broker forwards DescribeQuorum/AddRaftVoter/RemoveRaftVoter only to a controller that
     // advertises Envelope (its NetworkClient refuses an API the peer does not list).
     api(ApiKey::Envelope, 0, 0),
     api(ApiKey::FetchSnapshot, 0, 1),
     api(ApiKey::DescribeCluster, 0, 2),
+    api(ApiKey::BrokerRegistration, 0, 4),
+    api(ApiKey::BrokerHeartbeat, 0, 1),
+    api(ApiKey::UnregisterBroker, 0, 0),
+    api(ApiKey::AllocateProducerIds, 0, 0),
     api(ApiKey::ControllerRegistration, 0, 0),
+    api(ApiKey::AssignReplicasToDirs, 0, 0),
     api(ApiKey::AddRaftVoter, 0, 0),
     api(ApiKey::RemoveRaftVoter, 0, 0),
     api(ApiKey::UpdateRaftVoter, 0, 0),

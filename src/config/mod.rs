@@ -145,6 +145,15 @@ pub struct Config {
     /// `min.insync.replicas`: the cluster-level value a leader writes with the bootstrap
     /// records when eligible leader replicas are on.
     pub min_insync_replicas: i32,
+    /// `broker.session.timeout.ms`: a broker without a heartbeat for this long is fenced.
+    pub broker_session_timeout_ms: u64,
+    /// `broker.heartbeat.interval.ms`: how often brokers heartbeat (half of it bounds how long
+    /// a heartbeat may wait in the controller's queue).
+    pub broker_heartbeat_interval_ms: u64,
+    /// `num.partitions`: partitions of a topic created with -1.
+    pub num_partitions: i32,
+    /// `default.replication.factor`: replication factor of a topic created with -1.
+    pub default_replication_factor: i16,
     /// `controller.quorum.election.timeout.ms`.
     pub quorum_election_timeout_ms: u64,
     /// `controller.quorum.fetch.timeout.ms`.
@@ -202,6 +211,10 @@ const KNOWN_KEYS: &[&str] = &[
     "metadata.log.max.snapshot.interval.ms",
     "metadata.max.idle.interval.ms",
     "min.insync.replicas",
+    "broker.session.timeout.ms",
+    "broker.heartbeat.interval.ms",
+    "num.partitions",
+    "default.replication.factor",
     "controller.quorum.election.timeout.ms",
     "controller.quorum.fetch.timeout.ms",
     "controller.quorum.election.backoff.max.ms",
@@ -222,7 +235,6 @@ const IGNORED_KAFKA_KEYS: &[&str] = &[
     "num.io.threads",
     "socket.send.buffer.bytes",
     "socket.receive.buffer.bytes",
-    "num.partitions",
     "num.recovery.threads.per.data.dir",
     "offsets.topic.replication.factor",
     "share.coordinator.state.topic.replication.factor",
@@ -238,8 +250,6 @@ const IGNORED_KAFKA_KEYS: &[&str] = &[
     "unstable.api.versions.enable",
     "unstable.feature.versions.enable",
     "eligible.leader.replicas.enable",
-    "broker.heartbeat.interval.ms",
-    "broker.session.timeout.ms",
 ];
 
 /// The raw properties: key → value, last occurrence wins (as `java.util.Properties`).
@@ -293,6 +303,23 @@ fn parse_num<T: std::str::FromStr>(
         None => Ok(default),
         Some(v) => v.parse().map_err(|_| invalid(key, v, "not a valid number")),
     }
+}
+
+/// A number with Kafka's `atLeast(1)` bound.
+fn positive<T: std::str::FromStr + PartialOrd + From<u8>>(
+    props: &Properties,
+    key: &str,
+    default: T,
+) -> Result<T, ConfigError> {
+    let v: T = parse_num(props, key, default)?;
+    if v < T::from(1) {
+        return Err(invalid(
+            key,
+            get(props, key).unwrap_or(""),
+            "must be at least 1",
+        ));
+    }
+    Ok(v)
 }
 
 fn parse_bool(props: &Properties, key: &str, default: bool) -> Result<bool, ConfigError> {
@@ -583,6 +610,10 @@ impl Config {
             )?,
             metadata_max_idle_interval_ms: parse_num(props, "metadata.max.idle.interval.ms", 500)?,
             min_insync_replicas,
+            broker_session_timeout_ms: parse_num(props, "broker.session.timeout.ms", 9000)?,
+            broker_heartbeat_interval_ms: parse_num(props, "broker.heartbeat.interval.ms", 2000)?,
+            num_partitions: positive(props, "num.partitions", 1)?,
+            default_replication_factor: positive(props, "default.replication.factor", 1)?,
             quorum_election_timeout_ms: parse_num(
                 props,
                 "controller.quorum.election.timeout.ms",

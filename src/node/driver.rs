@@ -22,16 +22,17 @@ use tokio::sync::oneshot;
 
 use super::commit_stats::CommitStats;
 use super::metrics::{RaftMetrics, VoterLag};
-use super::registration::{OwnAction, Registrations, Waiter};
+use super::registration::{OwnAction, Registrations};
 use super::snapshots::{MetadataLogSettings, SnapshotGenerator, CLEAN_INTERVAL_MS};
 use super::store::{RaftStore, StoreError};
 use super::workload::{
     no_op_record, IdleNoOps, Pacer, Workload, IDLE_NO_OP_RECORD, MAX_PENDING_RECORDS,
 };
 use crate::codec::{RequestBody, ResponseBody};
+use crate::controller::{ControllerOutput, MetadataAppender, QuorumController};
 use crate::metadata::controller::ControllerRegistration;
 use crate::network::peers::{PeerConfig, PeerRequest, PeerResponse, Peers};
-use crate::raft::{InboundRequest, Output, RaftCore, RaftError};
+use crate::raft::{InboundRequest, Output, ProposeError, RaftCore, RaftError};
 use crate::snapshot::SnapshotId;
 
 mod metadata;
@@ -84,6 +85,10 @@ pub struct Status {
     pub metadata_version: Option<i16>,
     /// Registered controllers (KIP-919) in the committed metadata.
     pub controllers: BTreeMap<i32, ControllerRegistration>,
+    /// Finalized features (metadata.version included) in the committed metadata.
+    pub finalized_features: BTreeMap<String, i16>,
+    /// Offset of the committed image when the finalized features last changed (-1: none).
+    pub finalized_features_epoch: i64,
 }
 
 /// The async side's handle on the raft thread.
@@ -158,10 +163,12 @@ fn now_ms() -> u64 {
 }
 
 /// Starts the raft thread. `runtime` runs the outbound peer connections.
+#[allow(clippy::too_many_arguments)]
 pub fn spawn(
     core: RaftCore,
     store: RaftStore,
     registrations: Registrations,
+    controller: QuorumController,
     peer_config: PeerConfig,
     workload: Workload,
     settings: MetadataLogSettings,
@@ -198,6 +205,8 @@ pub fn spawn(
             core,
             store,
             registrations,
+            controller: Some(controller),
+            role_events: Vec::new(),
             registration_peers,
             peers,
             pending: HashMap::new(),
@@ -216,7 +225,6 @@ pub fn spawn(
             leaderless_since_ms: None,
             sent_to: HashMap::new(),
             failed_voters: BTreeSet::new(),
-            activation_due: false,
             image_due: None,
         };
         driver.run(rx)
@@ -228,6 +236,10 @@ struct Driver {
     core: RaftCore,
     store: RaftStore,
     registrations: Registrations,
+    /// The controller layer (taken out while it runs, so it can append through the driver).
+    controller: Option<QuorumController>,
+    /// Leadership changes the core announced, for the controller (epoch, leader, leading).
+    role_events: Vec<(i32, Option<i32>, bool)>,
     registration_peers: Peers,
     peers: Peers,
     pending: HashMap<u64, oneshot::Sender<ResponseBody>>,
@@ -255,8 +267,6 @@ struct Driver {
     sent_to: HashMap<u64, i32>,
     /// Voters whose last request failed to connect or answer.
     failed_voters: BTreeSet<i32>,
-    /// Just became leader: activation records are due once the image reaches the epoch start.
-    activation_due: bool,
     /// The high watermark the image has to catch up to, once this round's requests are out.
     image_due: Option<i64>,
 }
@@ -273,9 +283,11 @@ impl Driver {
         self.carry_out_outputs()?;
         loop {
             let now = now_ms();
-            let mut sleep = self
-                .core
-                .poll_timeout()
+            let controller_timeout = self.controller.as_ref().and_then(|c| c.poll_timeout());
+            let mut sleep = [self.core.poll_timeout(), controller_timeout]
+                .into_iter()
+                .flatten()
+                .min()
                 .map_or(MAX_SLEEP_MS, |t| t.saturating_sub(now))
                 .min(MAX_SLEEP_MS);
             if self.pacer.active() && self.status_state() == "leader" {
@@ -288,8 +300,8 @@ impl Driver {
             match received {
                 Ok(Event::Request { request, reply }) => {
                     self.pending.insert(request.request_id, reply);
-                    if let RequestBody::ControllerRegistration(body) = &request.body {
-                        self.handle_controller_registration(request.request_id, body);
+                    if crate::controller::serves(request.body.api_key()) {
+                        self.with_controller(|c, a| c.handle_request(a.now_ms, a, request))?;
                     } else {
                         self.core.handle_request(now_ms(), &self.store, request);
                     }
@@ -339,6 +351,8 @@ impl Driver {
                 self.core.handle_timeout(now, &self.store);
                 self.carry_out_outputs()?;
             }
+            self.process_role_events()?;
+            self.with_controller(|c, a| c.poll(a.now_ms, a))?;
             self.run_workload()?;
             self.run_idle_no_op()?;
             self.run_own_registration()?;
@@ -363,7 +377,102 @@ impl Driver {
     /// Leader and activated: Kafka's controller writes nothing (and accepts no registration)
     /// before its activation records.
     fn active_controller(&self) -> bool {
-        self.core.state_name() == "leader" && !self.activation_due
+        self.core.state_name() == "leader"
+            && self.controller.as_ref().is_some_and(|c| c.is_active())
+    }
+
+    /// The committed metadata image.
+    fn image(&self) -> &crate::metadata::image::MetadataImage {
+        static EMPTY: std::sync::OnceLock<crate::metadata::image::MetadataImage> =
+            std::sync::OnceLock::new();
+        match &self.controller {
+            Some(c) => c.committed_image(),
+            None => EMPTY.get_or_init(crate::metadata::image::MetadataImage::new),
+        }
+    }
+
+    /// Runs `f` on the controller with an appender over the Raft core, then carries out what
+    /// it asked for (answers, own registration results) and the leadership changes its
+    /// appends caused.
+    fn with_controller(
+        &mut self,
+        f: impl FnOnce(&mut QuorumController, &mut DriverAppender<'_>),
+    ) -> Result<(), DriverError> {
+        let Some(mut controller) = self.controller.take() else {
+            return Ok(());
+        };
+        let mut appender = DriverAppender {
+            now_ms: now_ms(),
+            driver: self,
+            failure: None,
+        };
+        f(&mut controller, &mut appender);
+        let failure = appender.failure.take();
+        self.controller = Some(controller);
+        if let Some(e) = failure {
+            return Err(self.storage_failure(e));
+        }
+        self.drain_controller_outputs();
+        self.process_role_events()
+    }
+
+    /// Hands the controller's answers to the waiting connections (or to our own
+    /// registration).
+    fn drain_controller_outputs(&mut self) {
+        let Some(controller) = self.controller.as_mut() else {
+            return;
+        };
+        let mut outputs = Vec::new();
+        while let Some(o) = controller.poll_output() {
+            outputs.push(o);
+        }
+        for o in outputs {
+            let ControllerOutput::Respond { request_id, body } = o;
+            if self.registrations.is_own_correlation(request_id) {
+                let error = match &body {
+                    ResponseBody::ControllerRegistration(r) if r.error_code == 0 => None,
+                    ResponseBody::ControllerRegistration(r) => Some((
+                        r.error_code,
+                        r.error_message
+                            .as_ref()
+                            .map(|m| m.to_string())
+                            .unwrap_or_default(),
+                    )),
+                    other => Some((-1, format!("{other:?}"))),
+                };
+                self.registrations.own_response(now_ms(), request_id, error);
+                continue;
+            }
+            if let Some(reply) = self.pending.remove(&request_id) {
+                let _ = reply.send(body);
+            }
+        }
+    }
+
+    /// Tells the controller of the leadership changes the core announced. Losing leadership
+    /// first answers what committed before it, as committed.
+    fn process_role_events(&mut self) -> Result<(), DriverError> {
+        if self.role_events.is_empty() || self.controller.is_none() {
+            return Ok(());
+        }
+        let events = std::mem::take(&mut self.role_events);
+        for (epoch, leader_id, leading) in events {
+            if !leading {
+                if let Some(hw) = self.image_due.take() {
+                    self.apply_committed(hw);
+                }
+            }
+            let epoch_start = if leading {
+                self.core.epoch_start_offset()
+            } else {
+                None
+            };
+            if let Some(c) = self.controller.as_mut() {
+                c.handle_leader_change(epoch, leader_id, epoch_start);
+            }
+        }
+        self.drain_controller_outputs();
+        Ok(())
     }
 
     fn run_workload(&mut self) -> Result<(), DriverError> {
@@ -400,86 +509,32 @@ impl Driver {
         self.clock_base.elapsed().as_micros() as u64
     }
 
-    /// Serves a ControllerRegistration request: as the active controller, append the
-    /// record and answer once it is committed; otherwise answer the error now.
-    fn handle_controller_registration(
-        &mut self,
-        request_id: u64,
-        body: &kafka_protocol::messages::ControllerRegistrationRequest,
-    ) {
-        let is_leader = self.active_controller();
-        let record = self
-            .registrations
-            .record_for_request(is_leader, self.core.leader_id(), body);
-        let outcome = record.and_then(|value| {
-            self.core
-                .propose(now_ms(), &self.store, vec![value])
-                .ok_or((
-                    crate::raft::errors::NOT_CONTROLLER,
-                    "No controller appears to be active.".to_string(),
-                ))
-        });
-        match outcome {
-            Ok(last_offset) => {
-                tracing::info!(
-                    "Registering controller {} (incarnation {}) at offset {last_offset}",
-                    body.controller_id,
-                    body.incarnation_id
-                );
-                self.registrations
-                    .await_commit(last_offset, Waiter::Request(request_id));
-            }
-            Err((code, message)) => {
-                tracing::info!(
-                    "Refused the registration of controller {}: error {code} ({message})",
-                    body.controller_id
-                );
-                self.answer_registration(request_id, code, Some(message));
-            }
-        }
-    }
-
-    fn answer_registration(&mut self, request_id: u64, code: i16, message: Option<String>) {
-        if let Some(reply) = self.pending.remove(&request_id) {
-            let body = kafka_protocol::messages::ControllerRegistrationResponse::default()
-                .with_error_code(code)
-                .with_error_message(message.map(Into::into));
-            let _ = reply.send(ResponseBody::ControllerRegistration(body));
-        }
-    }
-
-    fn finish_waiters(&mut self, waiters: Vec<Waiter>, code: i16) {
-        for w in waiters {
-            if let Waiter::Request(id) = w {
-                let message = (code != 0).then(|| "Leadership was lost before commit.".to_string());
-                self.answer_registration(id, code, message);
-            }
-        }
-    }
-
     /// Registers this controller when the committed metadata does not hold it yet.
     fn run_own_registration(&mut self) -> Result<(), DriverError> {
         let now = now_ms();
-        if self.activation_due {
+        let is_leader = self.core.state_name() == "leader";
+        if is_leader && !self.active_controller() {
             // A leader that has not activated yet registers once it has (not with itself).
             return Ok(());
         }
-        let is_leader = self.active_controller();
-        match self
-            .registrations
-            .own_action(now, is_leader, self.core.leader_destination())
-        {
+        let leader = self.core.leader_destination();
+        let image = match &self.controller {
+            Some(c) => c.committed_image(),
+            None => return Ok(()),
+        };
+        match self.registrations.own_action(now, image, is_leader, leader) {
             OwnAction::None => Ok(()),
-            OwnAction::Append(value) => {
-                let offset = self.core.propose(now, &self.store, vec![value]);
-                if let Some(offset) = offset {
-                    tracing::info!(
-                        "Registering this controller (incarnation {}) at offset {offset}",
-                        self.registrations.incarnation_id()
-                    );
-                }
-                self.registrations.own_appended(now, offset);
-                self.carry_out_outputs()
+            OwnAction::Local {
+                correlation_id,
+                request,
+            } => {
+                let request = InboundRequest {
+                    request_id: correlation_id,
+                    api_version: 0,
+                    listener_name: String::new(),
+                    body: RequestBody::ControllerRegistration(request),
+                };
+                self.with_controller(|c, a| c.handle_request(a.now_ms, a, request))
             }
             OwnAction::Send {
                 correlation_id,
@@ -498,9 +553,16 @@ impl Driver {
 
     /// Copies what the handler needs from the image into the shared status.
     fn publish_image(&self) {
+        let image = self.image();
         if let Ok(mut s) = self.status.lock() {
-            s.metadata_version = self.registrations.image.metadata_version();
-            s.controllers = self.registrations.image.controllers.clone();
+            s.metadata_version = image.metadata_version();
+            if s.controllers != image.controllers {
+                s.controllers = image.controllers.clone();
+            }
+            if s.finalized_features != image.features {
+                s.finalized_features = image.features.clone();
+                s.finalized_features_epoch = image.next_offset - 1;
+            }
         }
     }
 
@@ -508,8 +570,7 @@ impl Driver {
     /// Kafka's controller is active only after loading the log).
     fn run_idle_no_op(&mut self) -> Result<(), DriverError> {
         let now = now_ms();
-        let active =
-            self.active_controller() && self.registrations.image.metadata_version().is_some();
+        let active = self.active_controller() && self.image().metadata_version().is_some();
         if self.idle_no_ops.due(now, active) {
             self.core.propose(
                 now,
@@ -575,16 +636,14 @@ impl Driver {
     }
 
     fn carry_out_outputs(&mut self) -> Result<(), DriverError> {
+        self.carry_out_core_outputs()
+            .map_err(|e| self.storage_failure(e))
+    }
+
+    /// Carries out every output the core has queued, in order.
+    fn carry_out_core_outputs(&mut self) -> Result<(), StoreError> {
         while let Some(output) = self.core.poll_output() {
-            self.carry_out(output)
-                .map_err(|e| self.storage_failure(e))?;
-        }
-        if self.activation_due {
-            self.maybe_activate()?;
-            while let Some(output) = self.core.poll_output() {
-                self.carry_out(output)
-                    .map_err(|e| self.storage_failure(e))?;
-            }
+            self.carry_out(output)?;
         }
         Ok(())
     }
@@ -634,6 +693,7 @@ impl Driver {
                 Output::Respond {
                     request_id, body, ..
                 } => {
+                    // The core answers only the Raft APIs; the controller's go through it.
                     if let Some(reply) = self.pending.remove(&request_id) {
                         let _ = reply.send(body);
                     }
@@ -677,20 +737,14 @@ impl Driver {
                     }
                     if state == "leader" {
                         self.pacer.reset();
-                        // Kafka's controller activation (bootstrap records on an empty log):
-                        // proposed once every output of a round is carried out (the core's
-                        // contract) and the image holds everything before this epoch.
-                        self.activation_due = true;
                     } else {
-                        // What committed before the resignation is answered as committed.
-                        if let Some(hw) = self.image_due.take() {
-                            self.apply_committed(hw);
-                        }
                         self.uncommitted.clear();
                         self.workload_stats.resigned();
-                        let lost = self.registrations.leadership_lost(now_ms());
-                        self.finish_waiters(lost, crate::raft::errors::NOT_CONTROLLER);
                     }
+                    // Kafka's controller activation (bootstrap records on an empty log) waits
+                    // for the image to pass the epoch start; the controller hears of the
+                    // change once this round's outputs are carried out.
+                    self.role_events.push((epoch, leader_id, state == "leader"));
                     let now = now_ms();
                     match (leader_id, self.leaderless_since_ms) {
                         (None, None) => self.leaderless_since_ms = Some(now),
@@ -708,5 +762,37 @@ impl Driver {
             }
         }
         Ok(())
+    }
+}
+
+/// The controller's way into the Raft core: each append's outputs are carried out before it
+/// returns (the core's contract), so the next append sees the log as it is.
+struct DriverAppender<'a> {
+    driver: &'a mut Driver,
+    now_ms: u64,
+    /// A store failure while carrying out an append (fatal, reported after the call).
+    failure: Option<StoreError>,
+}
+
+impl MetadataAppender for DriverAppender<'_> {
+    fn next_write_offset(&self) -> Option<i64> {
+        if self.failure.is_some() {
+            return None;
+        }
+        self.driver.core.next_write_offset(&self.driver.store)
+    }
+
+    fn append(&mut self, epoch: i32, records: Vec<Bytes>) -> Result<i64, ProposeError> {
+        if self.failure.is_some() {
+            return Err(ProposeError::ShuttingDown);
+        }
+        let d = &mut *self.driver;
+        let result = d
+            .core
+            .propose_at_epoch(self.now_ms, &d.store, epoch, records);
+        if let Err(e) = d.carry_out_core_outputs() {
+            self.failure = Some(e);
+        }
+        result
     }
 }

@@ -7,7 +7,6 @@
 //! ```
 //!
 //! The driver is the only place that reads the clock.
-mod activation;
 mod commit_stats;
 pub mod driver;
 mod handler;

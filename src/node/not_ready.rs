@@ -98,5 +98,18 @@ pub fn not_ready_response(body: &RequestBody, version: i16) -> Option<ResponseBo
                 .with_error_code(BROKER_NOT_AVAILABLE)
                 .with_error_message(message()),
         ),
+        // The controller APIs: a node that is not running its controller is not the active
+        // controller (brokers then look for it elsewhere).
+        RequestBody::CreateTopics(_)
+        | RequestBody::AlterPartition(_)
+        | RequestBody::BrokerRegistration(_)
+        | RequestBody::BrokerHeartbeat(_)
+        | RequestBody::UnregisterBroker(_)
+        | RequestBody::AllocateProducerIds(_)
+        | RequestBody::AssignReplicasToDirs(_) => crate::controller::error_response(
+            body,
+            version,
+            &crate::controller::not_controller(None),
+        ),
     })
 }

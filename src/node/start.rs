@@ -50,8 +50,10 @@ pub struct Opened {
     pub voters: VoterSet,
     /// The cluster id from meta.properties.
     pub cluster_id: String,
-    /// Controller registration (KIP-919) and the metadata image, for the driver.
+    /// This node's own controller registration (KIP-919), the client side.
     pub registrations: Registrations,
+    /// The controller layer: the metadata image, and the active controller when leading.
+    pub controller: crate::controller::QuorumController,
 }
 
 /// The static voter set from `controller.quorum.voters`, on the first controller listener.
@@ -155,6 +157,16 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
     };
     let core = RaftCore::new(raft_config, stored, &store, now_ms);
     let cluster_id = dir.meta.cluster_id.clone();
+    let mut controller_config = crate::controller::ControllerConfig::from_config(
+        config,
+        &cluster_id,
+        rng_seed.rotate_left(17),
+    );
+    controller_config.kraft_version = core.kraft_version();
+    let controller = crate::controller::QuorumController::new(
+        controller_config,
+        store.bootstrap_records().to_vec(),
+    );
     Ok(Opened {
         dir,
         core,
@@ -162,5 +174,6 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
         voters,
         cluster_id,
         registrations,
+        controller,
     })
 }

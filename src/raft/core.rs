@@ -264,8 +264,9 @@ impl RaftCore {
         self.poll_roles(now_ms, log);
     }
 
-    /// Appends records through the leader's write path; returns the offset of the last one,
-    /// or `None` when this replica is not the leader.
+    /// Appends records through the leader's write path, whatever the epoch; returns the
+    /// offset of the last one, or `None` when this replica is not the leader (the workload and
+    /// idle NoOps, which need no epoch check).
     pub fn propose(
         &mut self,
         now_ms: u64,
@@ -274,9 +275,34 @@ impl RaftCore {
     ) -> Option<i64> {
         self.now_ms = self.now_ms.max(now_ms);
         self.begin_call(log);
-        let last = self.accumulate(now_ms, log, records);
+        let last = self.accumulate(now_ms, log, None, records).ok();
         self.poll_roles(now_ms, log);
         last
+    }
+
+    /// Kafka's `prepareAppend(epoch, records)`: appends `records` as one batch of `epoch`'s
+    /// leader and returns the offset of the last one. Refused whole, with no offset handed
+    /// out, when this replica does not lead `epoch`, is shutting down, or they cannot fit one
+    /// batch. An offset handed out is lost only with the epoch (the records then never
+    /// commit, and the controller resets on the leadership change).
+    pub fn propose_at_epoch(
+        &mut self,
+        now_ms: u64,
+        log: &dyn LogReader,
+        epoch: i32,
+        records: Vec<Bytes>,
+    ) -> Result<i64, super::errors::ProposeError> {
+        self.now_ms = self.now_ms.max(now_ms);
+        self.begin_call(log);
+        let last = self.accumulate(now_ms, log, Some(epoch), records);
+        self.poll_roles(now_ms, log);
+        last
+    }
+
+    /// Leader only: the offset the next proposed record will get (log end plus records
+    /// lingering for the next batch). Kafka's controller takes a broker's epoch from it.
+    pub fn next_write_offset(&self, log: &dyn LogReader) -> Option<i64> {
+        self.next_write_offset_inner(log)
     }
 
     /// Starts a graceful shutdown: a leader resigns first; done within `timeout_ms`.

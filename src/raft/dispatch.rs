@@ -92,10 +92,18 @@ impl RaftCore {
                 self.handle_update_raft_voter_request(now_ms, log, &request, &body)
             }
             // ApiVersions, DescribeCluster, ControllerRegistration and Envelope are the node's.
+            // The controller's APIs go to the controller layer.
             RequestBody::ApiVersions(_)
             | RequestBody::Envelope(_)
             | RequestBody::DescribeCluster(_)
-            | RequestBody::ControllerRegistration(_) => {
+            | RequestBody::ControllerRegistration(_)
+            | RequestBody::CreateTopics(_)
+            | RequestBody::AlterPartition(_)
+            | RequestBody::BrokerRegistration(_)
+            | RequestBody::BrokerHeartbeat(_)
+            | RequestBody::UnregisterBroker(_)
+            | RequestBody::AllocateProducerIds(_)
+            | RequestBody::AssignReplicasToDirs(_) => {
                 tracing::warn!(
                     "request {:?} is not the Raft core's to answer",
                     request.body.api_key()

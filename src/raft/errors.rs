@@ -54,3 +54,33 @@ pub enum RaftError {
         peer: i32,
     },
 }
+
+/// Why a proposal was refused (Kafka's `prepareAppend` throws NotLeaderException or
+/// RecordBatchTooLargeException); nothing of it is written and no offset is handed out.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProposeError {
+    /// This replica does not lead, or leads another epoch than the proposal's.
+    #[error("not the leader of epoch {epoch} (current epoch {current_epoch})")]
+    NotLeader {
+        /// The epoch the proposal was made for.
+        epoch: i32,
+        /// The replica's epoch now.
+        current_epoch: i32,
+    },
+    /// The leader is shutting down and takes no more writes.
+    #[error("the leader is shutting down")]
+    ShuttingDown,
+    /// The records cannot fit one batch.
+    #[error("{records} records of about {bytes} bytes do not fit one batch of {max_bytes} bytes")]
+    TooLarge {
+        /// Records proposed.
+        records: usize,
+        /// Their size, record overhead included.
+        bytes: usize,
+        /// The batch limit.
+        max_bytes: usize,
+    },
+    /// Nothing to append.
+    #[error("empty proposal")]
+    Empty,
+}

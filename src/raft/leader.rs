@@ -6,6 +6,7 @@ use kafka_protocol::messages::leader_change_message::Voter;
 use kafka_protocol::messages::{BrokerId, LeaderChangeMessage};
 
 use super::core::RaftCore;
+use super::errors::ProposeError;
 use super::io::{Destination, Output};
 use super::log::LogReader;
 use super::state::{ReplicaState, Role};
@@ -165,18 +166,37 @@ impl RaftCore {
         self.complete_parked_fetches_after_append(now_ms, log);
     }
 
-    /// Queues records for the next batch; returns the offset the last one will have.
+    /// The offset the next proposed record gets (log end, this call's writes and the records
+    /// lingering for the next batch included); `None` unless leading.
+    pub(super) fn next_write_offset_inner(&self, log: &dyn LogReader) -> Option<i64> {
+        let Role::Leader(l) = &self.role else {
+            return None;
+        };
+        Some(self.log_end(log).offset + l.pending_records.len() as i64)
+    }
+
+    /// Queues records for the next batch of `epoch`; returns the offset the last one will
+    /// have. Refused whole (no offset handed out) when this replica does not lead `epoch`,
+    /// is shutting down, or the records cannot fit one batch.
     pub(super) fn accumulate(
         &mut self,
         now_ms: u64,
         log: &dyn LogReader,
+        epoch: Option<i32>,
         records: Vec<Bytes>,
-    ) -> Option<i64> {
-        if records.is_empty()
-            || !matches!(self.role, Role::Leader(_))
-            || self.shutdown_deadline_ms.is_some()
-        {
-            return None;
+    ) -> Result<i64, ProposeError> {
+        let current_epoch = self.role.epoch();
+        if !matches!(self.role, Role::Leader(_)) || epoch.is_some_and(|e| e != current_epoch) {
+            return Err(ProposeError::NotLeader {
+                epoch: epoch.unwrap_or(current_epoch),
+                current_epoch,
+            });
+        }
+        if self.shutdown_deadline_ms.is_some() {
+            return Err(ProposeError::ShuttingDown);
+        }
+        if records.is_empty() {
+            return Err(ProposeError::Empty);
         }
         let size: usize = records
             .iter()
@@ -189,7 +209,11 @@ impl RaftCore {
                 "refusing to append {} records of about {size} bytes: more than one batch holds ({MAX_BATCH_SIZE_BYTES} bytes)",
                 records.len()
             );
-            return None;
+            return Err(ProposeError::TooLarge {
+                records: records.len(),
+                bytes: size,
+                max_bytes: MAX_BATCH_SIZE_BYTES,
+            });
         }
         let needs_drain = matches!(&self.role, Role::Leader(l)
             if RECORD_BATCH_OVERHEAD + l.pending_bytes + size > MAX_BATCH_SIZE_BYTES);
@@ -199,7 +223,10 @@ impl RaftCore {
         let linger = self.cfg.append_linger_ms;
         let end = self.log_end(log).offset;
         let Role::Leader(l) = &mut self.role else {
-            return None;
+            return Err(ProposeError::NotLeader {
+                epoch: current_epoch,
+                current_epoch,
+            });
         };
         l.pending_bytes += size;
         l.pending_records.extend(records);
@@ -210,7 +237,7 @@ impl RaftCore {
         if linger == 0 {
             self.drain_pending(now_ms, log);
         }
-        Some(last)
+        Ok(last)
     }
 
     /// Writes the pending records as one batch.

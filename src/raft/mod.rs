@@ -42,7 +42,7 @@ mod tests;
 
 pub use self::config::RaftConfig;
 pub use self::core::RaftCore;
-pub use self::errors::RaftError;
+pub use self::errors::{ProposeError, RaftError};
 pub use self::io::{Destination, ElectionState, InboundRequest, Output, ResponseResult};
 pub use self::leader::max_records_per_proposal;
 pub use self::log::{validate_offset_and_epoch, LogReader, SnapshotChunk, ValidOffsetAndEpoch};

@@ -44,8 +44,11 @@ use crate::records::view::BatchView;
 use crate::storage::features::METADATA_VERSION_FEATURE;
 
 pub use configs::{ClientQuotaEntity, ConfigResource};
-pub use topics::{PartitionRegistration, TopicImage};
-pub use write::{transactions_supported, ImageWriteError, ELR_FEATURE};
+pub use topics::{PartitionRegistration, TopicImage, NO_LEADER_CHANGE};
+pub use write::{
+    mv, partition_version, register_broker_version, transactions_supported, ImageWriteError,
+    ELR_FEATURE,
+};
 
 /// metadata.version from which controllers register (3.7-IV0, KIP-919).
 pub const MIN_MV_FOR_CONTROLLER_REGISTRATION: i16 = 15;
@@ -318,6 +321,18 @@ impl MetadataImage {
         below_offset: i64,
         source: &str,
     ) -> (usize, u64) {
+        self.replay_batches_observed(bytes, below_offset, source, &mut |_, _| {})
+    }
+
+    /// [`Self::replay_batches`], showing `observe` each record with its offset before it is
+    /// replayed (the controller keeps the offset of every broker's registration record).
+    pub fn replay_batches_observed(
+        &mut self,
+        bytes: &[u8],
+        below_offset: i64,
+        source: &str,
+        observe: &mut dyn FnMut(i64, &MetadataRecord),
+    ) -> (usize, u64) {
         let mut replayed = 0;
         let mut replayed_bytes = 0;
         for (_, batch) in BatchFramer::trusted(bytes) {
@@ -327,7 +342,7 @@ impl MetadataImage {
             if batch.next_offset() <= self.next_offset {
                 continue;
             }
-            self.replay_batch(&batch, source);
+            self.replay_batch(&batch, source, observe);
             self.next_offset = batch.next_offset();
             self.last_epoch = batch.partition_leader_epoch();
             self.last_contained_log_time_ms = batch.max_timestamp();
@@ -351,12 +366,17 @@ impl MetadataImage {
                 }
             }
             self.last_epoch = batch.partition_leader_epoch();
-            self.replay_batch(&batch, source);
+            self.replay_batch(&batch, source, &mut |_, _| {});
         }
         self.next_offset = end_offset;
     }
 
-    fn replay_batch(&mut self, batch: &BatchView<'_>, source: &str) {
+    fn replay_batch(
+        &mut self,
+        batch: &BatchView<'_>,
+        source: &str,
+        observe: &mut dyn FnMut(i64, &MetadataRecord),
+    ) {
         if batch.is_control() {
             return;
         }
@@ -365,7 +385,10 @@ impl MetadataImage {
                 .map_err(|e| e.to_string())
                 .and_then(|r| MetadataRecord::decode(r.value).map_err(|e| e.to_string()));
             match decoded {
-                Ok(r) => self.replay_logged(r, source),
+                Ok(r) => {
+                    observe(batch.base_offset() + i as i64, &r);
+                    self.replay_logged(r, source)
+                }
                 Err(e) => {
                     self.undecodable_records += 1;
                     tracing::warn!(

@@ -28,7 +28,7 @@ pub const ELR_FEATURE: &str = "eligible.leader.replicas.version";
 
 /// metadata.version levels at which a record version or a section changes (Kafka's
 /// `MetadataVersion` predicates).
-mod mv {
+pub mod mv {
     /// 3.4-IV0: RegisterBrokerRecord v2 (isMigratingZkBroker).
     pub const MIGRATION: i16 = 8;
     /// 3.5-IV2: SCRAM credentials in the metadata log.
@@ -71,7 +71,8 @@ pub enum ImageWriteError {
     Encode(#[from] MetadataError),
 }
 
-fn register_broker_version(level: i16) -> u16 {
+/// RegisterBrokerRecord version at metadata.version `level` (`registerBrokerRecordVersion`).
+pub fn register_broker_version(level: i16) -> u16 {
     if level >= mv::CORDONED_LOG_DIRS {
         4
     } else if level >= mv::DIRECTORY_ASSIGNMENT {
@@ -83,7 +84,8 @@ fn register_broker_version(level: i16) -> u16 {
     }
 }
 
-fn partition_version(level: i16) -> u16 {
+/// PartitionRecord and PartitionChangeRecord version at `level` (`partitionRecordVersion`).
+pub fn partition_version(level: i16) -> u16 {
     if level >= mv::ELR {
         2
     } else if level >= mv::DIRECTORY_ASSIGNMENT {

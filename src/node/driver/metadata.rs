@@ -8,14 +8,13 @@
 //!                                         ─▶ writer thread: .part, fsync, rename ─▶ Event::SnapshotWritten
 //!                                         ─▶ store.add_snapshot (served by FetchSnapshot from then on)
 //!   every 60 s ─▶ store.maybe_clean (retention) ─▶ log start moves, old snapshots deleted
-//!   leader whose image passed its epoch start ─▶ activation records proposed once
+//!   leader whose image passed its epoch start ─▶ the controller activates (controller/)
 //! ```
 //!
 //! Writing the file happens off the raft thread (Kafka's snapshot generator has its own
 //! thread too), so a large snapshot never delays a Fetch answer or an election.
 
 use super::{now_ms, Driver, DriverError, Event};
-use crate::node::activation::activation_records;
 use crate::raft::voters::voter_set_to_record;
 use crate::snapshot::{SnapshotHeaderInfo, SnapshotId};
 
@@ -38,14 +37,16 @@ impl Driver {
     /// The image replayed to `high_watermark` and the requests waiting below it answered.
     pub(super) fn apply_committed(&mut self, high_watermark: i64) {
         self.catch_up_image(high_watermark);
-        let done = self.registrations.committed(high_watermark);
-        self.finish_waiters(done, 0);
+        self.drain_controller_outputs();
     }
 
     /// Replays the image up to `high_watermark`, publishes it, and writes a snapshot of it when
     /// one is due.
     pub(super) fn catch_up_image(&mut self, high_watermark: i64) {
-        let done = self.registrations.catch_up(&self.store, high_watermark);
+        let Some(controller) = self.controller.as_mut() else {
+            return;
+        };
+        let done = controller.replay_committed(&self.store, high_watermark);
         if done.changed {
             self.publish_image();
         }
@@ -53,7 +54,7 @@ impl Driver {
         if done.loaded_snapshot {
             self.snapshot_generator.loaded(now);
         }
-        let in_transaction = self.registrations.image.open_transaction.is_some();
+        let in_transaction = self.image().open_transaction.is_some();
         if let Some(reason) = self
             .snapshot_generator
             .log_delta(done.log_bytes, now, in_transaction)
@@ -67,7 +68,7 @@ impl Driver {
     /// Builds the snapshot of the current image and hands it to a writer thread; false when
     /// none is written.
     fn start_snapshot(&mut self, reason: &str, now: u64) -> bool {
-        let image = &self.registrations.image;
+        let image = self.image();
         let id = SnapshotId {
             end_offset: image.next_offset,
             epoch: image.last_epoch,
@@ -163,35 +164,6 @@ impl Driver {
         self.store
             .maybe_clean(now as i64, self.settings.retention)
             .map_err(|e| self.storage_failure(e))?;
-        Ok(())
-    }
-
-    /// As leader, once the image holds everything before this epoch: the activation records
-    /// (bootstrap on an empty log, an abort of an open transaction), proposed once.
-    pub(super) fn maybe_activate(&mut self) -> Result<(), DriverError> {
-        if !self.activation_due {
-            return Ok(());
-        }
-        let Some(epoch_start) = self.core.epoch_start_offset() else {
-            self.activation_due = false;
-            return Ok(());
-        };
-        if self.registrations.image.next_offset <= epoch_start {
-            return Ok(());
-        }
-        self.activation_due = false;
-        match activation_records(
-            &self.registrations.image,
-            self.store.bootstrap_records(),
-            self.settings.min_insync_replicas,
-        ) {
-            Ok(Some((records, message))) => {
-                tracing::info!("{message}");
-                self.core.propose(now_ms(), &self.store, records);
-            }
-            Ok(None) => {}
-            Err(e) => tracing::error!("Controller activation failed: {e}"),
-        }
         Ok(())
     }
 }

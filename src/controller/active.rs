@@ -1,0 +1,542 @@
+//! The active controller's state: the speculative image, the replies parked until their
+//! records commit, and the broker sessions (Kafka's `QuorumController` write path, its
+//! `DeferredEventQueue` purgatory and `BrokerHeartbeatManager`).
+//!
+//! ```text
+//!   result ─▶ encode ─▶ appender.append(epoch) ─▶ offsets checked against the prediction
+//!          ─▶ replay into the speculative image ─▶ park (last offset, reply)
+//!   high watermark ─▶ replies with offset < hw released, in offset order
+//!   committed image at the last write offset ─▶ must equal the speculative image
+//! ```
+
+use std::collections::{BTreeMap, VecDeque};
+
+use bytes::Bytes;
+
+use super::config::ControllerConfig;
+use super::errors::{ApiError, ControllerError};
+use super::heartbeats::BrokerHeartbeatManager;
+use super::io::{ControllerOutput, MetadataAppender};
+use super::result::{ControllerResult, RecordOut};
+use super::{cluster, encode_records, error_response, not_controller, producer_ids};
+use super::{propose_error, replication};
+use crate::codec::{RequestBody, ResponseBody};
+use crate::metadata::image::MetadataImage;
+use crate::metadata::record::MetadataRecord;
+use crate::raft::{InboundRequest, Rng};
+
+/// A reply waiting for its records (or the writes before it) to commit.
+#[derive(Debug)]
+struct Parked {
+    /// The last offset that must commit first.
+    offset: i64,
+    request_id: u64,
+    body: ResponseBody,
+}
+
+/// The active controller of one epoch.
+#[derive(Debug)]
+pub(super) struct ActiveController {
+    pub(super) epoch: i32,
+    /// Committed image plus every record written in this epoch.
+    pub(super) image: MetadataImage,
+    /// Offset of the last record written in this epoch (-1: none yet).
+    last_write_offset: i64,
+    parked: VecDeque<Parked>,
+    pub(super) heartbeats: BrokerHeartbeatManager,
+    /// Offset of each broker's RegisterBrokerRecord (its catch-up target), this epoch's
+    /// writes included.
+    pub(super) registration_offsets: BTreeMap<i32, i64>,
+    /// An append found the Raft layer not leading this epoch any more.
+    pub(super) lost_leadership: bool,
+}
+
+impl ActiveController {
+    /// Claims `epoch` on top of `committed`: every registered broker gets a fresh session.
+    pub(super) fn new(
+        epoch: i32,
+        committed: &MetadataImage,
+        registration_offsets: &BTreeMap<i32, i64>,
+        now_ms: u64,
+    ) -> Self {
+        let heartbeats = BrokerHeartbeatManager::activate(
+            committed
+                .brokers
+                .values()
+                .map(|b| (b.broker_id, b.broker_epoch, b.fenced)),
+            now_ms,
+        );
+        Self {
+            epoch,
+            image: committed.clone(),
+            last_write_offset: -1,
+            parked: VecDeque::new(),
+            heartbeats,
+            registration_offsets: registration_offsets.clone(),
+            lost_leadership: false,
+        }
+    }
+
+    /// Appends encoded `values` (already checked by a manager or the activation) and replays
+    /// them into the speculative image; the last offset.
+    pub(super) fn write_records(
+        &mut self,
+        appender: &mut dyn MetadataAppender,
+        values: Vec<Bytes>,
+    ) -> Result<i64, ControllerError> {
+        let records: Vec<MetadataRecord> = values
+            .iter()
+            .map(|v| MetadataRecord::decode(v))
+            .collect::<Result<_, _>>()?;
+        let count = records.len() as i64;
+        let last = self.append(appender, values)?;
+        for (i, r) in records.into_iter().enumerate() {
+            self.replay(last - count + 1 + i as i64, r);
+        }
+        Ok(last)
+    }
+
+    fn append(
+        &mut self,
+        appender: &mut dyn MetadataAppender,
+        values: Vec<Bytes>,
+    ) -> Result<i64, ControllerError> {
+        let count = values.len() as i64;
+        let expected_first = appender.next_write_offset();
+        let last = match appender.append(self.epoch, values) {
+            Ok(last) => last,
+            Err(e) => {
+                self.lost_leadership = true;
+                return Err(ControllerError::Propose(e));
+            }
+        };
+        let first = last - count + 1;
+        if let Some(expected_first) = expected_first {
+            if first != expected_first {
+                // The records are in the log all the same, so they are replayed; a broker
+                // epoch taken from the prediction would not be its record's offset.
+                let e = ControllerError::OffsetMismatch {
+                    expected_first,
+                    got_first: first,
+                    got_last: last,
+                };
+                debug_assert!(false, "{e}");
+                tracing::error!("{e}");
+            }
+        }
+        self.last_write_offset = last;
+        self.image.next_offset = last + 1;
+        Ok(last)
+    }
+
+    fn replay(&mut self, offset: i64, record: MetadataRecord) {
+        track_registration(&mut self.registration_offsets, offset, &record);
+        let name = record.name();
+        if let Err(e) = self.image.replay(record) {
+            // The manager built this record from this image: its refusal is a bug.
+            debug_assert!(
+                false,
+                "the active controller wrote a {name} its image refuses: {e}"
+            );
+            tracing::error!("the active controller wrote a {name} its image refuses: {e}");
+        }
+    }
+
+    /// Writes `result` and parks its reply; a refused append answers with the error.
+    fn complete<T>(
+        &mut self,
+        appender: &mut dyn MetadataAppender,
+        request: &InboundRequest,
+        result: ControllerResult<T>,
+        into_body: impl FnOnce(T) -> ResponseBody,
+        outputs: &mut VecDeque<ControllerOutput>,
+    ) -> Option<i64> {
+        let request_id = request.request_id;
+        let refuse = |error: ApiError, outputs: &mut VecDeque<ControllerOutput>| {
+            outputs.push_back(ControllerOutput::Respond {
+                request_id,
+                body: error_response(&request.body, request.api_version, &error),
+            });
+        };
+        if result.records.is_empty() {
+            // Nothing to write: the answer still waits for everything written before it, so
+            // it never reports state that could be lost.
+            self.park(
+                self.last_write_offset,
+                request_id,
+                into_body(result.response),
+            );
+            return None;
+        }
+        let values = match encode_records(&result.records) {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::error!("cannot encode the records of a controller write: {e}");
+                refuse(
+                    ApiError::new(super::errors::UNKNOWN_SERVER_ERROR, e.to_string()),
+                    outputs,
+                );
+                return None;
+            }
+        };
+        match self.append(appender, values) {
+            Ok(last) => {
+                let count = result.records.len() as i64;
+                for (i, r) in result.records.into_iter().enumerate() {
+                    self.replay(last - count + 1 + i as i64, r.record);
+                }
+                self.park(last, request_id, into_body(result.response));
+                Some(last)
+            }
+            Err(ControllerError::Propose(e)) => {
+                refuse(propose_error(&e), outputs);
+                None
+            }
+            Err(e) => {
+                tracing::error!("controller write failed: {e}");
+                self.lost_leadership = true;
+                refuse(not_controller(None), outputs);
+                None
+            }
+        }
+    }
+
+    /// Writes records that answer no request (fencing, activation follow-ups).
+    fn write_unanswered(&mut self, appender: &mut dyn MetadataAppender, records: Vec<RecordOut>) {
+        if records.is_empty() {
+            return;
+        }
+        let result = encode_records(&records);
+        let outcome = result.and_then(|values| self.append(appender, values));
+        match outcome {
+            Ok(last) => {
+                let count = records.len() as i64;
+                for (i, r) in records.into_iter().enumerate() {
+                    self.replay(last - count + 1 + i as i64, r.record);
+                }
+            }
+            Err(e) => tracing::warn!("controller write failed: {e}"),
+        }
+    }
+
+    fn park(&mut self, offset: i64, request_id: u64, body: ResponseBody) {
+        self.parked.push_back(Parked {
+            offset,
+            request_id,
+            body,
+        });
+    }
+
+    /// Releases the replies whose records are below `high_watermark`.
+    pub(super) fn release_committed(
+        &mut self,
+        high_watermark: i64,
+        outputs: &mut VecDeque<ControllerOutput>,
+    ) {
+        // Parked in offset order (every write's offset is after the previous one's).
+        while self
+            .parked
+            .front()
+            .is_some_and(|p| p.offset < high_watermark)
+        {
+            if let Some(p) = self.parked.pop_front() {
+                outputs.push_back(ControllerOutput::Respond {
+                    request_id: p.request_id,
+                    body: p.body,
+                });
+            }
+        }
+    }
+
+    /// When the committed image has replayed everything this epoch wrote, it must equal the
+    /// speculative one (both applied the same records).
+    pub(super) fn check_against_committed(&self, committed: &MetadataImage) {
+        if self.last_write_offset < 0 || committed.next_offset <= self.last_write_offset {
+            return;
+        }
+        if committed.open_transaction.is_some() || self.image.open_transaction.is_some() {
+            return;
+        }
+        let same = committed.features == self.image.features
+            && committed.brokers == self.image.brokers
+            && committed.controllers == self.image.controllers
+            && committed.topics == self.image.topics
+            && committed.configs == self.image.configs
+            && committed.next_producer_id == self.image.next_producer_id;
+        if !same {
+            debug_assert!(same, "speculative image differs from the committed image");
+            tracing::error!(
+                "the speculative image differs from the committed image at offset {}",
+                committed.next_offset
+            );
+        }
+    }
+
+    /// Leadership lost: every parked reply gets NOT_CONTROLLER (Kafka's `renounce`).
+    pub(super) fn renounce(
+        &mut self,
+        leader_id: Option<i32>,
+        outputs: &mut VecDeque<ControllerOutput>,
+    ) {
+        let error = not_controller(leader_id);
+        for p in self.parked.drain(..) {
+            let body = not_controller_body(&p.body, &error);
+            outputs.push_back(ControllerOutput::Respond {
+                request_id: p.request_id,
+                body,
+            });
+        }
+    }
+
+    /// Fences every broker whose session has expired (Kafka 4.1's periodic
+    /// `maybeFenceStaleBroker`, each fencing its own batch). An expired entry of an older
+    /// epoch, or of a broker already fenced, is dropped without records.
+    pub(super) fn fence_stale_brokers(
+        &mut self,
+        now_ms: u64,
+        cfg: &ControllerConfig,
+        appender: &mut dyn MetadataAppender,
+        _outputs: &mut VecDeque<ControllerOutput>,
+    ) {
+        for (broker_id, epoch) in self
+            .heartbeats
+            .remove_expired(now_ms, cfg.broker_session_timeout_ms)
+        {
+            if self.lost_leadership {
+                return;
+            }
+            let current = self.image.brokers.get(&broker_id);
+            match current {
+                Some(b) if b.broker_epoch == epoch && !b.fenced => {}
+                _ => continue,
+            }
+            tracing::info!(
+                "Fencing broker {broker_id} at epoch {epoch} because its session has timed out."
+            );
+            let records = replication::broker_fenced(&self.image, cfg, broker_id);
+            self.heartbeats.fence(broker_id);
+            self.write_unanswered(appender, records);
+        }
+    }
+
+    /// Serves one controller request.
+    pub(super) fn handle_request(
+        &mut self,
+        now_ms: u64,
+        cfg: &ControllerConfig,
+        rng: &mut Rng,
+        appender: &mut dyn MetadataAppender,
+        request: InboundRequest,
+        outputs: &mut VecDeque<ControllerOutput>,
+    ) {
+        let next_offset = appender.next_write_offset().unwrap_or(-1);
+        let version = request.api_version;
+        match &request.body {
+            RequestBody::BrokerRegistration(req) => {
+                let result = cluster::register_broker(
+                    &self.image,
+                    cfg,
+                    &self.heartbeats,
+                    now_ms,
+                    req,
+                    version,
+                    next_offset,
+                );
+                let registered = result.registered;
+                let result = result.result;
+                let written = self
+                    .complete(
+                        appender,
+                        &request,
+                        result,
+                        ResponseBody::BrokerRegistration,
+                        outputs,
+                    )
+                    .is_some();
+                if let (true, Some((broker_id, fenced))) = (written, registered) {
+                    self.heartbeats.register(broker_id, fenced);
+                }
+            }
+            RequestBody::BrokerHeartbeat(req) => {
+                let broker_id = req.broker_id.0;
+                self.heartbeats
+                    .track_contact(broker_id, req.broker_epoch, now_ms);
+                let outcome = replication::process_broker_heartbeat(
+                    &self.image,
+                    cfg,
+                    &self.registration_offsets,
+                    &self.heartbeats,
+                    req,
+                );
+                match outcome {
+                    Err(e) => {
+                        // A stale heartbeat still counts as contact (Kafka touches the broker
+                        // before it answers with the error only for timeouts).
+                        outputs.push_back(ControllerOutput::Respond {
+                            request_id: request.request_id,
+                            body: error_response(&request.body, version, &e),
+                        });
+                    }
+                    Ok(hb) => {
+                        let next = hb.next;
+                        self.heartbeats.touch(
+                            broker_id,
+                            next.fenced(),
+                            req.current_metadata_offset,
+                        );
+                        let offset = self.complete(
+                            appender,
+                            &request,
+                            hb.result,
+                            ResponseBody::BrokerHeartbeat,
+                            outputs,
+                        );
+                        if next.in_controlled_shutdown() {
+                            let end = offset.unwrap_or(self.last_write_offset);
+                            self.heartbeats.enter_controlled_shutdown(broker_id, end);
+                        }
+                    }
+                }
+            }
+            RequestBody::UnregisterBroker(req) => {
+                let result = cluster::unregister_broker(&self.image, cfg, req.broker_id.0);
+                if self
+                    .complete(
+                        appender,
+                        &request,
+                        result,
+                        ResponseBody::UnregisterBroker,
+                        outputs,
+                    )
+                    .is_some()
+                {
+                    self.heartbeats.remove(req.broker_id.0);
+                }
+            }
+            RequestBody::ControllerRegistration(req) => {
+                let result = cluster::register_controller(&self.image, req);
+                self.complete(
+                    appender,
+                    &request,
+                    result,
+                    ResponseBody::ControllerRegistration,
+                    outputs,
+                );
+            }
+            RequestBody::AllocateProducerIds(req) => {
+                let result = producer_ids::allocate(&self.image, req);
+                self.complete(
+                    appender,
+                    &request,
+                    result,
+                    ResponseBody::AllocateProducerIds,
+                    outputs,
+                );
+            }
+            RequestBody::CreateTopics(req) => {
+                let result = replication::create_topics(&self.image, cfg, rng, req, version);
+                self.complete(
+                    appender,
+                    &request,
+                    result,
+                    ResponseBody::CreateTopics,
+                    outputs,
+                );
+            }
+            RequestBody::AlterPartition(req) => {
+                let result = replication::alter_partition(&self.image, cfg, req, version);
+                self.complete(
+                    appender,
+                    &request,
+                    result,
+                    ResponseBody::AlterPartition,
+                    outputs,
+                );
+            }
+            RequestBody::AssignReplicasToDirs(req) => {
+                let result = replication::assign_replicas_to_dirs(&self.image, cfg, req);
+                self.complete(
+                    appender,
+                    &request,
+                    result,
+                    ResponseBody::AssignReplicasToDirs,
+                    outputs,
+                );
+            }
+            other => {
+                let error = ApiError::new(
+                    super::errors::UNSUPPORTED_VERSION,
+                    format!("{:?} is not served by the controller", other.api_key()),
+                );
+                outputs.push_back(ControllerOutput::Respond {
+                    request_id: request.request_id,
+                    body: error_response(&request.body, version, &error),
+                });
+            }
+        }
+    }
+}
+
+/// Keeps the offset of each broker's RegisterBrokerRecord, as Kafka's
+/// `ClusterControlManager.registerBrokerRecordOffsets` does on replay.
+pub(super) fn track_registration(
+    offsets: &mut BTreeMap<i32, i64>,
+    offset: i64,
+    record: &MetadataRecord,
+) {
+    match record {
+        MetadataRecord::RegisterBroker(r) => {
+            offsets.insert(r.broker_id, offset);
+        }
+        MetadataRecord::UnregisterBroker(r) => {
+            offsets.remove(&r.broker_id);
+        }
+        _ => {}
+    }
+}
+
+/// NOT_CONTROLLER in the shape of `body`'s API.
+fn not_controller_body(body: &ResponseBody, error: &ApiError) -> ResponseBody {
+    use kafka_protocol::protocol::StrBytes;
+    let message = || error.message.clone().map(StrBytes::from_string);
+    match body.clone() {
+        ResponseBody::BrokerRegistration(r) => {
+            ResponseBody::BrokerRegistration(r.with_error_code(error.code).with_broker_epoch(-1))
+        }
+        ResponseBody::BrokerHeartbeat(r) => ResponseBody::BrokerHeartbeat(
+            r.with_error_code(error.code)
+                .with_is_caught_up(false)
+                .with_is_fenced(true)
+                .with_should_shut_down(false),
+        ),
+        ResponseBody::UnregisterBroker(r) => ResponseBody::UnregisterBroker(
+            r.with_error_code(error.code).with_error_message(message()),
+        ),
+        ResponseBody::ControllerRegistration(r) => ResponseBody::ControllerRegistration(
+            r.with_error_code(error.code).with_error_message(message()),
+        ),
+        ResponseBody::AllocateProducerIds(r) => ResponseBody::AllocateProducerIds(
+            r.with_error_code(error.code)
+                .with_producer_id_start(kafka_protocol::messages::ProducerId(-1))
+                .with_producer_id_len(0),
+        ),
+        ResponseBody::AlterPartition(r) => {
+            ResponseBody::AlterPartition(r.with_error_code(error.code).with_topics(Vec::new()))
+        }
+        ResponseBody::AssignReplicasToDirs(r) => ResponseBody::AssignReplicasToDirs(
+            r.with_error_code(error.code).with_directories(Vec::new()),
+        ),
+        ResponseBody::CreateTopics(mut r) => {
+            for t in &mut r.topics {
+                t.error_code = error.code;
+                t.error_message = message();
+                t.topic_id = uuid::Uuid::nil();
+                t.num_partitions = -1;
+                t.replication_factor = -1;
+                t.configs = None;
+            }
+            ResponseBody::CreateTopics(r)
+        }
+        other => other,
+    }
+}

@@ -1,0 +1,476 @@
+//! Brokers and controllers joining and leaving (Kafka's `ClusterControlManager`): broker
+//! registration, the broker-epoch check, controller registration (KIP-919), unregistration.
+//!
+//! ```text
+//!   BrokerRegistration ─▶ checks (cluster id, live duplicate, ZK, log dirs, features)
+//!     ─▶ [new incarnation: unclean-shutdown PartitionChangeRecords] RegisterBrokerRecord
+//!        (epoch = offset of the batch's first record; same incarnation: epoch, fencing kept)
+//!   ControllerRegistration ─▶ RegisterControllerRecord
+//!   UnregisterBroker ─▶ PartitionChangeRecords (leaves every ISR) + UnregisterBrokerRecord
+//! ```
+
+use kafka_protocol::messages::{
+    BrokerRegistrationRequest, BrokerRegistrationResponse, ControllerRegistrationRequest,
+    ControllerRegistrationResponse, UnregisterBrokerResponse,
+};
+use kafka_protocol::protocol::StrBytes;
+use uuid::Uuid;
+
+use super::config::ControllerConfig;
+use super::errors::{self, ApiError};
+use super::heartbeats::BrokerHeartbeatManager;
+use super::replication;
+use super::result::{ControllerResult, RecordOut};
+use crate::metadata::controller::{
+    ControllerEndpoint, ControllerFeature, ControllerRegistration, SECURITY_PROTOCOLS,
+};
+use crate::metadata::image::{mv, register_broker_version, MetadataImage};
+use crate::metadata::record::MetadataRecord;
+use crate::metadata::records::{
+    BrokerEndpoint, BrokerFeature, RegisterBrokerRecord, UnregisterBrokerRecord,
+};
+use crate::metadata::wire::TaggedFields;
+use crate::storage::features::{KRAFT_VERSION_FEATURE, METADATA_VERSION_FEATURE};
+use crate::storage::uuid::is_reserved_directory_id;
+
+/// Kafka's `MetadataVersion.MINIMUM_KRAFT_VERSION` level: what a broker that sends no
+/// metadata.version range is assumed to support.
+const MINIMUM_KRAFT_METADATA_VERSION: i16 = 1;
+
+/// A broker registration's outcome: the result, and (broker id, new incarnation) when a
+/// record is written.
+#[derive(Debug)]
+pub struct Registration {
+    /// Records and reply.
+    pub result: ControllerResult<BrokerRegistrationResponse>,
+    /// The registered broker and whether its record leaves it fenced.
+    pub registered: Option<(i32, bool)>,
+}
+
+/// Kafka's `checkBrokerEpoch`: STALE_BROKER_EPOCH unless `broker_id` is registered with
+/// `broker_epoch`.
+pub fn check_broker_epoch(
+    image: &MetadataImage,
+    broker_id: i32,
+    broker_epoch: i64,
+) -> Result<&RegisterBrokerRecord, ApiError> {
+    let registration = image.brokers.get(&broker_id).ok_or_else(|| {
+        ApiError::new(
+            errors::STALE_BROKER_EPOCH,
+            format!("No broker registration found for broker id {broker_id}"),
+        )
+    })?;
+    if registration.broker_epoch != broker_epoch {
+        return Err(ApiError::new(
+            errors::STALE_BROKER_EPOCH,
+            format!(
+                "Expected broker epoch {}, but got broker epoch {broker_epoch}",
+                registration.broker_epoch
+            ),
+        ));
+    }
+    Ok(registration)
+}
+
+/// Whether `broker_id` may lead or join an ISR: registered, unfenced, not shutting down
+/// (Kafka's `ClusterControlManager.isActive`).
+pub fn is_active(image: &MetadataImage, broker_id: i32) -> bool {
+    image
+        .brokers
+        .get(&broker_id)
+        .is_some_and(|b| !b.fenced && !b.in_controlled_shutdown)
+}
+
+/// The finalized level Kafka checks a broker's range against (`versionOrDefault`):
+/// metadata.version defaults to 1, every other feature to 0; kraft.version is the Raft
+/// layer's.
+fn finalized_level(image: &MetadataImage, kraft_version: i16, name: &str) -> i16 {
+    if name == KRAFT_VERSION_FEATURE {
+        return kraft_version;
+    }
+    let default = if name == METADATA_VERSION_FEATURE {
+        1
+    } else {
+        0
+    };
+    image.features.get(name).copied().unwrap_or(default)
+}
+
+fn check_feature(
+    image: &MetadataImage,
+    kraft_version: i16,
+    name: &str,
+    min: i16,
+    max: i16,
+) -> Result<(), ApiError> {
+    let finalized = finalized_level(image, kraft_version, name);
+    if !(min..=max).contains(&finalized) {
+        return Err(ApiError::new(
+            errors::UNSUPPORTED_VERSION,
+            format!(
+                "Unable to register because the broker does not support finalized version \
+                 {finalized} of {name}. The broker wants a version between {min} and {max}, \
+                 inclusive."
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Kafka's `registerBroker`, with `next_offset` the offset the batch's first record gets.
+pub fn register_broker(
+    image: &MetadataImage,
+    cfg: &ControllerConfig,
+    heartbeats: &BrokerHeartbeatManager,
+    now_ms: u64,
+    req: &BrokerRegistrationRequest,
+    version: i16,
+    next_offset: i64,
+) -> Registration {
+    match register_broker_checked(image, cfg, heartbeats, now_ms, req, version, next_offset) {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::info!(
+                "Refused the registration of broker {}: error {} ({})",
+                req.broker_id.0,
+                e.code,
+                e.message.as_deref().unwrap_or("")
+            );
+            Registration {
+                result: ControllerResult::response_only(
+                    BrokerRegistrationResponse::default()
+                        .with_error_code(e.code)
+                        .with_broker_epoch(-1),
+                ),
+                registered: None,
+            }
+        }
+    }
+}
+
+fn register_broker_checked(
+    image: &MetadataImage,
+    cfg: &ControllerConfig,
+    heartbeats: &BrokerHeartbeatManager,
+    now_ms: u64,
+    req: &BrokerRegistrationRequest,
+    version: i16,
+    next_offset: i64,
+) -> Result<Registration, ApiError> {
+    if req.cluster_id.as_str() != cfg.cluster_id {
+        return Err(ApiError::new(
+            errors::INCONSISTENT_CLUSTER_ID,
+            format!(
+                "Expected cluster ID {}, but got cluster ID {}",
+                cfg.cluster_id, req.cluster_id
+            ),
+        ));
+    }
+    let broker_id = req.broker_id.0;
+    let existing = image.brokers.get(&broker_id);
+    if let Some(existing) = existing {
+        if heartbeats.has_valid_session(
+            broker_id,
+            existing.broker_epoch,
+            now_ms,
+            cfg.broker_session_timeout_ms,
+        ) && req.incarnation_id != existing.incarnation_id
+        {
+            return Err(ApiError::new(
+                errors::DUPLICATE_BROKER_REGISTRATION,
+                "Another broker is registered with that broker id. If the broker was recently \
+                 restarted this should self-resolve once the heartbeat manager expires the \
+                 broker's session.",
+            ));
+        }
+    }
+    if req.is_migrating_zk_broker {
+        return Err(ApiError::new(
+            errors::BROKER_ID_NOT_REGISTERED,
+            "Controller does not support registering ZK brokers.",
+        ));
+    }
+    let level = image
+        .metadata_version()
+        .unwrap_or(MINIMUM_KRAFT_METADATA_VERSION);
+    let directories = level >= mv::DIRECTORY_ASSIGNMENT;
+    if directories {
+        if req.log_dirs.is_empty() {
+            return Err(ApiError::new(
+                errors::INVALID_REGISTRATION,
+                "No directories specified in request",
+            ));
+        }
+        if req.log_dirs.iter().any(is_reserved_directory_id) {
+            return Err(ApiError::new(
+                errors::INVALID_REGISTRATION,
+                "Reserved directory ID in request",
+            ));
+        }
+        let mut unique = req.log_dirs.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        if unique.len() != req.log_dirs.len() {
+            return Err(ApiError::new(
+                errors::INVALID_REGISTRATION,
+                "Duplicate directory ID in request",
+            ));
+        }
+        for dir in &req.log_dirs {
+            if let Some(owner) = image
+                .brokers
+                .values()
+                .find(|b| b.broker_id != broker_id && b.log_dirs.contains(dir))
+            {
+                return Err(ApiError::new(
+                    errors::INVALID_REGISTRATION,
+                    format!(
+                        "Broker {} is already registered with directory {}",
+                        owner.broker_id,
+                        crate::storage::uuid::uuid_to_kafka_string(dir)
+                    ),
+                ));
+            }
+        }
+    }
+    // Every feature range the broker sends must hold the finalized level; a finalized feature
+    // it does not mention must be 0 to it; no metadata.version range means only level 1.
+    let mut features = Vec::new();
+    for f in &req.features {
+        check_feature(
+            image,
+            cfg.kraft_version,
+            &f.name,
+            f.min_supported_version,
+            f.max_supported_version,
+        )?;
+        features.push(BrokerFeature {
+            name: f.name.to_string(),
+            min_supported_version: f.min_supported_version,
+            max_supported_version: f.max_supported_version,
+            unknown_tagged: TaggedFields::default(),
+        });
+    }
+    let sent = |name: &str| req.features.iter().any(|f| f.name.as_str() == name);
+    // Kafka 4.1 refuses a broker that sends no metadata.version range.
+    if !sent(METADATA_VERSION_FEATURE) {
+        return Err(ApiError::new(
+            errors::INVALID_REGISTRATION,
+            "Request features do not contain 'metadata.version'",
+        ));
+    }
+    for (name, level) in &image.features {
+        if name != METADATA_VERSION_FEATURE && *level != 0 && !sent(name) {
+            check_feature(image, cfg.kraft_version, name, 0, 0)?;
+        }
+    }
+    // Listeners by name: a later one of the same name replaces the earlier in place.
+    let mut end_points: Vec<BrokerEndpoint> = Vec::new();
+    for l in &req.listeners {
+        let endpoint = BrokerEndpoint {
+            name: l.name.to_string(),
+            host: l.host.to_string(),
+            port: l.port,
+            security_protocol: l.security_protocol,
+            unknown_tagged: TaggedFields::default(),
+        };
+        match end_points.iter_mut().find(|e| e.name == endpoint.name) {
+            Some(e) => *e = endpoint,
+            None => end_points.push(endpoint),
+        }
+    }
+    let new_incarnation = existing.is_none_or(|e| e.incarnation_id != req.incarnation_id);
+    let mut records = Vec::new();
+    let mut record = RegisterBrokerRecord {
+        broker_id,
+        is_migrating_zk_broker: false,
+        incarnation_id: req.incarnation_id,
+        broker_epoch: next_offset,
+        end_points,
+        features,
+        rack: req.rack.as_ref().map(|r| r.to_string()),
+        fenced: true,
+        in_controlled_shutdown: false,
+        log_dirs: if directories {
+            req.log_dirs.clone()
+        } else {
+            Vec::new()
+        },
+        cordoned_log_dirs: None,
+        unknown_tagged: TaggedFields::default(),
+    };
+    match existing {
+        Some(e) if !new_incarnation => {
+            tracing::info!(
+                "Amending registration of broker {broker_id}, incarnation ID {}. Broker epoch \
+                 remains {}.",
+                req.incarnation_id,
+                e.broker_epoch
+            );
+            record.fenced = e.fenced;
+            record.in_controlled_shutdown = e.in_controlled_shutdown;
+            record.broker_epoch = e.broker_epoch;
+        }
+        _ => {
+            // A broker that registers again with its previous epoch (v3+) shut down cleanly;
+            // either way it leaves every ISR it is still in. (With ELR on, an unclean one
+            // would also leave the ELRs: ferrokraft keeps no ELR yet.)
+            let previous = existing.map_or(-2, |e| e.broker_epoch);
+            let clean = version >= 3 && previous == req.previous_broker_epoch;
+            records.extend(replication::broker_removed_from_isrs(image, cfg, broker_id));
+            if !clean {
+                tracing::debug!("broker {broker_id} did not shut down cleanly");
+            }
+            record.broker_epoch = next_offset;
+            match existing {
+                None => tracing::info!(
+                    "No previous registration found for broker {broker_id}. New incarnation ID \
+                     is {}. Generated {} record(s) to clean up previous incarnations. New broker \
+                     epoch is {next_offset}.",
+                    req.incarnation_id,
+                    records.len()
+                ),
+                Some(e) => tracing::info!(
+                    "Registering a new incarnation of broker {broker_id}. Previous incarnation \
+                     ID was {}; new incarnation ID is {}. Generated {} record(s) to clean up \
+                     previous incarnations. Broker epoch will become {next_offset}.",
+                    e.incarnation_id,
+                    req.incarnation_id,
+                    records.len()
+                ),
+            }
+        }
+    }
+    let epoch = record.broker_epoch;
+    let fenced = record.fenced;
+    records.push(RecordOut::new(
+        MetadataRecord::RegisterBroker(record),
+        register_broker_version(level),
+    ));
+    Ok(Registration {
+        result: ControllerResult::atomic(
+            records,
+            BrokerRegistrationResponse::default()
+                .with_error_code(errors::NONE)
+                .with_broker_epoch(epoch),
+        ),
+        registered: Some((broker_id, fenced)),
+    })
+}
+
+/// Kafka's `unregisterBroker`: the broker leaves every ISR, then its registration goes.
+pub fn unregister_broker(
+    image: &MetadataImage,
+    cfg: &ControllerConfig,
+    broker_id: i32,
+) -> ControllerResult<UnregisterBrokerResponse> {
+    let Some(registration) = image.brokers.get(&broker_id) else {
+        return ControllerResult::response_only(
+            UnregisterBrokerResponse::default()
+                .with_error_code(errors::BROKER_ID_NOT_REGISTERED)
+                .with_error_message(Some(StrBytes::from_string(format!(
+                    "Broker ID {broker_id} is not currently registered"
+                )))),
+        );
+    };
+    let mut records = replication::broker_removed_from_isrs(image, cfg, broker_id);
+    records.push(RecordOut::new(
+        MetadataRecord::UnregisterBroker(UnregisterBrokerRecord {
+            broker_id,
+            broker_epoch: registration.broker_epoch,
+            unknown_tagged: TaggedFields::default(),
+        }),
+        0,
+    ));
+    ControllerResult::atomic(records, UnregisterBrokerResponse::default())
+}
+
+/// Kafka's `registerController`: checks a ControllerRegistration and builds its record.
+pub fn register_controller(
+    image: &MetadataImage,
+    req: &ControllerRegistrationRequest,
+) -> ControllerResult<ControllerRegistrationResponse> {
+    let refuse = |code: i16, message: String| {
+        tracing::info!(
+            "Refused the registration of controller {}: error {code} ({message})",
+            req.controller_id
+        );
+        ControllerResult::response_only(
+            ControllerRegistrationResponse::default()
+                .with_error_code(code)
+                .with_error_message(Some(StrBytes::from_string(message))),
+        )
+    };
+    if !image.controller_registration_supported() {
+        return refuse(
+            errors::UNSUPPORTED_VERSION,
+            "The current MetadataVersion is too old to support controller registrations.".into(),
+        );
+    }
+    let mut end_points: Vec<ControllerEndpoint> = Vec::new();
+    for l in &req.listeners {
+        if !SECURITY_PROTOCOLS
+            .iter()
+            .any(|(id, _)| *id == l.security_protocol)
+        {
+            return refuse(
+                errors::UNKNOWN_SERVER_ERROR,
+                format!(
+                    "Unknown security protocol {} in listener {}",
+                    l.security_protocol, l.name
+                ),
+            );
+        }
+        let endpoint = ControllerEndpoint {
+            name: l.name.to_string(),
+            host: l.host.to_string(),
+            port: l.port,
+            security_protocol: l.security_protocol,
+            unknown_tagged: TaggedFields::default(),
+        };
+        // Kafka keys listeners by name (a later duplicate replaces the earlier in place).
+        match end_points.iter_mut().find(|e| e.name == endpoint.name) {
+            Some(e) => *e = endpoint,
+            None => end_points.push(endpoint),
+        }
+    }
+    let registration = ControllerRegistration {
+        controller_id: req.controller_id,
+        incarnation_id: req.incarnation_id,
+        zk_migration_ready: false,
+        end_points,
+        features: req
+            .features
+            .iter()
+            .map(|f| ControllerFeature {
+                name: f.name.to_string(),
+                min_supported_version: f.min_supported_version,
+                max_supported_version: f.max_supported_version,
+                unknown_tagged: TaggedFields::default(),
+            })
+            .collect(),
+        unknown_tagged: TaggedFields::default(),
+    };
+    tracing::info!(
+        "Registering controller {} (incarnation {})",
+        req.controller_id,
+        req.incarnation_id
+    );
+    ControllerResult::atomic(
+        vec![RecordOut::new(
+            MetadataRecord::RegisterController(registration),
+            0,
+        )],
+        ControllerRegistrationResponse::default(),
+    )
+}
+
+/// The log directory a new replica on `broker_id` gets (Kafka's `defaultDir`): the broker's
+/// only directory; UNASSIGNED when it has several; MIGRATING when it lists none.
+pub fn default_dir(image: &MetadataImage, broker_id: i32) -> Uuid {
+    match image.brokers.get(&broker_id).map(|b| b.log_dirs.as_slice()) {
+        Some([only]) => *only,
+        Some([]) | None => Uuid::nil(),
+        Some(_) => Uuid::from_u64_pair(0, 1),
+    }
+}

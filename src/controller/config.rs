@@ -1,0 +1,52 @@
+//! What the controller is configured with (`server.properties` keys, Kafka's defaults).
+
+/// The controller's settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControllerConfig {
+    /// This node's id.
+    pub node_id: i32,
+    /// The cluster id from meta.properties.
+    pub cluster_id: String,
+    /// `broker.session.timeout.ms` (9000).
+    pub broker_session_timeout_ms: u64,
+    /// `num.partitions` (1): partitions of a topic created with -1.
+    pub num_partitions: i32,
+    /// `default.replication.factor` (1).
+    pub default_replication_factor: i16,
+    /// `min.insync.replicas` (1): the cluster default the activation writes with ELR on.
+    pub min_insync_replicas: i32,
+    /// The kraft.version in effect (brokers must support it to register).
+    pub kraft_version: i16,
+    /// Seed of topic ids and placement offsets.
+    pub rng_seed: u64,
+}
+
+impl ControllerConfig {
+    /// Kafka's defaults for node `node_id` of cluster `cluster_id`.
+    pub fn new(node_id: i32, cluster_id: impl Into<String>) -> Self {
+        Self {
+            node_id,
+            cluster_id: cluster_id.into(),
+            broker_session_timeout_ms: 9000,
+            num_partitions: 1,
+            default_replication_factor: 1,
+            min_insync_replicas: 1,
+            kraft_version: 0,
+            rng_seed: 0,
+        }
+    }
+
+    /// From the node's configuration.
+    pub fn from_config(config: &crate::config::Config, cluster_id: &str, rng_seed: u64) -> Self {
+        Self {
+            node_id: config.node_id,
+            cluster_id: cluster_id.to_string(),
+            broker_session_timeout_ms: config.broker_session_timeout_ms,
+            num_partitions: config.num_partitions,
+            default_replication_factor: config.default_replication_factor,
+            min_insync_replicas: config.min_insync_replicas,
+            kraft_version: 0,
+            rng_seed,
+        }
+    }
+}

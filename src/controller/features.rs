@@ -1,0 +1,26 @@
+//! Finalized features as the controller reports them (Kafka's `FeatureControlManager`, read
+//! side): what ApiVersions lists, and the record versions a metadata.version implies.
+
+use crate::metadata::image::MetadataImage;
+
+/// metadata.version before 3.6-IV0 bumps the leader epoch when an ISR shrinks (KAFKA-15021).
+pub const MV_3_6_IV0: i16 = 12;
+
+/// Whether an ISR shrink bumps the leader epoch at `image`'s metadata.version.
+pub fn leader_epoch_bump_on_isr_shrink(image: &MetadataImage) -> bool {
+    image.metadata_version().is_some_and(|l| l < MV_3_6_IV0)
+}
+
+/// The PartitionRecord / PartitionChangeRecord version at `image`'s metadata.version.
+pub fn partition_record_version(image: &MetadataImage) -> u16 {
+    crate::metadata::image::partition_version(image.metadata_version().unwrap_or(1))
+}
+
+/// Finalized features (metadata.version included) for ApiVersions: (name, level).
+pub fn finalized_features(image: &MetadataImage) -> Vec<(String, i16)> {
+    image
+        .features
+        .iter()
+        .map(|(name, level)| (name.clone(), *level))
+        .collect()
+}

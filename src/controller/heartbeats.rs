@@ -1,0 +1,282 @@
+//! Broker sessions: soft state of the active controller, never in the log (Kafka's
+//! `BrokerHeartbeatManager`).
+//!
+//! ```text
+//!   heartbeat(id, epoch, now) ─▶ contact time of (id, epoch) ─▶ checked ─▶ next_broker_state
+//!   poll_timeout ─▶ the earliest contact expiry
+//!   expired (id, epoch) of the registered epoch, unfenced ─▶ the replication manager fences it
+//! ```
+//!
+//! Activation gives every unfenced broker a fresh session (last contact = activation time,
+//! KAFKA-18138 / KAFKA-19130), so a failover never fences brokers that heartbeated the old
+//! leader, and a broker that died at the failover is still fenced.
+
+use std::collections::BTreeMap;
+
+/// What the controller knows of a broker between heartbeats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BrokerSession {
+    /// The metadata offset it last reported (`CurrentMetadataOffset`), -1 before any.
+    pub metadata_offset: i64,
+    /// Whether the session counts the broker as fenced.
+    pub fenced: bool,
+    /// End offset of the batch that put the broker into controlled shutdown, once it is in
+    /// one (Kafka: `controlledShutdownOffset`, -1 when not shutting down).
+    pub controlled_shutdown_offset: Option<i64>,
+}
+
+impl BrokerSession {
+    fn new(fenced: bool) -> Self {
+        Self {
+            metadata_offset: -1,
+            fenced,
+            controlled_shutdown_offset: None,
+        }
+    }
+
+    /// Kafka's `currentBrokerState`.
+    pub fn state(&self) -> BrokerControlState {
+        if self.controlled_shutdown_offset.is_some() {
+            BrokerControlState::ControlledShutdown
+        } else if self.fenced {
+            BrokerControlState::Fenced
+        } else {
+            BrokerControlState::Unfenced
+        }
+    }
+
+    /// Unfenced and not shutting down: its metadata offset bounds controlled shutdowns.
+    fn active(&self) -> bool {
+        !self.fenced && self.controlled_shutdown_offset.is_none()
+    }
+}
+
+/// A broker's state as the heartbeat reply reports it (Kafka's `BrokerControlState`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BrokerControlState {
+    /// Registered, not serving.
+    Fenced,
+    /// Serving.
+    Unfenced,
+    /// Moving its leaderships away before it stops.
+    ControlledShutdown,
+    /// May stop now.
+    ShutdownNow,
+}
+
+impl BrokerControlState {
+    /// `IsFenced` of the reply.
+    pub fn fenced(self) -> bool {
+        matches!(self, Self::Fenced | Self::ShutdownNow)
+    }
+
+    /// Whether the broker is in controlled shutdown.
+    pub fn in_controlled_shutdown(self) -> bool {
+        self == Self::ControlledShutdown
+    }
+
+    /// `ShouldShutDown` of the reply.
+    pub fn should_shut_down(self) -> bool {
+        self == Self::ShutdownNow
+    }
+}
+
+/// The sessions of the registered brokers, as the active controller keeps them. Contact
+/// times are kept per (broker id, broker epoch), as Kafka 4.1's `BrokerHeartbeatTracker`
+/// does: every heartbeat counts, valid or not, and an entry lives until it expires.
+#[derive(Debug, Clone, Default)]
+pub struct BrokerHeartbeatManager {
+    sessions: BTreeMap<i32, BrokerSession>,
+    /// Last contact by (broker id, broker epoch).
+    contacts: BTreeMap<(i32, i64), u64>,
+}
+
+impl BrokerHeartbeatManager {
+    /// Sessions for `brokers` (id, epoch, fenced) at activation: the unfenced ones get a
+    /// whole session timeout from `now_ms` to heartbeat the new controller (KAFKA-18138,
+    /// KAFKA-19130).
+    pub fn activate(brokers: impl IntoIterator<Item = (i32, i64, bool)>, now_ms: u64) -> Self {
+        let mut m = Self::default();
+        for (id, epoch, fenced) in brokers {
+            m.sessions.insert(id, BrokerSession::new(fenced));
+            if !fenced {
+                m.contacts.insert((id, epoch), now_ms);
+            }
+        }
+        m
+    }
+
+    /// The session of `broker_id`, if it has one.
+    pub fn session(&self, broker_id: i32) -> Option<&BrokerSession> {
+        self.sessions.get(&broker_id)
+    }
+
+    /// A heartbeat arrived from (`broker_id`, `broker_epoch`) at `now_ms`, before it is
+    /// checked (Kafka's `trackBrokerHeartbeat`).
+    pub fn track_contact(&mut self, broker_id: i32, broker_epoch: i64, now_ms: u64) {
+        let t = self
+            .contacts
+            .entry((broker_id, broker_epoch))
+            .or_insert(now_ms);
+        *t = (*t).max(now_ms);
+    }
+
+    /// Kafka's `touch`: a checked heartbeat leaves `broker_id` `fenced` or not, at
+    /// `metadata_offset`. A fenced broker leaves controlled shutdown.
+    pub fn touch(&mut self, broker_id: i32, fenced: bool, metadata_offset: i64) {
+        let s = self
+            .sessions
+            .entry(broker_id)
+            .or_insert_with(|| BrokerSession::new(fenced));
+        s.metadata_offset = metadata_offset;
+        s.fenced = fenced;
+        if fenced {
+            s.controlled_shutdown_offset = None;
+        }
+    }
+
+    /// A registration was written: the broker's session starts over, `fenced` as the record
+    /// says (a controlled shutdown in progress is forgotten, as Kafka's replay forgets it).
+    pub fn register(&mut self, broker_id: i32, fenced: bool) {
+        self.sessions.insert(broker_id, BrokerSession::new(fenced));
+    }
+
+    /// The broker left the cluster.
+    pub fn remove(&mut self, broker_id: i32) {
+        self.sessions.remove(&broker_id);
+    }
+
+    /// The broker was fenced without a heartbeat (its session expired).
+    pub fn fence(&mut self, broker_id: i32) {
+        if let Some(s) = self.sessions.get_mut(&broker_id) {
+            s.fenced = true;
+        }
+    }
+
+    /// Kafka's `maybeUpdateControlledShutdownOffset`: the broker is in controlled shutdown
+    /// since the batch ending at `offset` (kept from the first such batch).
+    pub fn enter_controlled_shutdown(&mut self, broker_id: i32, offset: i64) {
+        if let Some(s) = self.sessions.get_mut(&broker_id) {
+            if !s.fenced {
+                s.controlled_shutdown_offset.get_or_insert(offset);
+            }
+        }
+    }
+
+    fn expired(last_contact_ms: u64, now_ms: u64, session_timeout_ms: u64) -> bool {
+        last_contact_ms.saturating_add(session_timeout_ms) < now_ms
+    }
+
+    /// Kafka 4.1's `hasValidSession(id, epoch)`: (id, epoch) heartbeated within the
+    /// timeout, fenced or not.
+    pub fn has_valid_session(
+        &self,
+        broker_id: i32,
+        broker_epoch: i64,
+        now_ms: u64,
+        session_timeout_ms: u64,
+    ) -> bool {
+        self.contacts
+            .get(&(broker_id, broker_epoch))
+            .is_some_and(|t| !Self::expired(*t, now_ms, session_timeout_ms))
+    }
+
+    /// When the first contact entry expires.
+    pub fn next_expiry_ms(&self, session_timeout_ms: u64) -> Option<u64> {
+        self.contacts
+            .values()
+            .map(|t| t.saturating_add(session_timeout_ms) + 1)
+            .min()
+    }
+
+    /// Removes the contact entries expired at `now_ms` and returns them, the longest silent
+    /// first (Kafka's `maybeRemoveExpired`, all at once).
+    pub fn remove_expired(&mut self, now_ms: u64, session_timeout_ms: u64) -> Vec<(i32, i64)> {
+        let mut expired: Vec<(u64, (i32, i64))> = self
+            .contacts
+            .iter()
+            .filter(|(_, t)| Self::expired(**t, now_ms, session_timeout_ms))
+            .map(|(k, t)| (*t, *k))
+            .collect();
+        expired.sort_unstable();
+        for (_, k) in &expired {
+            self.contacts.remove(k);
+        }
+        expired.into_iter().map(|(_, k)| k).collect()
+    }
+
+    /// Kafka's `lowestActiveOffset`: the lowest metadata offset of the active brokers
+    /// (unfenced, not shutting down); `i64::MAX` when there are none.
+    pub fn lowest_active_offset(&self) -> i64 {
+        self.sessions
+            .values()
+            .filter(|s| s.active())
+            .map(|s| s.metadata_offset)
+            .min()
+            .unwrap_or(i64::MAX)
+    }
+
+    /// Kafka's `calculateNextBrokerState` for a heartbeat from `broker_id`: (current, next).
+    pub fn next_state(
+        &self,
+        broker_id: i32,
+        ask: HeartbeatAsk,
+        leads_partitions: impl FnOnce() -> bool,
+    ) -> (BrokerControlState, BrokerControlState) {
+        let session = self.sessions.get(&broker_id);
+        let current = session.map_or(BrokerControlState::Fenced, BrokerSession::state);
+        let shutdown_offset = session.and_then(|s| s.controlled_shutdown_offset);
+        let next = next_broker_state(current, ask, leads_partitions, || {
+            shutdown_offset.is_some_and(|o| o <= self.lowest_active_offset())
+        });
+        (current, next)
+    }
+}
+
+/// What a heartbeat asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeartbeatAsk {
+    /// `WantFence`.
+    pub want_fence: bool,
+    /// `WantShutDown`.
+    pub want_shut_down: bool,
+    /// `CurrentMetadataOffset` reached the registration's offset.
+    pub caught_up: bool,
+}
+
+/// Kafka's `calculateNextBrokerState`: where a broker goes from `current` given what its
+/// heartbeat asks; `leads_partitions` and `shutdown_done` (its controlled-shutdown offset is
+/// at or below every active broker's metadata offset) are asked only when they matter.
+pub fn next_broker_state(
+    current: BrokerControlState,
+    ask: HeartbeatAsk,
+    leads_partitions: impl FnOnce() -> bool,
+    shutdown_done: impl FnOnce() -> bool,
+) -> BrokerControlState {
+    use BrokerControlState as S;
+    match current {
+        S::Fenced if ask.want_shut_down => S::ShutdownNow,
+        S::Fenced if !ask.want_fence && ask.caught_up => S::Unfenced,
+        S::Fenced => S::Fenced,
+        S::Unfenced if ask.want_fence && ask.want_shut_down => S::ShutdownNow,
+        S::Unfenced if ask.want_fence => S::Fenced,
+        S::Unfenced if ask.want_shut_down => {
+            if leads_partitions() {
+                S::ControlledShutdown
+            } else {
+                S::ShutdownNow
+            }
+        }
+        S::Unfenced => S::Unfenced,
+        S::ControlledShutdown => {
+            if leads_partitions() {
+                S::ControlledShutdown
+            } else if shutdown_done() {
+                S::ShutdownNow
+            } else {
+                S::ControlledShutdown
+            }
+        }
+        S::ShutdownNow => S::ShutdownNow,
+    }
+}

@@ -1,0 +1,33 @@
+//! The controller's seam with the Raft layer and the driver.
+//!
+//! The controller proposes records through a [`MetadataAppender`] (the driver's adapter over
+//! the Raft core's `propose_at_epoch`, or the simulation's) and answers through
+//! [`ControllerOutput`]s, which the driver drains with `poll_output` after every call.
+
+use bytes::Bytes;
+
+use crate::codec::ResponseBody;
+use crate::raft::ProposeError;
+
+/// Appends records to the metadata log as the leader of an epoch.
+pub trait MetadataAppender {
+    /// The offset the next appended record gets, while this node leads.
+    fn next_write_offset(&self) -> Option<i64>;
+
+    /// Appends `records` as one batch of `epoch`; the offset of the last one. Every output
+    /// of the Raft core this causes has been carried out when it returns, so the next call
+    /// sees the log as it now is.
+    fn append(&mut self, epoch: i32, records: Vec<Bytes>) -> Result<i64, ProposeError>;
+}
+
+/// What the controller asks the driver to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ControllerOutput {
+    /// Answer request `request_id` (its records, if any, are committed).
+    Respond {
+        /// The request.
+        request_id: u64,
+        /// The answer.
+        body: ResponseBody,
+    },
+}

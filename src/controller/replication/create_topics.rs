@@ -1,0 +1,475 @@
+//! CreateTopics (Kafka 4.1's `ControllerApis.createTopics` and
+//! `ReplicationControlManager.createTopics`): name, config and assignment checks per topic,
+//! placement, and one batch of TopicRecord, ConfigRecords and PartitionRecords for every topic
+//! that passes.
+
+use std::collections::BTreeSet;
+
+use kafka_protocol::messages::create_topics_request::CreatableTopic;
+use kafka_protocol::messages::create_topics_response::{
+    CreatableTopicConfigs, CreatableTopicResult,
+};
+use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse};
+use kafka_protocol::protocol::StrBytes;
+use uuid::Uuid;
+
+use super::placement::{place, UsableBroker};
+use super::topic_configs::{effective_topic_configs, validate_topic_config};
+use crate::controller::cluster::{default_dir, is_active};
+use crate::controller::config::ControllerConfig;
+use crate::controller::errors::{self, ApiError};
+use crate::controller::features::partition_record_version;
+use crate::controller::result::{ControllerResult, RecordOut};
+use crate::metadata::image::{mv, MetadataImage};
+use crate::metadata::record::MetadataRecord;
+use crate::metadata::records::{ConfigRecord, PartitionRecord, TopicRecord};
+use crate::raft::Rng;
+
+/// The metadata log's own topic, never created by request.
+pub const METADATA_TOPIC: &str = "__cluster_metadata";
+/// Kafka's `MAX_PARTITIONS_PER_BATCH` (KAFKA-17870) and `MAX_RECORDS_PER_USER_OP`.
+pub const MAX_PARTITIONS_PER_REQUEST: u64 = 10_000;
+/// Longest topic name (`Topic.MAX_NAME_LENGTH`).
+const MAX_NAME_LENGTH: usize = 249;
+/// `ConfigResource.Type` of a topic.
+const TOPIC_RESOURCE: i8 = 2;
+
+/// Kafka's `Topic.validate`: the reason a name is refused.
+pub fn validate_topic_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("the empty string is not allowed".into());
+    }
+    if name == "." {
+        return Err("'.' is not allowed".into());
+    }
+    if name == ".." {
+        return Err("'..' is not allowed".into());
+    }
+    if name.chars().count() > MAX_NAME_LENGTH {
+        return Err(format!(
+            "the length of '{name}' is longer than the max allowed length {MAX_NAME_LENGTH}"
+        ));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-')
+    {
+        return Err(format!(
+            "'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+        ));
+    }
+    Ok(())
+}
+
+/// A random topic id as Kafka's `Uuid.randomUuid()` picks one: never ZERO or ONE (the
+/// metadata topic's), never starting with '-' in its string form.
+pub fn random_topic_id(rng: &mut Rng) -> Uuid {
+    loop {
+        let bits = (u128::from(rng.next_u64()) << 64) | u128::from(rng.next_u64());
+        let id = uuid::Builder::from_random_bytes(bits.to_be_bytes()).into_uuid();
+        let v = id.as_u128();
+        if v != 0 && v != 1 && !crate::storage::uuid::uuid_to_kafka_string(&id).starts_with('-') {
+            return id;
+        }
+    }
+}
+
+fn topic_error(name: &StrBytes, error: &ApiError) -> CreatableTopicResult {
+    CreatableTopicResult::default()
+        .with_name(name.clone().into())
+        .with_error_code(error.code)
+        .with_error_message(error.message.clone().map(StrBytes::from_string))
+        .with_num_partitions(-1)
+        .with_replication_factor(-1)
+}
+
+/// The partitions a topic asks for (KAFKA-17870's count, before any other check).
+fn requested_partitions(t: &CreatableTopic, default_partitions: i32) -> u64 {
+    if !t.assignments.is_empty() {
+        t.assignments.len() as u64
+    } else if t.num_partitions == -1 {
+        u64::try_from(default_partitions).unwrap_or(0)
+    } else {
+        u64::try_from(t.num_partitions).unwrap_or(0)
+    }
+}
+
+/// Brokers placement may use: registered, not in controlled shutdown.
+fn usable_brokers(image: &MetadataImage) -> Vec<UsableBroker> {
+    image
+        .brokers
+        .values()
+        .filter(|b| !b.in_controlled_shutdown)
+        .map(|b| UsableBroker {
+            id: b.broker_id,
+            rack: b.rack.clone(),
+            fenced: b.fenced,
+        })
+        .collect()
+}
+
+/// Kafka's CreateTopics; `version` is the request's.
+pub fn create_topics(
+    image: &MetadataImage,
+    cfg: &ControllerConfig,
+    rng: &mut Rng,
+    req: &CreateTopicsRequest,
+    version: i16,
+) -> ControllerResult<CreateTopicsResponse> {
+    let _ = version;
+    // Too many partitions in one request: every topic fails, before anything else.
+    let total = req.topics.iter().fold(0u64, |n, t| {
+        n.saturating_add(requested_partitions(t, cfg.num_partitions))
+    });
+    if total > MAX_PARTITIONS_PER_REQUEST {
+        let e = ApiError::new(
+            errors::POLICY_VIOLATION,
+            "Excessively large number of partitions per request.",
+        );
+        return ControllerResult::response_only(
+            CreateTopicsResponse::default().with_topics(
+                req.topics
+                    .iter()
+                    .map(|t| topic_error(&t.name.0, &e))
+                    .collect(),
+            ),
+        );
+    }
+    // ControllerApis: a name given twice is refused whole; the metadata topic never.
+    let mut seen = BTreeSet::new();
+    let mut duplicates = BTreeSet::new();
+    for t in &req.topics {
+        if !seen.insert(t.name.0.to_string()) {
+            duplicates.insert(t.name.0.to_string());
+        }
+    }
+    let mut records = Vec::new();
+    let mut results = Vec::new();
+    let mut planned: Vec<(String, Uuid)> = Vec::new();
+    for t in &req.topics {
+        let name = t.name.0.to_string();
+        if duplicates.contains(&name) || name == METADATA_TOPIC {
+            continue;
+        }
+        match create_topic(image, cfg, rng, t, &planned) {
+            Ok((result, topic_records, id)) => {
+                if !req.validate_only {
+                    records.extend(topic_records);
+                    planned.push((name, id));
+                }
+                results.push(result);
+            }
+            Err(e) => {
+                tracing::info!(
+                    "CreateTopics refused {name}: error {} ({:?})",
+                    e.code,
+                    e.message
+                );
+                results.push(topic_error(&t.name.0, &e));
+            }
+        }
+    }
+    for name in &duplicates {
+        results.push(topic_error(
+            &StrBytes::from_string(name.clone()),
+            &ApiError::new(errors::INVALID_REQUEST, "Duplicate topic name."),
+        ));
+    }
+    if seen.contains(METADATA_TOPIC) && !duplicates.contains(METADATA_TOPIC) {
+        results.push(topic_error(
+            &StrBytes::from_static_str(METADATA_TOPIC),
+            &ApiError::new(
+                errors::INVALID_REQUEST,
+                format!("Creation of internal topic {METADATA_TOPIC} is prohibited."),
+            ),
+        ));
+    }
+    let response = CreateTopicsResponse::default().with_topics(results);
+    if req.validate_only {
+        return ControllerResult::response_only(response);
+    }
+    ControllerResult::atomic(records, response)
+}
+
+/// The collision form of a topic name ('.' and '_' are the same to metrics).
+fn collision_form(name: &str) -> String {
+    name.replace('.', "_")
+}
+
+fn create_topic(
+    image: &MetadataImage,
+    cfg: &ControllerConfig,
+    rng: &mut Rng,
+    t: &CreatableTopic,
+    planned: &[(String, Uuid)],
+) -> Result<(CreatableTopicResult, Vec<RecordOut>, Uuid), ApiError> {
+    let name = t.name.0.to_string();
+    let invalid_topic = |reason: String| {
+        ApiError::new(
+            errors::INVALID_TOPIC_EXCEPTION,
+            format!("Topic name is invalid: {reason}"),
+        )
+    };
+    let mut error = validate_topic_name(&name).err().map(invalid_topic);
+    if name.contains('.') || name.contains('_') {
+        let form = collision_form(&name);
+        if let Some(existing) = image
+            .topic_ids
+            .keys()
+            .find(|n| *n != &name && collision_form(n) == form)
+        {
+            error = Some(ApiError::new(
+                errors::INVALID_TOPIC_EXCEPTION,
+                format!("Topic '{name}' collides with existing topic: {existing}"),
+            ));
+        }
+    }
+    if image.topic_ids.contains_key(&name) || planned.iter().any(|(n, _)| *n == name) {
+        error = Some(ApiError::new(
+            errors::TOPIC_ALREADY_EXISTS,
+            format!("Topic '{name}' already exists."),
+        ));
+    }
+    if let Some(e) = error {
+        return Err(e);
+    }
+    // Configs: null values refused first, then each key and value checked.
+    let nulls: Vec<&str> = t
+        .configs
+        .iter()
+        .filter(|c| c.value.is_none())
+        .map(|c| c.name.as_str())
+        .collect();
+    if !nulls.is_empty() {
+        return Err(ApiError::new(
+            errors::INVALID_CONFIG,
+            format!(
+                "Null value not supported for topic configs: {}",
+                nulls.join(",")
+            ),
+        ));
+    }
+    let mut configs: Vec<(String, String)> = Vec::new();
+    for c in &t.configs {
+        let value = c.value.as_ref().map(|v| v.to_string()).unwrap_or_default();
+        match configs
+            .iter_mut()
+            .find(|(k, _)| k.as_str() == c.name.as_str())
+        {
+            Some(entry) => entry.1 = value,
+            None => configs.push((c.name.to_string(), value)),
+        }
+    }
+    for (k, v) in &configs {
+        validate_topic_config(k, v).map_err(|m| ApiError::new(errors::INVALID_CONFIG, m))?;
+    }
+    let assignments = assign(image, cfg, rng, t)?;
+    let topic_id = random_topic_id(rng);
+    let level = image.metadata_version().unwrap_or(1);
+    let mut records = vec![RecordOut::new(
+        MetadataRecord::Topic(TopicRecord {
+            name: name.clone(),
+            topic_id,
+            ..Default::default()
+        }),
+        0,
+    )];
+    for (k, v) in &configs {
+        records.push(RecordOut::new(
+            MetadataRecord::Config(ConfigRecord {
+                resource_type: TOPIC_RESOURCE,
+                resource_name: name.clone(),
+                name: k.clone(),
+                value: Some(v.clone()),
+                ..Default::default()
+            }),
+            0,
+        ));
+    }
+    let version = partition_record_version(image);
+    for (partition_id, (replicas, isr)) in assignments.iter().enumerate() {
+        let directories = if level >= mv::DIRECTORY_ASSIGNMENT {
+            replicas.iter().map(|r| default_dir(image, *r)).collect()
+        } else {
+            Vec::new()
+        };
+        records.push(RecordOut::new(
+            MetadataRecord::Partition(PartitionRecord {
+                partition_id: partition_id as i32,
+                topic_id,
+                replicas: replicas.clone(),
+                isr: isr.clone(),
+                removing_replicas: Vec::new(),
+                adding_replicas: Vec::new(),
+                leader: isr[0],
+                leader_recovery_state: 0,
+                leader_epoch: 0,
+                partition_epoch: 0,
+                directories,
+                eligible_leader_replicas: None,
+                last_known_elr: None,
+                ..Default::default()
+            }),
+            version,
+        ));
+    }
+    let replication_factor = assignments.first().map_or(0, |(r, _)| r.len() as i16);
+    let effective = effective_topic_configs(image, cfg.node_id, &configs)
+        .into_iter()
+        .map(|(name, value, source)| {
+            CreatableTopicConfigs::default()
+                .with_name(StrBytes::from_static_str(name))
+                .with_value(Some(StrBytes::from_string(value)))
+                .with_read_only(false)
+                .with_config_source(source)
+                .with_is_sensitive(false)
+        })
+        .collect();
+    let result = CreatableTopicResult::default()
+        .with_name(t.name.clone())
+        .with_topic_id(topic_id)
+        .with_num_partitions(assignments.len() as i32)
+        .with_replication_factor(replication_factor)
+        .with_configs(Some(effective));
+    Ok((result, records, topic_id))
+}
+
+/// A partition's (replicas, ISR).
+type Assignment = (Vec<i32>, Vec<i32>);
+
+/// (replicas, ISR) of every partition: the manual assignment checked, or placement.
+fn assign(
+    image: &MetadataImage,
+    cfg: &ControllerConfig,
+    rng: &mut Rng,
+    t: &CreatableTopic,
+) -> Result<Vec<Assignment>, ApiError> {
+    let bad = |m: String| ApiError::new(errors::INVALID_REPLICA_ASSIGNMENT, m);
+    if !t.assignments.is_empty() {
+        if t.replication_factor != -1 {
+            return Err(ApiError::new(
+                errors::INVALID_REQUEST,
+                "A manual partition assignment was specified, but replication factor was not \
+                 set to -1.",
+            ));
+        }
+        if t.num_partitions != -1 {
+            return Err(ApiError::new(
+                errors::INVALID_REQUEST,
+                "A manual partition assignment was specified, but numPartitions was not set to \
+                 -1.",
+            ));
+        }
+        let mut by_index: std::collections::BTreeMap<i32, (Vec<i32>, Vec<i32>)> =
+            std::collections::BTreeMap::new();
+        let mut rf: Option<usize> = None;
+        for a in &t.assignments {
+            if by_index.contains_key(&a.partition_index) {
+                return Err(bad(format!(
+                    "Found multiple manual partition assignments for partition {}",
+                    a.partition_index
+                )));
+            }
+            let replicas: Vec<i32> = a.broker_ids.iter().map(|b| b.0).collect();
+            if replicas.is_empty() {
+                return Err(bad(
+                    "The manual partition assignment includes an empty replica list.".into(),
+                ));
+            }
+            let mut sorted = replicas.clone();
+            sorted.sort_unstable();
+            for (i, id) in sorted.iter().enumerate() {
+                if !image.brokers.contains_key(id) {
+                    return Err(bad(format!(
+                        "The manual partition assignment includes broker {id}, but no such \
+                         broker is registered."
+                    )));
+                }
+                if i > 0 && sorted[i - 1] == *id {
+                    return Err(bad(format!(
+                        "The manual partition assignment includes the broker {id} more than \
+                         once."
+                    )));
+                }
+            }
+            match rf {
+                None => rf = Some(replicas.len()),
+                Some(n) if n != replicas.len() => {
+                    return Err(bad(format!(
+                        "The manual partition assignment includes a partition with {} \
+                         replica(s), but this is not consistent with previous partitions, which \
+                         have {n} replica(s).",
+                        replicas.len()
+                    )))
+                }
+                Some(_) => {}
+            }
+            let isr: Vec<i32> = replicas
+                .iter()
+                .copied()
+                .filter(|r| is_active(image, *r))
+                .collect();
+            if isr.is_empty() {
+                return Err(bad(format!(
+                    "All brokers specified in the manual partition assignment for partition {} \
+                     are fenced or in controlled shutdown.",
+                    a.partition_index
+                )));
+            }
+            by_index.insert(a.partition_index, (replicas, isr));
+        }
+        for i in 0..by_index.len() as i32 {
+            if !by_index.contains_key(&i) {
+                return Err(bad(
+                    "partitions should be a consecutive 0-based integer sequence".into(),
+                ));
+            }
+        }
+        return Ok(by_index.into_values().collect());
+    }
+    if t.replication_factor < -1 || t.replication_factor == 0 {
+        return Err(ApiError::new(
+            errors::INVALID_REPLICATION_FACTOR,
+            "Replication factor must be larger than 0, or -1 to use the default value.",
+        ));
+    }
+    if t.num_partitions < -1 || t.num_partitions == 0 {
+        return Err(ApiError::new(
+            errors::INVALID_PARTITIONS,
+            "Number of partitions was set to an invalid non-positive value.",
+        ));
+    }
+    let rf = if t.replication_factor == -1 {
+        cfg.default_replication_factor
+    } else {
+        t.replication_factor
+    };
+    let partitions = if t.num_partitions == -1 {
+        cfg.num_partitions
+    } else {
+        t.num_partitions
+    };
+    let unable = |m: String| {
+        ApiError::new(
+            errors::INVALID_REPLICATION_FACTOR,
+            format!("Unable to replicate the partition {rf} time(s): {m}"),
+        )
+    };
+    let placed = place(&usable_brokers(image), partitions, rf, rng).map_err(unable)?;
+    placed
+        .into_iter()
+        .map(|replicas| {
+            let isr: Vec<i32> = replicas
+                .iter()
+                .copied()
+                .filter(|r| is_active(image, *r))
+                .collect();
+            if isr.is_empty() {
+                return Err(unable(
+                    "All brokers are currently fenced or in controlled shutdown.".into(),
+                ));
+            }
+            Ok((replicas, isr))
+        })
+        .collect()
+}

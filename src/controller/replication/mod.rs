@@ -1,0 +1,332 @@
+//! Topics, partitions and the brokers under them (Kafka's `ReplicationControlManager`):
+//! creation (`create_topics.rs`), ISR changes from partition leaders (`alter_partition.rs`),
+//! the partition changes a broker's fencing, unfencing and controlled shutdown cause (here),
+//! placement (`placement.rs`) and the election rules (`partition_change.rs`).
+//!
+//! ```text
+//!   heartbeat ─▶ next broker state ─▶ fenced:    PartitionChangeRecords (leaves ISRs) + BRCR fenced
+//!                                  ─▶ unfenced:  BRCR unfenced + leaders for leaderless partitions
+//!                                  ─▶ shutdown:  BRCR in controlled shutdown + leaves ISRs
+//! ```
+
+mod alter_partition;
+mod create_topics;
+pub mod partition_change;
+pub mod placement;
+pub mod topic_configs;
+
+use std::collections::BTreeMap;
+
+use kafka_protocol::messages::{
+    AssignReplicasToDirsRequest, AssignReplicasToDirsResponse, BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+};
+
+pub use alter_partition::alter_partition;
+pub use create_topics::create_topics;
+
+use super::cluster::{check_broker_epoch, is_active};
+use super::config::ControllerConfig;
+use super::errors::{self, ApiError};
+use super::features::{leader_epoch_bump_on_isr_shrink, partition_record_version};
+use super::heartbeats::{BrokerControlState, BrokerHeartbeatManager, HeartbeatAsk};
+use super::result::{ControllerResult, RecordOut};
+use crate::metadata::image::{MetadataImage, PartitionRegistration};
+use crate::metadata::record::MetadataRecord;
+use crate::metadata::records::{BrokerRegistrationChangeRecord, PartitionChangeRecord};
+use partition_change::{Election, PartitionChangeBuilder, NO_LEADER};
+
+/// Topic config that allows unclean elections.
+const UNCLEAN_LEADER_ELECTION: &str = "unclean.leader.election.enable";
+
+/// Whether `topic` allows unclean leader elections (its own config, else the cluster's).
+fn unclean_election_enabled(image: &MetadataImage, topic: &str) -> bool {
+    let get = |resource_type: i8, name: &str| {
+        image
+            .configs
+            .get(&crate::metadata::image::ConfigResource {
+                resource_type,
+                resource_name: name.to_string(),
+            })
+            .and_then(|c| c.get(UNCLEAN_LEADER_ELECTION))
+            .map(|v| v.eq_ignore_ascii_case("true"))
+    };
+    get(2, topic).or_else(|| get(4, "")).unwrap_or(false)
+}
+
+/// The records of one heartbeat: its reply and where the broker goes.
+#[derive(Debug)]
+pub struct HeartbeatOutcome {
+    /// Records and reply.
+    pub result: ControllerResult<BrokerHeartbeatResponse>,
+    /// The broker's state after it.
+    pub next: BrokerControlState,
+}
+
+/// Whether `broker_id` leads any partition.
+pub fn leads_partitions(image: &MetadataImage, broker_id: i32) -> bool {
+    image
+        .topics
+        .values()
+        .any(|t| t.partitions.values().any(|p| p.leader == broker_id))
+}
+
+/// Kafka's `processBrokerHeartbeat` (QuorumController and ReplicationControlManager parts).
+pub fn process_broker_heartbeat(
+    image: &MetadataImage,
+    cfg: &ControllerConfig,
+    registration_offsets: &BTreeMap<i32, i64>,
+    heartbeats: &BrokerHeartbeatManager,
+    req: &BrokerHeartbeatRequest,
+) -> Result<HeartbeatOutcome, ApiError> {
+    let broker_id = req.broker_id.0;
+    let Some(&registration_offset) = registration_offsets.get(&broker_id) else {
+        return Err(ApiError::new(
+            errors::STALE_BROKER_EPOCH,
+            format!("Receive a heartbeat from broker {broker_id} before registration"),
+        ));
+    };
+    check_broker_epoch(image, broker_id, req.broker_epoch)?;
+    let caught_up = req.current_metadata_offset >= registration_offset;
+    let ask = HeartbeatAsk {
+        want_fence: req.want_fence,
+        want_shut_down: req.want_shut_down,
+        caught_up,
+    };
+    let (current, next) =
+        heartbeats.next_state(broker_id, ask, || leads_partitions(image, broker_id));
+    let mut records = Vec::new();
+    if current != next {
+        match next {
+            BrokerControlState::Fenced | BrokerControlState::ShutdownNow => {
+                tracing::info!("Fencing broker {broker_id} ({current:?} → {next:?})");
+                records = broker_fenced(image, cfg, broker_id);
+            }
+            BrokerControlState::Unfenced => {
+                tracing::info!(
+                    "The request from broker {broker_id} to unfence has been granted because it \
+                     has caught up with the offset of its register broker record \
+                     {registration_offset}."
+                );
+                records = broker_unfenced(image, cfg, broker_id, req.broker_epoch);
+            }
+            BrokerControlState::ControlledShutdown => {
+                tracing::info!(
+                    "Unfenced broker {broker_id} has requested and been granted a controlled \
+                     shutdown."
+                );
+                records = broker_in_controlled_shutdown(image, cfg, broker_id, req.broker_epoch);
+            }
+        }
+    }
+    let response = BrokerHeartbeatResponse::default()
+        .with_is_caught_up(caught_up)
+        .with_is_fenced(next.fenced())
+        .with_should_shut_down(next.should_shut_down());
+    Ok(HeartbeatOutcome {
+        result: ControllerResult {
+            records,
+            response,
+            atomic: false,
+        },
+        next,
+    })
+}
+
+fn registration_change(broker_id: i32, broker_epoch: i64) -> BrokerRegistrationChangeRecord {
+    BrokerRegistrationChangeRecord {
+        broker_id,
+        broker_epoch,
+        ..Default::default()
+    }
+}
+
+/// Kafka's `generateLeaderAndIsrUpdates` over the partitions `select` picks: `remove` leaves
+/// their ISRs and may not lead; `add` may lead although its registration is still fenced.
+fn leader_and_isr_updates(
+    image: &MetadataImage,
+    remove: i32,
+    add: i32,
+    select: impl Fn(&PartitionRegistration) -> bool,
+) -> Vec<RecordOut> {
+    let version = partition_record_version(image);
+    let bump = leader_epoch_bump_on_isr_shrink(image);
+    let acceptable = |r: i32| r != remove && (r == add || is_active(image, r));
+    let mut out = Vec::new();
+    for topic in image.topics.values() {
+        let election = if unclean_election_enabled(image, &topic.name) {
+            Election::Unclean
+        } else {
+            Election::Online
+        };
+        for (id, p) in &topic.partitions {
+            if !select(p) {
+                continue;
+            }
+            let target: Vec<i32> = p.isr.iter().copied().filter(|r| *r != remove).collect();
+            let record = PartitionChangeBuilder::new(p, topic.id, *id, &acceptable)
+                .election(election)
+                .bump_leader_epoch_on_isr_shrink(bump)
+                .target_isr(target)
+                .build();
+            if let Some(r) = record {
+                out.push(partition_change(r, version));
+            }
+        }
+    }
+    out
+}
+
+fn partition_change(r: PartitionChangeRecord, version: u16) -> RecordOut {
+    RecordOut::new(MetadataRecord::PartitionChange(r), version)
+}
+
+/// The partitions whose ISR holds `broker_id` lose it (and its leaderships), as fencing,
+/// shutdown and unregistration do.
+pub fn broker_removed_from_isrs(
+    image: &MetadataImage,
+    _cfg: &ControllerConfig,
+    broker_id: i32,
+) -> Vec<RecordOut> {
+    leader_and_isr_updates(image, broker_id, NO_LEADER, |p| p.isr.contains(&broker_id))
+}
+
+/// Kafka's `handleBrokerFenced`: partition changes first, then the fencing record.
+pub fn broker_fenced(
+    image: &MetadataImage,
+    cfg: &ControllerConfig,
+    broker_id: i32,
+) -> Vec<RecordOut> {
+    let Some(registration) = image.brokers.get(&broker_id) else {
+        return Vec::new();
+    };
+    let mut records = broker_removed_from_isrs(image, cfg, broker_id);
+    let mut change = registration_change(broker_id, registration.broker_epoch);
+    change.fenced = 1;
+    records.push(RecordOut::new(
+        MetadataRecord::BrokerRegistrationChange(change),
+        0,
+    ));
+    records
+}
+
+/// Kafka's `handleBrokerUnfenced`: the unfencing record first, then leaders for the
+/// leaderless partitions this broker can lead.
+pub fn broker_unfenced(
+    image: &MetadataImage,
+    _cfg: &ControllerConfig,
+    broker_id: i32,
+    broker_epoch: i64,
+) -> Vec<RecordOut> {
+    let mut change = registration_change(broker_id, broker_epoch);
+    change.fenced = -1;
+    let mut records = vec![RecordOut::new(
+        MetadataRecord::BrokerRegistrationChange(change),
+        0,
+    )];
+    records.extend(leader_and_isr_updates(image, NO_LEADER, broker_id, |p| {
+        p.leader == NO_LEADER
+    }));
+    records
+}
+
+/// Kafka's `handleBrokerInControlledShutdown`: the controlled-shutdown record first, then
+/// the broker leaves every ISR (so its leaderships move).
+pub fn broker_in_controlled_shutdown(
+    image: &MetadataImage,
+    cfg: &ControllerConfig,
+    broker_id: i32,
+    broker_epoch: i64,
+) -> Vec<RecordOut> {
+    let mut records = Vec::new();
+    if image
+        .brokers
+        .get(&broker_id)
+        .is_some_and(|b| !b.in_controlled_shutdown)
+    {
+        let mut change = registration_change(broker_id, broker_epoch);
+        change.in_controlled_shutdown = 1;
+        records.push(RecordOut::new(
+            MetadataRecord::BrokerRegistrationChange(change),
+            1,
+        ));
+    }
+    // The image still shows the broker as active; it may not lead from now on.
+    records.extend(broker_removed_from_isrs(image, cfg, broker_id));
+    records
+}
+
+/// Kafka's `handleAssignReplicasToDirs`: records each replica's directory as its broker says.
+pub fn assign_replicas_to_dirs(
+    image: &MetadataImage,
+    _cfg: &ControllerConfig,
+    req: &AssignReplicasToDirsRequest,
+) -> ControllerResult<AssignReplicasToDirsResponse> {
+    use kafka_protocol::messages::assign_replicas_to_dirs_response::{
+        DirectoryData, PartitionData, TopicData,
+    };
+    let broker_id = req.broker_id.0;
+    if let Err(e) = check_broker_epoch(image, broker_id, req.broker_epoch) {
+        return ControllerResult::response_only(
+            AssignReplicasToDirsResponse::default().with_error_code(e.code),
+        );
+    }
+    let version = partition_record_version(image);
+    let mut records = Vec::new();
+    let mut directories = Vec::new();
+    for dir in &req.directories {
+        let mut topics = Vec::new();
+        for t in &dir.topics {
+            let mut partitions = Vec::new();
+            for p in &t.partitions {
+                let code = match image
+                    .topics
+                    .get(&t.topic_id)
+                    .map(|topic| topic.partitions.get(&p.partition_index))
+                {
+                    None => errors::UNKNOWN_TOPIC_ID,
+                    Some(None) => errors::UNKNOWN_TOPIC_OR_PARTITION,
+                    Some(Some(part)) => match part.replicas.iter().position(|r| *r == broker_id) {
+                        None => errors::NOT_LEADER_OR_FOLLOWER,
+                        Some(i) => {
+                            if part.directories.get(i) != Some(&dir.id) {
+                                let mut dirs = part.directories.clone();
+                                if let Some(d) = dirs.get_mut(i) {
+                                    *d = dir.id;
+                                }
+                                records.push(partition_change(
+                                    PartitionChangeRecord {
+                                        topic_id: t.topic_id,
+                                        partition_id: p.partition_index,
+                                        leader: crate::metadata::image::NO_LEADER_CHANGE,
+                                        leader_recovery_state: -1,
+                                        directories: Some(dirs),
+                                        ..Default::default()
+                                    },
+                                    version,
+                                ));
+                            }
+                            errors::NONE
+                        }
+                    },
+                };
+                partitions.push(
+                    PartitionData::default()
+                        .with_partition_index(p.partition_index)
+                        .with_error_code(code),
+                );
+            }
+            topics.push(
+                TopicData::default()
+                    .with_topic_id(t.topic_id)
+                    .with_partitions(partitions),
+            );
+        }
+        directories.push(DirectoryData::default().with_id(dir.id).with_topics(topics));
+    }
+    ControllerResult {
+        records,
+        response: AssignReplicasToDirsResponse::default().with_directories(directories),
+        atomic: false,
+    }
+}

@@ -1,0 +1,213 @@
+//! One partition's change (Kafka's `PartitionChangeBuilder`): a target ISR and replica set,
+//! an election, and the PartitionChangeRecord that gets there, or none when nothing changes.
+//!
+//! ```text
+//!   current registration + targets ─▶ elect (keep an acceptable leader, else the first
+//!   acceptable in-sync replica in replica order; unclean: any acceptable replica)
+//!   ─▶ ISR (never emptied without ELR) ─▶ assignment ─▶ record, or None if it changes nothing
+//! ```
+
+use uuid::Uuid;
+
+use crate::metadata::image::{PartitionRegistration, NO_LEADER_CHANGE};
+use crate::metadata::records::PartitionChangeRecord;
+
+/// No leader (Kafka's `LeaderConstants.NO_LEADER`).
+pub const NO_LEADER: i32 = -1;
+
+/// How a leader is chosen (Kafka's `PartitionChangeBuilder.Election`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Election {
+    /// The preferred (first) replica when it can lead, else as `Online`.
+    Preferred,
+    /// Keep an acceptable leader, else the first acceptable in-sync replica.
+    Online,
+    /// As `Online`, then any acceptable replica out of the ISR (data may be lost).
+    Unclean,
+}
+
+/// LeaderRecoveryState values.
+pub const RECOVERED: i8 = 0;
+/// After an unclean election, until the leader reports RECOVERED.
+pub const RECOVERING: i8 = 1;
+
+/// Builds the change of one partition.
+pub struct PartitionChangeBuilder<'a> {
+    partition: &'a PartitionRegistration,
+    topic_id: Uuid,
+    partition_id: i32,
+    is_acceptable_leader: &'a dyn Fn(i32) -> bool,
+    election: Election,
+    target_isr: Vec<i32>,
+    target_replicas: Vec<i32>,
+    target_removing: Vec<i32>,
+    target_adding: Vec<i32>,
+    target_recovery_state: i8,
+    /// metadata.version before 3.6-IV0: an ISR shrink bumps the leader epoch (KAFKA-15021).
+    bump_on_isr_shrink: bool,
+}
+
+/// The outcome of an election.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Elected {
+    node: i32,
+    unclean: bool,
+}
+
+impl<'a> PartitionChangeBuilder<'a> {
+    /// A change of `partition` in which a broker may lead when `is_acceptable_leader` says
+    /// so (registered, unfenced, not shutting down, as the caller sees it).
+    pub fn new(
+        partition: &'a PartitionRegistration,
+        topic_id: Uuid,
+        partition_id: i32,
+        is_acceptable_leader: &'a dyn Fn(i32) -> bool,
+    ) -> Self {
+        Self {
+            partition,
+            topic_id,
+            partition_id,
+            is_acceptable_leader,
+            election: Election::Online,
+            target_isr: partition.isr.clone(),
+            target_replicas: partition.replicas.clone(),
+            target_removing: partition.removing_replicas.clone(),
+            target_adding: partition.adding_replicas.clone(),
+            target_recovery_state: partition.leader_recovery_state,
+            bump_on_isr_shrink: false,
+        }
+    }
+
+    /// Bump the leader epoch when the ISR shrinks (metadata.version below 3.6-IV0).
+    pub fn bump_leader_epoch_on_isr_shrink(mut self, bump: bool) -> Self {
+        self.bump_on_isr_shrink = bump;
+        self
+    }
+
+    /// How to elect.
+    pub fn election(mut self, election: Election) -> Self {
+        self.election = election;
+        self
+    }
+
+    /// The ISR to reach.
+    pub fn target_isr(mut self, isr: Vec<i32>) -> Self {
+        self.target_isr = isr;
+        self
+    }
+
+    /// The leader recovery state to reach (AlterPartition's).
+    pub fn target_recovery_state(mut self, state: i8) -> Self {
+        self.target_recovery_state = state;
+        self
+    }
+
+    fn is_valid_new_leader(&self, replica: i32) -> bool {
+        self.target_isr.contains(&replica) && (self.is_acceptable_leader)(replica)
+    }
+
+    fn elect(&self) -> Elected {
+        let clean = |node| Elected {
+            node,
+            unclean: false,
+        };
+        if self.election == Election::Preferred {
+            if let Some(&preferred) = self.target_replicas.first() {
+                if self.is_valid_new_leader(preferred) {
+                    return clean(preferred);
+                }
+            }
+        }
+        if self.is_valid_new_leader(self.partition.leader) {
+            return clean(self.partition.leader);
+        }
+        if let Some(&r) = self
+            .target_replicas
+            .iter()
+            .find(|r| self.is_valid_new_leader(**r))
+        {
+            return clean(r);
+        }
+        if self.election == Election::Unclean {
+            if let Some(&r) = self
+                .target_replicas
+                .iter()
+                .find(|r| (self.is_acceptable_leader)(**r))
+            {
+                return Elected {
+                    node: r,
+                    unclean: true,
+                };
+            }
+        }
+        clean(NO_LEADER)
+    }
+
+    /// The record that makes the change, or `None` when the partition would not change.
+    pub fn build(mut self) -> Option<PartitionChangeRecord> {
+        let mut record = PartitionChangeRecord {
+            partition_id: self.partition_id,
+            topic_id: self.topic_id,
+            leader: NO_LEADER_CHANGE,
+            leader_recovery_state: -1,
+            ..Default::default()
+        };
+        let elected = self.elect();
+        if elected.node != self.partition.leader {
+            record.leader = elected.node;
+            if elected.unclean {
+                // The new leader alone is in sync, and it must recover first.
+                record.isr = Some(vec![elected.node]);
+                self.target_isr = vec![elected.node];
+                self.target_recovery_state = RECOVERING;
+            }
+        }
+        // A replica leaving the assignment must not keep following the old epoch.
+        if record.leader == NO_LEADER_CHANGE
+            && !self
+                .partition
+                .replicas
+                .iter()
+                .all(|r| self.target_replicas.contains(r))
+        {
+            record.leader = self.partition.leader;
+        }
+        // Without ELR the ISR never becomes empty: the last member stays, leaderless, and
+        // leads again once it is back (Kafka keeps it so no committed data is skipped).
+        if record.isr.is_none()
+            && !self.target_isr.is_empty()
+            && self.target_isr != self.partition.isr
+        {
+            record.isr = Some(self.target_isr.clone());
+        }
+        if self.bump_on_isr_shrink && record.leader == NO_LEADER_CHANGE {
+            if let Some(isr) = &record.isr {
+                if !self.partition.isr.iter().all(|r| isr.contains(r)) {
+                    record.leader = self.partition.leader;
+                }
+            }
+        }
+        if self.target_replicas != self.partition.replicas {
+            record.replicas = Some(self.target_replicas.clone());
+        }
+        if self.target_removing != self.partition.removing_replicas {
+            record.removing_replicas = Some(self.target_removing.clone());
+        }
+        if self.target_adding != self.partition.adding_replicas {
+            record.adding_replicas = Some(self.target_adding.clone());
+        }
+        if self.target_recovery_state != self.partition.leader_recovery_state {
+            record.leader_recovery_state = self.target_recovery_state;
+        }
+        let no_op = record.leader == NO_LEADER_CHANGE
+            && record.isr.is_none()
+            && record.replicas.is_none()
+            && record.removing_replicas.is_none()
+            && record.adding_replicas.is_none()
+            && record.leader_recovery_state == -1
+            && record.directories.is_none()
+            && record.eligible_leader_replicas.is_none()
+            && record.last_known_elr.is_none();
+        (!no_op).then_some(record)
+    }
+}

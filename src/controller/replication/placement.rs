@@ -1,0 +1,185 @@
+//! Replica placement (Kafka's `StripedReplicaPlacer`, its constraints rather than its exact
+//! stripes): the leader is always an unfenced broker, replicas are distinct and spread over
+//! racks, fenced brokers are used only once the unfenced ones run out, brokers in controlled
+//! shutdown never; the starting point rotates per partition from a random offset.
+
+use std::collections::BTreeMap;
+
+use crate::raft::Rng;
+
+/// A broker placement may use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsableBroker {
+    /// Broker id.
+    pub id: i32,
+    /// Rack, if configured.
+    pub rack: Option<String>,
+    /// Whether it is fenced.
+    pub fenced: bool,
+}
+
+/// Brokers interleaved rack by rack (r0b0, r1b0, r2b0, r0b1, …), so consecutive entries sit
+/// in different racks where racks allow.
+fn interleave(brokers: &[&UsableBroker]) -> Vec<i32> {
+    let mut racks: BTreeMap<Option<&str>, Vec<i32>> = BTreeMap::new();
+    for b in brokers {
+        racks.entry(b.rack.as_deref()).or_default().push(b.id);
+    }
+    for ids in racks.values_mut() {
+        ids.sort_unstable();
+    }
+    let longest = racks.values().map(Vec::len).max().unwrap_or(0);
+    let mut out = Vec::with_capacity(brokers.len());
+    for i in 0..longest {
+        for ids in racks.values() {
+            if let Some(id) = ids.get(i) {
+                out.push(*id);
+            }
+        }
+    }
+    out
+}
+
+/// Places `num_partitions` partitions of `replication_factor` replicas over `brokers`; the
+/// error is Kafka's InvalidReplicationFactorException message.
+pub fn place(
+    brokers: &[UsableBroker],
+    num_partitions: i32,
+    replication_factor: i16,
+    rng: &mut Rng,
+) -> Result<Vec<Vec<i32>>, String> {
+    if replication_factor <= 0 {
+        return Err(format!(
+            "Invalid replication factor {replication_factor}: the replication factor must be positive."
+        ));
+    }
+    let unfenced: Vec<&UsableBroker> = brokers.iter().filter(|b| !b.fenced).collect();
+    let fenced: Vec<&UsableBroker> = brokers.iter().filter(|b| b.fenced).collect();
+    if unfenced.is_empty() {
+        return Err("All brokers are currently fenced.".into());
+    }
+    let rf = usize::try_from(replication_factor).unwrap_or(0);
+    if rf > brokers.len() {
+        return Err(format!(
+            "The target replication factor of {replication_factor} cannot be reached because \
+             only {} broker(s) are registered.",
+            brokers.len()
+        ));
+    }
+    let rack_of: BTreeMap<i32, Option<&str>> =
+        brokers.iter().map(|b| (b.id, b.rack.as_deref())).collect();
+    let unfenced = interleave(&unfenced);
+    let fenced = interleave(&fenced);
+    let offset = rng.below(unfenced.len() as u64) as usize;
+    let fenced_offset = rng.below(fenced.len().max(1) as u64) as usize;
+    let mut out = Vec::with_capacity(usize::try_from(num_partitions).unwrap_or(0));
+    for p in 0..usize::try_from(num_partitions).unwrap_or(0) {
+        // Candidates in preference order: the unfenced rotated to this partition's start
+        // (its first is the leader), then the fenced, rotated too.
+        let start = (offset + p) % unfenced.len();
+        let mut candidates: Vec<i32> = (0..unfenced.len())
+            .map(|i| unfenced[(start + i) % unfenced.len()])
+            .collect();
+        if !fenced.is_empty() {
+            let fstart = (fenced_offset + p) % fenced.len();
+            candidates.extend((0..fenced.len()).map(|i| fenced[(fstart + i) % fenced.len()]));
+        }
+        let mut replicas: Vec<i32> = Vec::with_capacity(rf);
+        replicas.push(candidates[0]);
+        while replicas.len() < rf {
+            let used: Vec<Option<&str>> = replicas.iter().map(|r| rack_of[r]).collect();
+            let unfenced_count = unfenced.len();
+            let free = |i: &usize| !replicas.contains(&candidates[*i]);
+            // A new rack among the unfenced, else any unfenced, then the same for the fenced.
+            let pick = (0..unfenced_count)
+                .filter(free)
+                .find(|i| !used.contains(&rack_of[&candidates[*i]]))
+                .or_else(|| (0..unfenced_count).find(free))
+                .or_else(|| {
+                    (unfenced_count..candidates.len())
+                        .filter(free)
+                        .find(|i| !used.contains(&rack_of[&candidates[*i]]))
+                })
+                .or_else(|| (unfenced_count..candidates.len()).find(free));
+            match pick {
+                Some(i) => replicas.push(candidates[i]),
+                None => break,
+            }
+        }
+        out.push(replicas);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn broker(id: i32, rack: Option<&str>, fenced: bool) -> UsableBroker {
+        UsableBroker {
+            id,
+            rack: rack.map(str::to_string),
+            fenced,
+        }
+    }
+
+    /// StripedReplicaPlacerTest: the constraints every placement keeps.
+    #[test]
+    fn placements_keep_stripedreplicaplacer_constraints() {
+        let brokers = vec![
+            broker(1, Some("a"), false),
+            broker(2, Some("a"), false),
+            broker(3, Some("b"), false),
+            broker(4, Some("b"), true),
+            broker(5, Some("c"), false),
+        ];
+        let mut rng = Rng::new(7);
+        let placed = place(&brokers, 30, 3, &mut rng).unwrap();
+        assert_eq!(placed.len(), 30);
+        let mut leaders = std::collections::BTreeSet::new();
+        for replicas in &placed {
+            assert_eq!(replicas.len(), 3);
+            let mut unique = replicas.clone();
+            unique.sort_unstable();
+            unique.dedup();
+            assert_eq!(unique.len(), 3, "distinct replicas: {replicas:?}");
+            assert_ne!(replicas[0], 4, "a fenced broker never leads");
+            assert!(
+                !replicas.contains(&4),
+                "unfenced brokers suffice: {replicas:?}"
+            );
+            let racks: std::collections::BTreeSet<_> = replicas
+                .iter()
+                .map(|id| brokers.iter().find(|b| b.id == *id).unwrap().rack.clone())
+                .collect();
+            assert_eq!(racks.len(), 3, "one replica per rack: {replicas:?}");
+            leaders.insert(replicas[0]);
+        }
+        assert_eq!(
+            leaders.len(),
+            4,
+            "leadership spread over every unfenced broker"
+        );
+    }
+
+    #[test]
+    fn fenced_brokers_fill_in_and_errors_are_kafkas() {
+        let brokers = vec![broker(1, None, false), broker(2, None, true)];
+        let placed = place(&brokers, 2, 2, &mut Rng::new(1)).unwrap();
+        for r in placed {
+            assert_eq!(r, vec![1, 2]);
+        }
+        assert_eq!(
+            place(&brokers, 1, 3, &mut Rng::new(1)).unwrap_err(),
+            "The target replication factor of 3 cannot be reached because only 2 broker(s) are registered."
+        );
+        assert_eq!(
+            place(&[broker(1, None, true)], 1, 1, &mut Rng::new(1)).unwrap_err(),
+            "All brokers are currently fenced."
+        );
+        assert_eq!(
+            place(&brokers, 1, 0, &mut Rng::new(1)).unwrap_err(),
+            "Invalid replication factor 0: the replication factor must be positive."
+        );
+    }
+}

@@ -1,0 +1,1 @@
+//! Controller tests, one file per manager (named after Kafka's *ControlManagerTest).
