@@ -1,1 +1,10 @@
-//! Controller tests, one file per manager (named after Kafka's *ControlManagerTest).
+//! Controller tests, one file per manager, named after the Kafka test each mirrors
+//! (`ClusterControlManagerTest`, `BrokerHeartbeatManagerTest`, `ReplicationControlManagerTest`,
+//! `ProducerIdControlManagerTest`, `QuorumControllerTest`).
+
+mod cluster;
+mod context;
+mod heartbeats;
+mod producer_ids;
+mod quorum_controller;
+mod replication;

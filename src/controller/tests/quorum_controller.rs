@@ -1,0 +1,80 @@
+//! QuorumControllerTest: the write path, commit-gated replies, failover.
+#![allow(clippy::unwrap_used)]
+
+use super::context::{registration, Ctx};
+use crate::codec::{RequestBody, ResponseBody};
+use crate::controller::errors;
+
+#[test]
+fn replies_wait_for_the_commit_of_their_records() {
+    let mut ctx = Ctx::active(27);
+    let id = ctx.send(RequestBody::BrokerRegistration(registration(1, None)), 4);
+    assert!(ctx.answer(id).is_none(), "not answered before commit");
+    assert!(ctx.c.speculative_image().unwrap().brokers.contains_key(&1));
+    assert!(!ctx.image().brokers.contains_key(&1), "not committed yet");
+    ctx.commit();
+    let Some(ResponseBody::BrokerRegistration(r)) = ctx.answer(id) else {
+        panic!("answered after commit")
+    };
+    assert_eq!(r.error_code, 0);
+    // A heartbeat that writes nothing waits for the writes before it.
+    let id = ctx.send(RequestBody::BrokerRegistration(registration(2, None)), 4);
+    let hb = kafka_protocol::messages::BrokerHeartbeatRequest::default()
+        .with_broker_id(kafka_protocol::messages::BrokerId(1))
+        .with_broker_epoch(r.broker_epoch)
+        .with_current_metadata_offset(0)
+        .with_want_fence(true);
+    let hb_id = ctx.send(RequestBody::BrokerHeartbeat(hb), 1);
+    assert!(ctx.answer(hb_id).is_none());
+    ctx.commit();
+    assert!(ctx.answer(id).is_some() && ctx.answer(hb_id).is_some());
+}
+
+#[test]
+fn test_renounce_fails_waiting_replies_and_resets_to_the_committed_image() {
+    let mut ctx = Ctx::active(27);
+    let id = ctx.send(RequestBody::BrokerRegistration(registration(1, None)), 4);
+    ctx.lose_leadership(2);
+    let Some(ResponseBody::BrokerRegistration(r)) = ctx.answer(id) else {
+        panic!("answered at resignation")
+    };
+    assert_eq!(r.error_code, errors::NOT_CONTROLLER);
+    assert!(!ctx.c.is_active());
+    assert!(ctx.c.speculative_image().is_none());
+    // A standby refuses writes, naming the leader.
+    let id = ctx.send(RequestBody::BrokerRegistration(registration(1, None)), 4);
+    let Some(ResponseBody::BrokerRegistration(r)) = ctx.answer(id) else {
+        panic!()
+    };
+    assert_eq!(r.error_code, errors::NOT_CONTROLLER);
+}
+
+#[test]
+fn a_new_leader_gives_every_unfenced_broker_a_fresh_session() {
+    let mut ctx = Ctx::active(27);
+    ctx.register_unfenced(1, None);
+    ctx.advance(8_000);
+    ctx.lose_leadership(2);
+    // Leadership comes back 8 s later: the broker last heartbeated 8 s ago, yet keeps its
+    // session for a whole timeout from the activation (KAFKA-18138).
+    ctx.now_ms += 1_000;
+    ctx.become_leader(3);
+    ctx.advance(8_000);
+    assert!(!ctx.image().brokers[&1].fenced);
+    ctx.advance(1_001);
+    assert!(
+        ctx.image().brokers[&1].fenced,
+        "fenced once its new session expired"
+    );
+}
+
+#[test]
+fn activation_writes_the_bootstrap_records_once() {
+    let ctx = Ctx::active(27);
+    assert_eq!(ctx.image().metadata_version(), Some(27));
+    let end = ctx.log.end();
+    let mut ctx = ctx;
+    ctx.lose_leadership(2);
+    ctx.become_leader(3);
+    assert_eq!(ctx.log.end(), end + 1, "only the new LeaderChange batch");
+}
