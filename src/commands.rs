@@ -295,7 +295,7 @@ pub fn random_uuid() -> Result<()> {
 
 /// `dump`: print the batches and records of a segment, snapshot or metadata directory.
 pub fn dump(args: DumpArgs) -> Result<()> {
-    use ferrokraft::metadata::dump;
+    use ferrokraft::dump;
     let files = dump::dump_path(&args.path)?;
     let text = if args.json {
         format!("{:#}\n", dump::to_json(&files))

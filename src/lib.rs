@@ -4,18 +4,26 @@
 //! Data flows through the modules in this order:
 //!
 //! ```text
-//!   bytes ──codec──▶ Request ──▶ node (driver) ──Input──▶ RaftCore ──Output──▶ node
-//!                                     │  ▲                                      │
-//!                     log/snapshot ◀──┘  └── Flushed/Appended ◀── disk ◀────────┤
-//!                     network      ◀── Send/Respond (after `when` holds) ◀──────┘
+//!   bytes ──codec──▶ Request ──▶ node (driver) ──Raft APIs──▶ RaftCore ──Output──▶ node
+//!                                     │  │ ▲                                      │
+//!                     log/snapshot ◀──┘  │ └── Flushed/Appended ◀── disk ◀────────┤
+//!                     network      ◀── Send/Respond (after `when` holds) ◀────────┤
+//!                                        │                                        │
+//!                                        └─controller APIs─▶ controller ◀─ HighWatermark
+//!                                            (QuorumController: managers over the metadata
+//!                                             image ─▶ records proposed to the RaftCore,
+//!                                             replies released on commit)
 //! ```
 //!
-//! `codec` and `records` are pure bytes ⇄ types; `log`, `snapshot`, `storage` and `network` do
-//! I/O; `config` and `cli` read what the operator gives.
+//! `codec` and `records` are pure bytes ⇄ types; `raft`, `controller` and `metadata` are
+//! sans-IO (no tokio, filesystem, sockets, clock or thread RNG: tests/tidy.rs); `log`,
+//! `snapshot`, `storage` and `network` do I/O; `node` is the driver that runs them;
+//! `config` and `cli` read what the operator gives; `dump` is `ferrokraft dump`.
 pub mod cli;
 pub mod codec;
 pub mod config;
 pub mod controller;
+pub mod dump;
 pub mod log;
 pub mod logging;
 pub mod metadata;

@@ -1,7 +1,8 @@
 //! Architecture rules checked mechanically: the Raft core is sans-IO.
 //!
-//! Nothing under `src/raft/` may touch tokio, the filesystem, sockets, threads, the clock or
-//! a thread RNG (clippy's `disallowed-methods` covers the clock calls everywhere else).
+//! Nothing under `src/raft/`, `src/controller/` or `src/metadata/` may touch tokio, the
+//! filesystem, sockets, threads, the clock or a thread RNG (clippy's `disallowed-methods`
+//! covers the clock calls everywhere else).
 
 #![allow(clippy::expect_used)]
 
@@ -18,8 +19,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-#[test]
-fn raft_core_is_sans_io() {
+fn assert_sans_io(dir: &str) {
     const BANNED: &[&str] = &[
         "tokio",
         "std::fs",
@@ -32,10 +32,10 @@ fn raft_core_is_sans_io() {
         "std::process",
         "std::env",
     ];
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/raft");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     let mut files = Vec::new();
     rust_files(&root, &mut files);
-    assert!(files.len() > 5, "found the raft sources");
+    assert!(files.len() > 5, "found the sources of {dir}");
     let mut violations = Vec::new();
     for file in &files {
         let text = std::fs::read_to_string(file).expect("readable");
@@ -50,7 +50,22 @@ fn raft_core_is_sans_io() {
     }
     assert!(
         violations.is_empty(),
-        "src/raft must stay sans-IO:\n{}",
+        "{dir} must stay sans-IO:\n{}",
         violations.join("\n")
     );
+}
+
+#[test]
+fn raft_core_is_sans_io() {
+    assert_sans_io("src/raft");
+}
+
+#[test]
+fn controller_is_sans_io() {
+    assert_sans_io("src/controller");
+}
+
+#[test]
+fn metadata_is_sans_io() {
+    assert_sans_io("src/metadata");
 }

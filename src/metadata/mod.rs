@@ -11,7 +11,6 @@
 
 pub mod controller;
 pub(crate) mod describe;
-pub mod dump;
 pub mod field;
 pub mod image;
 pub mod record;

@@ -202,3 +202,55 @@ fn name_parsing_matches_kafka_fixed_positions() {
     assert_eq!(SnapshotId::parse_file_name("leader-epoch-checkpoint"), None);
     assert_eq!(SnapshotId::parse_file_name("bootstrap.checkpoint"), None);
 }
+
+/// A snapshot file of a big image: data batches of at most 1024 records, the header's
+/// timestamp and voters, and loading it gives the image back.
+#[test]
+fn snapshot_file_batches_and_reloads() {
+    use crate::metadata::image::write_tests::{image_of, rich_records};
+    use crate::metadata::image::MetadataImage;
+    use crate::metadata::record::MetadataRecord as R;
+    use crate::metadata::records::ConfigRecord;
+    let mut records = rich_records(27);
+    for i in 0..2500 {
+        records.push(R::Config(ConfigRecord {
+            resource_type: 4,
+            resource_name: String::new(),
+            name: format!("key.{i:04}"),
+            value: Some("v".into()),
+            ..Default::default()
+        }));
+    }
+    let mut image = image_of(records);
+    image.next_offset = 5000;
+    image.last_epoch = 3;
+    image.last_contained_log_time_ms = 1_700_000_000_000;
+    let dir = tempfile::tempdir().unwrap();
+    let id = SnapshotId {
+        end_offset: image.next_offset,
+        epoch: image.last_epoch,
+    };
+    let header = SnapshotHeaderInfo {
+        last_contained_log_timestamp_ms: image.last_contained_log_time_ms,
+        kraft_version: Some(0),
+        voters: None,
+    };
+    let values = image.snapshot_records().unwrap();
+    write_snapshot(dir.path(), id, &header, &values, 42).unwrap();
+    let raw = RawSnapshot::open(dir.path(), id).unwrap();
+    assert_eq!(raw.summary().data_record_count, values.len() as u64);
+    // header + ceil(2514 / 1024) data batches + footer
+    assert_eq!(raw.summary().batch_count, 1 + 3 + 1);
+    assert_eq!(
+        raw.summary().last_contained_log_timestamp_ms,
+        1_700_000_000_000
+    );
+    assert_eq!(
+        crate::snapshot::reader::last_contained_timestamp(dir.path(), id).unwrap(),
+        1_700_000_000_000
+    );
+    let bytes = std::fs::read(id.path_in(dir.path())).unwrap();
+    let mut loaded = MetadataImage::new();
+    loaded.load_snapshot(&bytes, id.end_offset, "test");
+    assert_eq!(loaded, image);
+}

@@ -26,7 +26,7 @@ mod write;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
-mod write_tests;
+pub(crate) mod write_tests;
 
 use std::collections::BTreeMap;
 

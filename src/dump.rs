@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::image::MetadataImage;
-use super::record::ApiMessageAndVersion;
+use crate::metadata::image::MetadataImage;
+use crate::metadata::record::ApiMessageAndVersion;
 use crate::records::control::ControlRecord;
 use crate::records::framer::{BatchFramer, FrameEnd};
 use crate::records::view::BatchView;
