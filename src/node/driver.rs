@@ -226,6 +226,7 @@ pub fn spawn(
             sent_to: HashMap::new(),
             failed_voters: BTreeSet::new(),
             image_due: None,
+            gauges_at: (-1, false),
         };
         driver.run(rx)
     })?;
@@ -269,6 +270,8 @@ struct Driver {
     failed_voters: BTreeSet<i32>,
     /// The high watermark the image has to catch up to, once this round's requests are out.
     image_due: Option<i64>,
+    /// (image offset, active) the controller gauges were last computed at.
+    gauges_at: (i64, bool),
 }
 
 impl Driver {
@@ -406,9 +409,12 @@ impl Driver {
             driver: self,
             failure: None,
         };
+        let started = monotonic_now();
         f(&mut controller, &mut appender);
+        let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
         let failure = appender.failure.take();
         self.controller = Some(controller);
+        self.with_metrics(|m, now| m.controller_event_ms.record(now, elapsed_ms));
         if let Some(e) = failure {
             return Err(self.storage_failure(e));
         }
@@ -598,9 +604,31 @@ impl Driver {
                 s.voters = self.core.voters().clone();
             }
         }
+        let gauges_due = self.controller.as_ref().is_some_and(|c| {
+            let applied = c
+                .speculative_image()
+                .unwrap_or(c.committed_image())
+                .next_offset;
+            (applied, c.is_active()) != self.gauges_at
+        });
+        let gauges = if gauges_due {
+            self.controller.as_ref().map(|c| {
+                let applied = c
+                    .speculative_image()
+                    .unwrap_or(c.committed_image())
+                    .next_offset;
+                self.gauges_at = (applied, c.is_active());
+                super::controller_metrics::ControllerGauges::of(c)
+            })
+        } else {
+            None
+        };
         let Ok(mut m) = self.metrics.lock() else {
             return;
         };
+        if let Some(g) = gauges {
+            m.controller = g;
+        }
         m.now_ms = now;
         m.current_state = self.core.state_name();
         m.current_leader = self.core.leader_id().unwrap_or(-1);

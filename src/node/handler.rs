@@ -15,7 +15,9 @@ use tokio::sync::oneshot;
 
 use super::driver::{Event, RaftHandle};
 use super::not_ready::not_ready_response;
-use crate::codec::api_versions::{api_versions_response, unsupported_version_response};
+use crate::codec::api_versions::{
+    api_versions_response, unsupported_version_response, FinalizedFeature,
+};
 use crate::codec::envelope::{unwrap_envelope, wrap_response};
 use crate::codec::request::InboundRequest as WireRequest;
 use crate::codec::response::encode_response;
@@ -167,7 +169,23 @@ impl Node {
                 let corr = header.correlation_id;
                 let response = match body {
                     RequestBody::ApiVersions(_) => {
-                        ResponseBody::ApiVersions(api_versions_response(version, &[], -1))
+                        // Finalized features as the committed metadata holds them (Kafka's
+                        // controller answers from its published image).
+                        let status = self.raft.as_ref().map(|r| r.status()).unwrap_or_default();
+                        let finalized: Vec<FinalizedFeature> = status
+                            .finalized_features
+                            .iter()
+                            .map(|(name, level)| FinalizedFeature {
+                                name: name.clone(),
+                                level: *level,
+                            })
+                            .collect();
+                        let epoch = if finalized.is_empty() {
+                            -1
+                        } else {
+                            status.finalized_features_epoch
+                        };
+                        ResponseBody::ApiVersions(api_versions_response(version, &finalized, epoch))
                     }
                     RequestBody::DescribeCluster(req) => {
                         ResponseBody::DescribeCluster(self.describe_cluster(ctx, &req, version))

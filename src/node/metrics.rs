@@ -102,6 +102,10 @@ pub struct RaftMetrics {
     pub voter_lag: BTreeMap<i32, VoterLag>,
     /// The driver's clock at the last update (windows are read at this time).
     pub now_ms: u64,
+    /// Kafka's controller gauges.
+    pub controller: super::controller_metrics::ControllerGauges,
+    /// Durations of controller calls (ms), for `EventQueueProcessingTimeMs`.
+    pub controller_event_ms: Window,
 }
 
 impl Default for RaftMetrics {
@@ -123,6 +127,8 @@ impl Default for RaftMetrics {
             poll_idle_ratio: Window::default(),
             voter_lag: BTreeMap::new(),
             now_ms: 0,
+            controller: Default::default(),
+            controller_event_ms: Window::default(),
         }
     }
 }
@@ -159,6 +165,10 @@ impl crate::network::http::HttpSource for MetricsSource {
             Ok(m) if m.current_leader < 0 => (
                 false,
                 format!("not ready: no known leader in epoch {}", m.current_epoch),
+            ),
+            Ok(m) if m.high_watermark >= 0 && !m.controller.metadata_loaded => (
+                false,
+                "not ready: the metadata image holds no metadata.version yet".into(),
             ),
             Ok(m) => (
                 false,
@@ -300,6 +310,8 @@ impl RaftMetrics {
                 lag.ms
             );
         }
+        self.controller.event_queue_processing_time_ms = self.controller_event_ms.avg(now_ms);
+        self.controller.render(&mut out);
         gauge(
             &mut out,
             "ferrokraft_node_id",
@@ -309,9 +321,10 @@ impl RaftMetrics {
         out
     }
 
-    /// Ready when a leader is known and the high watermark is known.
+    /// Ready when a leader and the high watermark are known and the committed metadata
+    /// holds a metadata.version: the node can serve as controller.
     pub fn ready(&self) -> bool {
-        self.current_leader >= 0 && self.high_watermark >= 0
+        self.current_leader >= 0 && self.high_watermark >= 0 && self.controller.metadata_loaded
     }
 }
 
@@ -340,6 +353,8 @@ mod tests {
             high_watermark: 42,
             ..Default::default()
         };
+        m.controller.metadata_loaded = true;
+        m.controller.active_controller_count = 1;
         m.voter_lag.insert(2, VoterLag { records: 5, ms: 10 });
         let text = m.render(0, 3);
         assert!(text.contains("kafka_server_raftmetrics_current_state{current_state=\"leader\"} 1"));
@@ -349,7 +364,14 @@ mod tests {
         assert!(text.contains("kafka_server_raftmetrics_current_leader 3"));
         assert!(text.contains("kafka_server_raftmetrics_high_watermark 42"));
         assert!(text.contains("ferrokraft_raft_voter_lag_records{voter_id=\"2\"} 5"));
+        assert!(text.contains("kafka_controller_kafkacontroller_activecontrollercount 1"));
         assert!(m.ready());
+        m.controller.metadata_loaded = false;
+        assert!(
+            !m.ready(),
+            "no metadata.version: cannot serve as controller"
+        );
+        m.controller.metadata_loaded = true;
         m.high_watermark = -1;
         assert!(!m.ready());
     }

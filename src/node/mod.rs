@@ -8,6 +8,7 @@
 //!
 //! The driver is the only place that reads the clock.
 mod commit_stats;
+pub mod controller_metrics;
 pub mod driver;
 mod handler;
 pub mod metrics;
