@@ -1,7 +1,8 @@
 //! A real Apache Kafka broker (`process.roles=broker`) beside a mixed controller quorum, and
 //! Kafka's `kafka-metadata-quorum --bootstrap-server <broker>`, which the broker answers by
 //! forwarding to the active controller inside an Envelope (API 58).
-// Only tests/interop_envelope.rs uses these; every test binary compiles `support`.
+// Only tests/interop_envelope.rs and tests/interop_brokers.rs use these; every test binary
+// compiles `support`.
 #![allow(
     dead_code,
     clippy::unwrap_used,
@@ -12,6 +13,7 @@
 
 use std::fs;
 use std::path::PathBuf;
+use std::process::ExitStatus;
 use std::time::Duration;
 
 use super::cluster::{format_node, tail, unexplained_errors, AllowedError, Cluster, Impl};
@@ -19,13 +21,21 @@ use super::kafka::{free_port, kafka, ProcessGuard, ToolOutput};
 
 const METADATA_QUORUM: &str = "org.apache.kafka.tools.MetadataQuorumCommand";
 
-/// A running Kafka broker.
+/// Broker JVMs: the 256 MiB heap and serial collector controllers get, and C1 only (no C2
+/// JIT): measured in tests/interop_brokers.rs, a broker had used 3.4 s of CPU by the time
+/// it was unfenced instead of 5.5 s, on a machine of two cores that also runs three
+/// controllers and the tools; a test's few hundred messages a second do not need C2.
+pub const BROKER_JVM: &[&str] = &["-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"];
+
+/// A Kafka broker: running, or stopped with its directory kept for a restart.
 pub struct Broker {
     pub id: i32,
     /// Its PLAINTEXT (client) port.
     pub port: u16,
     pub props: PathBuf,
-    process: ProcessGuard,
+    /// Every log this broker wrote (one per start), oldest first.
+    pub logs: Vec<PathBuf>,
+    process: Option<ProcessGuard>,
 }
 
 impl Broker {
@@ -33,33 +43,126 @@ impl Broker {
         format!("127.0.0.1:{}", self.port)
     }
 
+    /// The current (last) start's log.
     pub fn log_text(&self) -> String {
-        fs::read(&self.process.log)
+        self.logs
+            .last()
+            .and_then(|p| fs::read(p).ok())
             .map(|b| String::from_utf8_lossy(&b).into_owned())
             .unwrap_or_default()
     }
 
-    /// Waits until the broker's log contains `needle` (panics with the log tail otherwise).
-    pub fn wait_for_log(&mut self, needle: &str, timeout: Duration) {
-        self.process.wait_for_log(needle, timeout);
+    /// The logs of every start, oldest first, joined.
+    pub fn all_logs_text(&self) -> String {
+        self.logs
+            .iter()
+            .map(|p| {
+                fs::read(p)
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .unwrap_or_default()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
-    /// Asserts the broker still runs and logged only errors `allowed` explains.
+    /// Waits until the current start's log contains `needle` (panics with the log tail
+    /// otherwise).
+    pub fn wait_for_log(&mut self, needle: &str, timeout: Duration) {
+        self.process
+            .as_mut()
+            .unwrap_or_else(|| panic!("broker {} is not running", self.id))
+            .wait_for_log(needle, timeout);
+    }
+
+    /// Polls the current start's log (without touching the process) until it contains
+    /// `needle`; panics with the log tail at `deadline`.
+    pub fn wait_for_log_text(&self, needle: &str, deadline: std::time::Instant) {
+        loop {
+            let text = self.log_text();
+            if text.contains(needle) {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "`{needle}` did not appear in broker {}'s log:\n{}",
+                self.id,
+                tail(&text, 40)
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// Started and not killed or stopped since (the process may still have died).
+    pub fn is_started(&self) -> bool {
+        self.process.is_some()
+    }
+
+    pub fn is_running(&mut self) -> bool {
+        self.process.as_mut().is_some_and(|p| p.is_running())
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.process.as_ref().map(|p| p.pid())
+    }
+
+    /// SIGKILL (kill -9): no controlled shutdown, the directory stays as it is.
+    pub fn kill(&mut self) {
+        if let Some(mut p) = self.process.take() {
+            p.kill();
+        }
+    }
+
+    /// SIGTERM (a controlled shutdown), then waits up to `timeout` for the JVM to exit;
+    /// returns its exit status. Panics if it is still running then (and kills it).
+    pub fn terminate(&mut self, timeout: Duration) -> ExitStatus {
+        let mut p = self
+            .process
+            .take()
+            .unwrap_or_else(|| panic!("broker {} is not running", self.id));
+        p.signal("TERM");
+        match p.wait_exit(timeout) {
+            Some(status) => status,
+            None => {
+                p.kill();
+                panic!(
+                    "broker {} still ran {timeout:?} after SIGTERM:\n{}",
+                    self.id,
+                    tail(&self.log_text(), 30)
+                );
+            }
+        }
+    }
+
+    /// Asserts the broker still runs and logged (in every start) only errors `allowed`
+    /// explains.
     pub fn assert_errors_explained(&mut self, allowed: &[AllowedError]) {
         assert!(
-            self.process.is_running(),
+            self.is_running(),
             "broker {} exited:\n{}",
             self.id,
             tail(&self.log_text(), 30)
         );
-        let bad: Vec<String> = unexplained_errors(&self.log_text(), allowed)
-            .into_iter()
-            .map(|e| e.lines().take(6).collect::<Vec<_>>().join("\n"))
-            .collect();
+        self.assert_logs_explained(allowed);
+    }
+
+    /// Asserts every log of this broker (all starts) holds only errors `allowed` (or the
+    /// common [`super::cluster::ALLOWED_KAFKA_ERRORS`]) explains; running or not.
+    pub fn assert_logs_explained(&self, allowed: &[AllowedError]) {
+        let mut bad = Vec::new();
+        for (i, log) in self.logs.iter().enumerate() {
+            let text = fs::read(log)
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            for e in unexplained_errors(&text, allowed) {
+                let short: String = e.lines().take(6).collect::<Vec<_>>().join("\n");
+                bad.push(format!("broker {} (start {}): {short}", self.id, i + 1));
+            }
+        }
         assert!(
             bad.is_empty(),
-            "{} unexplained ERROR/exception entries in the broker's log:\n{}",
+            "{} unexplained ERROR/exception entries in broker {}'s logs:\n{}",
             bad.len(),
+            self.id,
             bad.join("\n---\n")
         );
     }
@@ -69,6 +172,26 @@ impl Cluster {
     /// Formats and starts broker `id` against this quorum (the controllers' quorum line is
     /// copied from node 1, so static and dynamic quorums both work).
     pub fn start_broker(&self, id: i32) -> Broker {
+        self.start_broker_with(id, &[])
+    }
+
+    /// Starts a stopped broker again on its directory as it is (no format), same port and
+    /// properties; its log goes to `broker<id>-<n>.log` for the n-th start.
+    pub fn restart_broker(&self, broker: &mut Broker) {
+        assert!(
+            broker.process.is_none(),
+            "broker {} is still running",
+            broker.id
+        );
+        let name = format!("broker{}-{}", broker.id, broker.logs.len() + 1);
+        let process = kafka().start_server_with(&self.art, &name, &broker.props, BROKER_JVM);
+        broker.logs.push(process.log.clone());
+        broker.process = Some(process);
+    }
+
+    /// As [`Cluster::start_broker`], with `extra` properties appended (a later key wins in a
+    /// Java properties file, so these override the defaults below).
+    pub fn start_broker_with(&self, id: i32, extra: &[(&str, &str)]) -> Broker {
         let port = free_port();
         let dir = self.art.path(&format!("broker{id}"));
         let props = self.art.path(&format!("broker{id}.properties"));
@@ -91,20 +214,26 @@ impl Cluster {
              transaction.state.log.min.isr=1\n",
             dir.display()
         );
+        let mut text = text;
+        for (k, v) in extra {
+            text.push_str(&format!("{k}={v}\n"));
+        }
         fs::write(&props, text).unwrap();
         format_node(&self.art, Impl::Kafka, &props, &self.cluster_id, &[]);
-        let process = kafka().start_server(&self.art, &format!("broker{id}"), &props);
+        let process =
+            kafka().start_server_with(&self.art, &format!("broker{id}"), &props, BROKER_JVM);
         Broker {
             id,
             port,
             props,
-            process,
+            logs: vec![process.log.clone()],
+            process: Some(process),
         }
     }
 
     /// An admin config with short timeouts, so a failed call returns instead of retrying for
     /// minutes (as [`Cluster::describe`] does for controllers).
-    fn admin_config(&self) -> String {
+    pub fn admin_config(&self) -> String {
         let admin = self.art.path("broker-admin.properties");
         if !admin.exists() {
             fs::write(

@@ -1,5 +1,6 @@
 //! Shared helpers for integration tests.
 pub mod broker;
+pub mod clients;
 pub mod cluster;
 pub mod combined;
 pub mod dynamic;

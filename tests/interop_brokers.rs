@@ -1,0 +1,374 @@
+//! Real Apache Kafka brokers and clients on a controller quorum: three brokers register and
+//! unfence, a replicated topic is created, Kafka's VerifiableProducer (acks=all, idempotent)
+//! and VerifiableConsumer move data through it, and every acked message is read back, also
+//! across a SIGKILLed broker (fenced, its ISR membership and leaderships moved, restarted on
+//! its directory, back in every ISR) and a SIGTERMed one (controlled shutdown). Default Kafka
+//! 4.1.2; `KAFKA_VERSION` selects another. Needs Java 17 + Maven.
+//!
+//! The controllers are [`CONTROLLERS`]: three Kafka controllers today; the same scenario runs
+//! on ferrokraft controllers by setting it to `[Impl::Ferrokraft; 3]`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    missing_docs
+)]
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use support::broker::Broker;
+use support::clients::{
+    bootstrap_servers, check_delivery, parse_describe, parse_endpoints, Acked, Consumed,
+    PartitionState, ProduceSpec, BROKER_IDS, CONTROLLED_SHUTDOWN_LOG,
+    CONTROLLED_SHUTDOWN_TIMED_OUT,
+};
+use support::cluster::{serial, tail, AllowedError, Cluster, Impl};
+
+/// The controller quorum the brokers run against (node ids 1..=3, static voters).
+const CONTROLLERS: [Impl; 3] = [Impl::Kafka; 3];
+
+const TOPIC: &str = "verified";
+const PARTITIONS: i32 = 3;
+const MIN_ISR: &str = "2";
+
+/// Exceptions Kafka brokers log in this scenario for understood reasons (all at INFO or
+/// WARN: no broker logs an ERROR here), whichever implementation the controllers are.
+const BROKER_ERRORS: &[AllowedError] = &[
+    AllowedError {
+        cause: "broker 101 is SIGKILLed while leading a partition: its followers' replica \
+                fetchers lose the connection, then fail to reconnect (each once at INFO from \
+                FetchSessionHandler and once at WARN from ReplicaFetcherThread, every retry \
+                backoff) until the controller fences 101 after broker.session.timeout.ms (9 s) \
+                and moves leadership",
+        contains: &[
+            "leaderId=101, fetcherId=",
+            "fetch request",
+            "(id: 101 rack: null isFenced: false) failed.",
+        ],
+    },
+    AllowedError {
+        cause: "the same kill: the fetch in flight when 101 died",
+        contains: &[
+            "leaderId=101, fetcherId=",
+            "fetch request",
+            "java.io.IOException: Connection to 101 was disconnected before the response was read",
+        ],
+    },
+    AllowedError {
+        cause: "broker 102's controlled shutdown moves its leaderships away and stops its \
+                fetchers: a replica fetcher removed with a fetch in flight (on 102, or on a \
+                follower of a partition 102 led) closes its client and logs this at INFO",
+        contains: &[
+            "[ReplicaFetcher replicaId=",
+            "Error sending fetch request",
+            "java.io.IOException: Client was shutdown before response was read",
+        ],
+    },
+];
+
+fn sorted(v: &[i32]) -> Vec<i32> {
+    let mut v = v.to_vec();
+    v.sort();
+    v
+}
+
+/// Every partition has a leader, all three brokers as replicas, and all of them in sync.
+fn fully_replicated(parts: &[PartitionState]) -> bool {
+    parts.len() == PARTITIONS as usize
+        && parts.iter().all(|p| {
+            p.leader.is_some() && sorted(&p.replicas) == BROKER_IDS && sorted(&p.isr) == BROKER_IDS
+        })
+}
+
+/// `gone` is in no ISR and leads no partition; every partition still has a leader and
+/// `min.insync.replicas` (2) replicas in sync.
+fn without(gone: i32) -> impl Fn(&[PartitionState]) -> bool {
+    move |parts| {
+        parts.len() == PARTITIONS as usize
+            && parts.iter().all(|p| {
+                !p.isr.contains(&gone)
+                    && p.leader.is_some_and(|l| l != gone && p.isr.contains(&l))
+                    && p.isr.len() == 2
+            })
+    }
+}
+
+struct Clock(Instant);
+
+impl Clock {
+    fn step(&self, what: &str) {
+        eprintln!("[{:6.1} s] {what}", self.0.elapsed().as_secs_f64());
+    }
+}
+
+/// A three-Kafka-controller quorum (see [`CONTROLLERS`]), three brokers, one topic (RF 3,
+/// 3 partitions, min.insync.replicas=2): produce and consume; SIGKILL broker 101 while
+/// producing, see it fenced and dropped from every ISR with leaders moved, restart it and
+/// see it back in every ISR; SIGTERM broker 102 while producing and see a controlled
+/// shutdown; finally a fresh consumer group reads every message any producer had acked.
+#[test]
+fn brokers_keep_every_acked_message_across_broker_failures() {
+    let _serial = serial();
+    let clock = Clock(Instant::now());
+    let mut c = Cluster::new("interop-brokers", &CONTROLLERS, &[]);
+    c.start_all();
+    clock.step("controllers formatted and started");
+    let mut brokers = c.start_brokers(&BROKER_IDS);
+    clock.step("brokers formatted and started");
+
+    // All three register and are unfenced: each logs its own unfencing, and a broker's
+    // metadata image (kafka-cluster list-endpoints) lists all three unfenced.
+    let via: Vec<&Broker> = brokers.iter().collect();
+    let listed = c.wait_brokers_unfenced(&via, &BROKER_IDS, Duration::from_secs(120));
+    for b in &brokers {
+        let e = listed.iter().find(|e| e.id == b.id).unwrap();
+        assert_eq!(
+            e.port, b.port,
+            "broker {} advertises its listener: {listed:?}",
+            b.id
+        );
+    }
+    let (leader, epoch, _) = c.wait_for_leader_any(&[], 1, Duration::from_secs(30));
+    clock.step(&format!(
+        "brokers 100, 101, 102 registered and unfenced; controller {leader} leads (epoch {epoch})"
+    ));
+
+    let all = bootstrap_servers(&brokers);
+    c.create_topic(
+        &all,
+        TOPIC,
+        PARTITIONS,
+        3,
+        &[("min.insync.replicas", MIN_ISR)],
+    );
+    let parts = c.wait_topic(
+        &all,
+        TOPIC,
+        "every partition led and fully in sync",
+        Duration::from_secs(60),
+        fully_replicated,
+    );
+    clock.step(&format!("topic {TOPIC} created: {parts:?}"));
+    assert!(
+        parts.iter().any(|p| p.leader == Some(101)),
+        "replica placement spreads leaders over the brokers, so 101 leads a partition: {parts:?}"
+    );
+
+    // 1. Produce and consume with every broker up.
+    let p1 = c.produce(
+        &all,
+        &ProduceSpec {
+            topic: TOPIC.into(),
+            max_messages: 3000,
+            throughput: 1000,
+            value_prefix: 1,
+        },
+        Duration::from_secs(120),
+    );
+    assert_eq!(
+        p1.acked.len(),
+        3000,
+        "every send acked: {:?}",
+        p1.errors.first()
+    );
+    assert!(
+        p1.errors.is_empty(),
+        "{:?}",
+        &p1.errors[..p1.errors.len().min(5)]
+    );
+    let r1 = c.consume(&all, TOPIC, "g1", &p1.acked, Duration::from_secs(60));
+    let d1 = check_delivery(&p1.acked, &r1.records);
+    clock.step(&format!(
+        "3000 acked, consumed {:?}",
+        (d1.consumed, d1.redelivered)
+    ));
+    d1.assert_ok("all brokers up");
+    assert!(r1.failed_commits.is_empty(), "{:?}", r1.failed_commits);
+
+    // 2. SIGKILL broker 101 while producing.
+    let mut bg = c.start_producer(
+        &all,
+        &ProduceSpec {
+            topic: TOPIC.into(),
+            max_messages: 100_000,
+            throughput: 300,
+            value_prefix: 2,
+        },
+    );
+    bg.wait_acked(300, Duration::from_secs(60));
+    brokers[1].kill();
+    clock.step("broker 101 SIGKILLed");
+    let survivors = bootstrap_servers(&brokers);
+    let parts = c.wait_topic(
+        &survivors,
+        TOPIC,
+        "101 out of every ISR and leading nothing",
+        Duration::from_secs(60),
+        without(101),
+    );
+    clock.step(&format!("101 dropped: {parts:?}"));
+    let listed = c.list_brokers(&survivors).expect("list-endpoints");
+    assert!(
+        listed.iter().any(|e| e.id == 101 && e.fenced)
+            && listed.iter().filter(|e| !e.fenced).count() == 2,
+        "101 stays registered, fenced: {listed:?}"
+    );
+    let acked = bg.report().acked.len();
+    bg.wait_acked(acked + 300, Duration::from_secs(60));
+    clock.step("300 more acked without 101");
+
+    c.restart_broker(&mut brokers[1]);
+    c.wait_brokers_unfenced(&[&brokers[1]], &BROKER_IDS, Duration::from_secs(90));
+    let parts = c.wait_topic(
+        &all,
+        TOPIC,
+        "101 back in every ISR",
+        Duration::from_secs(90),
+        fully_replicated,
+    );
+    clock.step(&format!(
+        "101 restarted, unfenced, back in every ISR: {parts:?}"
+    ));
+    let acked = bg.report().acked.len();
+    bg.wait_acked(acked + 150, Duration::from_secs(60));
+    let p2 = bg.stop(Duration::from_secs(60));
+    assert!(
+        p2.errors.is_empty(),
+        "{:?}",
+        &p2.errors[..p2.errors.len().min(5)]
+    );
+    clock.step(&format!(
+        "producer 2 stopped: {} acked, {} not sent at close",
+        p2.acked.len(),
+        p2.not_sent
+    ));
+
+    // 3. SIGTERM broker 102 (controlled shutdown) while producing.
+    let mut bg = c.start_producer(
+        &all,
+        &ProduceSpec {
+            topic: TOPIC.into(),
+            max_messages: 100_000,
+            throughput: 300,
+            value_prefix: 3,
+        },
+    );
+    bg.wait_acked(300, Duration::from_secs(60));
+    let status = brokers[2].terminate(Duration::from_secs(60));
+    clock.step(&format!("broker 102 exited after SIGTERM: {status:?}"));
+    let log = brokers[2].log_text();
+    let mut from = 0;
+    for line in CONTROLLED_SHUTDOWN_LOG {
+        let at = log[from..].find(line).unwrap_or_else(|| {
+            panic!(
+                "broker 102's log lacks `{line}` (after the lines before it):\n{}",
+                tail(&log, 30)
+            )
+        });
+        from += at + line.len();
+    }
+    assert!(
+        !log.contains(CONTROLLED_SHUTDOWN_TIMED_OUT),
+        "the controller never approved 102's controlled shutdown"
+    );
+    let survivors = bootstrap_servers(&brokers);
+    let parts = c.wait_topic(
+        &survivors,
+        TOPIC,
+        "102 out of every ISR and leading nothing",
+        Duration::from_secs(30),
+        without(102),
+    );
+    clock.step(&format!("102 dropped: {parts:?}"));
+    let listed = c.list_brokers(&survivors).expect("list-endpoints");
+    assert!(
+        listed.iter().any(|e| e.id == 102 && e.fenced)
+            && listed.iter().filter(|e| !e.fenced).count() == 2,
+        "102 stays registered, fenced after its controlled shutdown: {listed:?}"
+    );
+    let acked = bg.report().acked.len();
+    bg.wait_acked(acked + 300, Duration::from_secs(60));
+    let p3 = bg.stop(Duration::from_secs(60));
+    assert!(
+        p3.errors.is_empty(),
+        "{:?}",
+        &p3.errors[..p3.errors.len().min(5)]
+    );
+
+    // A new group reads the whole topic: every message any producer had acked is there once.
+    let every: Vec<Acked> = [p1.acked, p2.acked, p3.acked].concat();
+    let r = c.consume(
+        &survivors,
+        TOPIC,
+        "g-final",
+        &every,
+        Duration::from_secs(90),
+    );
+    let d = check_delivery(&every, &r.records);
+    clock.step(&format!(
+        "final: {} acked, {} consumed, {} redelivered, {} unacked",
+        d.acked, d.consumed, d.redelivered, d.unacked
+    ));
+    d.assert_ok("after the broker failures");
+    assert!(r.failed_commits.is_empty(), "{:?}", r.failed_commits);
+
+    for b in &mut brokers[..2] {
+        b.assert_errors_explained(BROKER_ERRORS);
+    }
+    brokers[2].assert_logs_explained(BROKER_ERRORS);
+    c.assert_kafka_alive();
+    c.assert_kafka_errors_explained(&[]);
+    clock.step("done");
+}
+
+#[test]
+fn parses_describe_and_endpoints() {
+    let out = "Topic: t\tTopicId: abc\tPartitionCount: 2\tReplicationFactor: 3\tConfigs: min.insync.replicas=2\n\
+               \tTopic: t\tPartition: 1\tLeader: none\tReplicas: 100,101,102\tIsr: 101\tElr: 100\tLastKnownElr: \n\
+               \tTopic: t\tPartition: 0\tLeader: 100\tReplicas: 100,101,102\tIsr: 100,101\tElr: \tLastKnownElr: \n";
+    let p = parse_describe(out, "t");
+    assert_eq!(p.len(), 2);
+    assert_eq!(p[0].leader, Some(100));
+    assert_eq!(p[0].isr, vec![100, 101]);
+    assert_eq!(p[1].leader, None);
+    assert_eq!(p[1].elr, vec![100]);
+    let e = parse_endpoints(
+        "ID         HOST         PORT       RACK       STATE      ENDPOINT_TYPE  \n\
+         100        127.0.0.1    4000       null       unfenced   broker\n\
+         101        127.0.0.1    4001       null       fenced     broker\n",
+    );
+    assert_eq!(e.len(), 2);
+    assert!(!e[0].fenced && e[1].fenced);
+}
+
+#[test]
+fn delivery_check_finds_loss_and_duplicates() {
+    let a = |p, o, v: &str| Acked {
+        partition: p,
+        offset: o,
+        value: v.into(),
+    };
+    let c = |p, o, v: &str| Consumed {
+        partition: p,
+        offset: o,
+        value: v.into(),
+    };
+    let acked = [a(0, 0, "1.0"), a(0, 1, "1.1"), a(1, 0, "1.2")];
+    let d = check_delivery(&acked, &[c(0, 0, "1.0"), c(0, 1, "1.9"), c(1, 0, "1.2")]);
+    assert_eq!(d.lost, vec![a(0, 1, "1.1")]);
+    let d = check_delivery(
+        &acked,
+        &[
+            c(0, 0, "1.0"),
+            c(0, 1, "1.1"),
+            c(0, 2, "1.1"),
+            c(1, 0, "1.2"),
+            c(1, 0, "1.2"),
+        ],
+    );
+    assert!(d.lost.is_empty());
+    assert_eq!(d.duplicated.len(), 1);
+    assert_eq!(d.redelivered, 1);
+}
