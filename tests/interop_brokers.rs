@@ -5,8 +5,8 @@
 //! its directory, back in every ISR) and a SIGTERMed one (controlled shutdown). Default Kafka
 //! 4.1.2; `KAFKA_VERSION` selects another. Needs Java 17 + Maven.
 //!
-//! The controllers are [`CONTROLLERS`]: three Kafka controllers today; the same scenario runs
-//! on ferrokraft controllers by setting it to `[Impl::Ferrokraft; 3]`.
+//! The controllers are [`controllers`]: three ferrokraft controllers, or three Kafka
+//! controllers with `BROKER_TEST_CONTROLLERS=kafka` (the same scenario, the reference).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -26,8 +26,15 @@ use support::clients::{
 };
 use support::cluster::{serial, tail, AllowedError, Cluster, Impl};
 
-/// The controller quorum the brokers run against (node ids 1..=3, static voters).
-const CONTROLLERS: [Impl; 3] = [Impl::Kafka; 3];
+/// The controller quorum the brokers run against (node ids 1..=3, static voters): three
+/// ferrokraft controllers; `BROKER_TEST_CONTROLLERS=kafka` runs the same scenario on three
+/// Kafka controllers, the reference it was first validated against.
+fn controllers() -> [Impl; 3] {
+    match std::env::var("BROKER_TEST_CONTROLLERS").as_deref() {
+        Ok("kafka") => [Impl::Kafka; 3],
+        _ => [Impl::Ferrokraft; 3],
+    }
+}
 
 const TOPIC: &str = "verified";
 const PARTITIONS: i32 = 3;
@@ -103,7 +110,7 @@ impl Clock {
     }
 }
 
-/// A three-Kafka-controller quorum (see [`CONTROLLERS`]), three brokers, one topic (RF 3,
+/// A three-controller quorum (see [`controllers`]), three brokers, one topic (RF 3,
 /// 3 partitions, min.insync.replicas=2): produce and consume; SIGKILL broker 101 while
 /// producing, see it fenced and dropped from every ISR with leaders moved, restart it and
 /// see it back in every ISR; SIGTERM broker 102 while producing and see a controlled
@@ -112,7 +119,7 @@ impl Clock {
 fn brokers_keep_every_acked_message_across_broker_failures() {
     let _serial = serial();
     let clock = Clock(Instant::now());
-    let mut c = Cluster::new("interop-brokers", &CONTROLLERS, &[]);
+    let mut c = Cluster::new("interop-brokers", &controllers(), &[]);
     c.start_all();
     clock.step("controllers formatted and started");
     let mut brokers = c.start_brokers(&BROKER_IDS);
