@@ -37,6 +37,8 @@ fn controllers() -> [Impl; 3] {
 }
 
 const TOPIC: &str = "verified";
+/// What a Kafka broker logs when its registration succeeds.
+const REGISTERED_LOG: &str = "Successfully registered broker";
 const PARTITIONS: i32 = 3;
 const MIN_ISR: &str = "2";
 
@@ -114,7 +116,9 @@ impl Clock {
 /// 3 partitions, min.insync.replicas=2): produce and consume; SIGKILL broker 101 while
 /// producing, see it fenced and dropped from every ISR with leaders moved, restart it and
 /// see it back in every ISR; SIGTERM broker 102 while producing and see a controlled
-/// shutdown; finally a fresh consumer group reads every message any producer had acked.
+/// shutdown; SIGKILL the active controller while producing (a new one takes over, brokers
+/// keep their sessions); finally a fresh consumer group reads every message any producer had
+/// acked.
 #[test]
 fn brokers_keep_every_acked_message_across_broker_failures() {
     let _serial = serial();
@@ -304,8 +308,63 @@ fn brokers_keep_every_acked_message_across_broker_failures() {
         &p3.errors[..p3.errors.len().min(5)]
     );
 
+    // 4. SIGKILL the active controller while producing: another controller takes over, the
+    // brokers keep their registrations and sessions (none fenced, none registers again), and
+    // producing goes on; the killed controller restarts and rejoins.
+    let mut bg = c.start_producer(
+        &survivors,
+        &ProduceSpec {
+            topic: TOPIC.into(),
+            max_messages: 100_000,
+            throughput: 300,
+            value_prefix: 4,
+        },
+    );
+    bg.wait_acked(300, Duration::from_secs(60));
+    let (old_leader, old_epoch, _) = c.wait_for_leader_any(&[], 1, Duration::from_secs(60));
+    let registrations_before: Vec<usize> = brokers[..2]
+        .iter()
+        .map(|b| b.log_text().matches(REGISTERED_LOG).count())
+        .collect();
+    c.node(old_leader).kill();
+    let (new_leader, new_epoch, _) =
+        c.wait_for_leader_any(&[old_leader], 1, Duration::from_secs(60));
+    assert!(new_leader != old_leader && new_epoch > old_epoch);
+    clock.step(&format!(
+        "active controller {old_leader} SIGKILLed; {new_leader} leads epoch {new_epoch}"
+    ));
+    // Longer than a broker session: a controller that lost the brokers' sessions would
+    // fence them here.
+    let acked = bg.report().acked.len();
+    bg.wait_acked(acked + 3_000, Duration::from_secs(60));
+    let listed = c.list_brokers(&survivors).expect("list-endpoints");
+    assert!(
+        listed.iter().filter(|e| !e.fenced).count() == 2,
+        "100 and 101 stay unfenced across the failover: {listed:?}"
+    );
+    let registrations_after: Vec<usize> = brokers[..2]
+        .iter()
+        .map(|b| b.log_text().matches(REGISTERED_LOG).count())
+        .collect();
+    assert_eq!(
+        registrations_before, registrations_after,
+        "no broker had to register again with the new controller"
+    );
+    c.start(old_leader);
+    c.wait_caught_up(new_leader, Duration::from_secs(60));
+    let p4 = bg.stop(Duration::from_secs(60));
+    assert!(
+        p4.errors.is_empty(),
+        "{:?}",
+        &p4.errors[..p4.errors.len().min(5)]
+    );
+    clock.step(&format!(
+        "producer 4 stopped: {} acked; controller {old_leader} restarted and caught up",
+        p4.acked.len()
+    ));
+
     // A new group reads the whole topic: every message any producer had acked is there once.
-    let every: Vec<Acked> = [p1.acked, p2.acked, p3.acked].concat();
+    let every: Vec<Acked> = [p1.acked, p2.acked, p3.acked, p4.acked].concat();
     let r = c.consume(
         &survivors,
         TOPIC,
