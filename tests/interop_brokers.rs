@@ -438,3 +438,118 @@ fn delivery_check_finds_loss_and_duplicates() {
     assert_eq!(d.duplicated.len(), 1);
     assert_eq!(d.redelivered, 1);
 }
+
+/// Mixed quorums with brokers (scenario e): `kinds` controllers, three brokers, leadership
+/// moved to ferrokraft, to Kafka and back while a producer runs; every acked message is read
+/// back, and no Kafka controller faults on what ferrokraft wrote (their logs hold no ERROR
+/// outside the allow-list).
+fn mixed_quorum_with_brokers(test: &str, kinds: [Impl; 3]) {
+    let _serial = serial();
+    let clock = Clock(Instant::now());
+    let mut c = Cluster::new(test, &kinds, &[]);
+    c.start_all();
+    let brokers = c.start_brokers(&BROKER_IDS);
+    let via: Vec<&Broker> = brokers.iter().collect();
+    c.wait_brokers_unfenced(&via, &BROKER_IDS, Duration::from_secs(120));
+    let leader = c.make_leader_kind(Impl::Ferrokraft, Duration::from_secs(120));
+    clock.step(&format!(
+        "{kinds:?}: brokers unfenced; ferrokraft {leader} leads"
+    ));
+    let all = bootstrap_servers(&brokers);
+    c.create_topic(
+        &all,
+        TOPIC,
+        PARTITIONS,
+        3,
+        &[("min.insync.replicas", MIN_ISR)],
+    );
+    c.wait_topic(
+        &all,
+        TOPIC,
+        "every partition led and fully in sync",
+        Duration::from_secs(60),
+        fully_replicated,
+    );
+    let mut bg = c.start_producer(
+        &all,
+        &ProduceSpec {
+            topic: TOPIC.into(),
+            max_messages: 100_000,
+            throughput: 300,
+            value_prefix: 5,
+        },
+    );
+    bg.wait_acked(300, Duration::from_secs(60));
+    for want in [Impl::Kafka, Impl::Ferrokraft] {
+        let leader = c.make_leader_kind(want, Duration::from_secs(120));
+        let acked = bg.report().acked.len();
+        bg.wait_acked(acked + 600, Duration::from_secs(60));
+        clock.step(&format!(
+            "{want:?} controller {leader} leads; producing goes on"
+        ));
+    }
+    // The brokers stayed registered and unfenced through every failover.
+    let listed = c.list_brokers(&all).expect("list-endpoints");
+    assert!(
+        listed.iter().filter(|e| !e.fenced).count() == 3,
+        "every broker unfenced after the failovers: {listed:?}"
+    );
+    let p = bg.stop(Duration::from_secs(60));
+    assert!(
+        p.errors.is_empty(),
+        "{:?}",
+        &p.errors[..p.errors.len().min(5)]
+    );
+    let r = c.consume(&all, TOPIC, "g-mixed", &p.acked, Duration::from_secs(90));
+    let d = check_delivery(&p.acked, &r.records);
+    clock.step(&format!(
+        "final: {} acked, {} consumed, {} redelivered",
+        d.acked, d.consumed, d.redelivered
+    ));
+    d.assert_ok("across failovers between implementations");
+    c.assert_kafka_alive();
+    c.assert_kafka_errors_explained(KAFKA_CONTROLLER_FAILOVER);
+}
+
+/// What Kafka controllers log at ERROR during the leadership changes of a mixed quorum, for
+/// understood reasons.
+const KAFKA_CONTROLLER_FAILOVER: &[AllowedError] = &[
+    AllowedError {
+        cause: "a broker's heartbeat reaches a Kafka controller while it is not the active \
+            controller (it just lost the leadership, or won it and has not activated yet): \
+            Kafka's ControllerApis logs the NotControllerException it answers with at ERROR; \
+            the broker retries with the active controller. Kafka-only quorums log the same \
+            at every failover",
+        contains: &[
+            "Unexpected error handling request RequestHeader(apiKey=BROKER_HEARTBEAT",
+            "NotControllerException: The active controller appears to be node",
+        ],
+    },
+    AllowedError {
+        cause: "the same leadership change seen from Kafka's QuorumController: a broker request \
+            (forwarded CreateTopics, AllocateProducerIds, …) reaches a Kafka controller that \
+            is no longer active; it logs at INFO that the event failed with \
+            NotControllerException and the broker retries with the active controller",
+        contains: &[
+            "[QuorumController id=",
+            "event failed with NotControllerException",
+            "Exception message: The active controller appears to be node",
+        ],
+    },
+];
+
+#[test]
+fn two_kafka_and_one_ferrokraft_controller_serve_brokers_whichever_leads() {
+    mixed_quorum_with_brokers(
+        "interop-brokers-2k1f",
+        [Impl::Kafka, Impl::Kafka, Impl::Ferrokraft],
+    );
+}
+
+#[test]
+fn one_kafka_and_two_ferrokraft_controllers_serve_brokers_whichever_leads() {
+    mixed_quorum_with_brokers(
+        "interop-brokers-1k2f",
+        [Impl::Ferrokraft, Impl::Kafka, Impl::Ferrokraft],
+    );
+}
