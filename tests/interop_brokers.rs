@@ -447,6 +447,14 @@ fn mixed_quorum_with_brokers(test: &str, kinds: [Impl; 3]) {
     let _serial = serial();
     let clock = Clock(Instant::now());
     let mut c = Cluster::new(test, &kinds, &[]);
+    // The second follower to time out wins after a Kafka leader dies (see
+    // tests/interop_snapshots.rs): a longer fetch timeout lets ferrokraft take over at once.
+    for (i, kind) in kinds.iter().enumerate() {
+        if *kind == Impl::Ferrokraft {
+            c.node(i as i32 + 1)
+                .add_props(&[("controller.quorum.fetch.timeout.ms", "3500")]);
+        }
+    }
     c.start_all();
     let brokers = c.start_brokers(&BROKER_IDS);
     let via: Vec<&Broker> = brokers.iter().collect();

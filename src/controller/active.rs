@@ -129,6 +129,50 @@ impl ActiveController {
         Ok(last)
     }
 
+    /// The invariants every write keeps (checked after each one in debug builds): no
+    /// partition is led by a fenced or unregistered broker, a leader is in its ISR, the ISR is
+    /// a non-empty subset of the replicas.
+    pub(super) fn check_invariants(&self) {
+        if !cfg!(debug_assertions) {
+            return;
+        }
+        // With eligible leader replicas on (a Kafka controller may have led), an ISR may be
+        // empty while the ELR holds the candidates.
+        let elr = self
+            .image
+            .features
+            .get(crate::metadata::image::ELR_FEATURE)
+            .is_some_and(|l| *l > 0);
+        for t in self.image.topics.values() {
+            for (id, p) in &t.partitions {
+                let where_ = || format!("{}-{id}: {p:?}", t.name);
+                if p.leader >= 0 {
+                    let broker = self.image.brokers.get(&p.leader);
+                    assert!(
+                        broker.is_some_and(|b| !b.fenced),
+                        "partition led by a fenced or unknown broker: {}",
+                        where_()
+                    );
+                    assert!(
+                        p.isr.contains(&p.leader),
+                        "leader out of its ISR: {}",
+                        where_()
+                    );
+                }
+                assert!(
+                    elr || !p.isr.is_empty(),
+                    "empty ISR without ELR: {}",
+                    where_()
+                );
+                assert!(
+                    p.isr.iter().all(|r| p.replicas.contains(r)),
+                    "ISR member that is not a replica: {}",
+                    where_()
+                );
+            }
+        }
+    }
+
     fn replay(&mut self, offset: i64, record: MetadataRecord) {
         track_registration(&mut self.registration_offsets, offset, &record);
         let name = record.name();
@@ -185,6 +229,7 @@ impl ActiveController {
                 for (i, r) in result.records.into_iter().enumerate() {
                     self.replay(last - count + 1 + i as i64, r.record);
                 }
+                self.check_invariants();
                 self.park(last, request_id, into_body(result.response));
                 Some(last)
             }
@@ -214,6 +259,7 @@ impl ActiveController {
                 for (i, r) in records.into_iter().enumerate() {
                     self.replay(last - count + 1 + i as i64, r.record);
                 }
+                self.check_invariants();
             }
             Err(e) => tracing::warn!("controller write failed: {e}"),
         }
