@@ -264,7 +264,12 @@ fn create_topic(
         validate_topic_config(k, v).map_err(|m| ApiError::new(errors::INVALID_CONFIG, m))?;
     }
     let assignments = assign(image, cfg, rng, t)?;
-    let topic_id = random_topic_id(rng);
+    // A random id is unique in practice; one already taken would make every standby refuse
+    // the TopicRecord, so it is drawn again.
+    let mut topic_id = random_topic_id(rng);
+    while image.topics.contains_key(&topic_id) || planned.iter().any(|(_, id)| *id == topic_id) {
+        topic_id = random_topic_id(rng);
+    }
     let level = image.metadata_version().unwrap_or(1);
     let mut records = vec![RecordOut::new(
         MetadataRecord::Topic(TopicRecord {

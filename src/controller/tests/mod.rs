@@ -8,3 +8,4 @@ mod heartbeats;
 mod producer_ids;
 mod quorum_controller;
 mod replication;
+mod sim;
