@@ -77,6 +77,9 @@ pub enum ControllerError {
     /// Activation could not go on.
     #[error(transparent)]
     Activation(#[from] super::activation::ActivationError),
+    /// The committed log could not be read (fatal: Kafka's controller stops too).
+    #[error(transparent)]
+    LogRead(#[from] crate::raft::LogReadError),
     /// The Raft layer refused the records.
     #[error(transparent)]
     Propose(#[from] crate::raft::ProposeError),

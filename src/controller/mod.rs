@@ -176,7 +176,11 @@ impl QuorumController {
     /// Replays what is committed below `high_watermark` into the committed image (loading
     /// the latest snapshot first when the log no longer holds the next offset), then releases
     /// the replies whose records are now committed.
-    pub fn replay_committed(&mut self, log: &dyn LogReader, high_watermark: i64) -> CatchUp {
+    pub fn replay_committed(
+        &mut self,
+        log: &dyn LogReader,
+        high_watermark: i64,
+    ) -> Result<CatchUp, ControllerError> {
         let mut done = CatchUp::default();
         // The active controller never loads a snapshot (Kafka's LeaderNeverLoadSnapshot).
         if !self.is_active() {
@@ -200,7 +204,7 @@ impl QuorumController {
             }
         }
         while self.committed.next_offset < high_watermark {
-            let bytes = log.read(self.committed.next_offset, REPLAY_READ_BYTES);
+            let bytes = log.read(self.committed.next_offset, REPLAY_READ_BYTES)?;
             let offsets = &mut self.registration_offsets;
             let (replayed, replayed_bytes) = self.committed.replay_batches_observed(
                 &bytes,
@@ -219,7 +223,7 @@ impl QuorumController {
             a.release_committed(self.high_watermark, &mut self.outputs);
             a.check_against_committed(&self.committed);
         }
-        done
+        Ok(done)
     }
 
     /// The Raft layer's leadership changed: `epoch_start_offset` is set when this node now

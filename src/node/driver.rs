@@ -135,6 +135,9 @@ pub enum DriverError {
     /// The core stopped on a protocol invariant.
     #[error("raft failure: {0}")]
     Raft(#[from] RaftError),
+    /// The controller could not go on (an unreadable committed log).
+    #[error("controller failure: {0}")]
+    Controller(String),
 }
 
 #[allow(clippy::disallowed_methods)] // the driver is the one place that reads the clock
@@ -227,6 +230,7 @@ pub fn spawn(
             failed_voters: BTreeSet::new(),
             image_due: None,
             gauges_at: (-1, false),
+            fatal: None,
         };
         driver.run(rx)
     })?;
@@ -272,6 +276,8 @@ struct Driver {
     image_due: Option<i64>,
     /// (image offset, active) the controller gauges were last computed at.
     gauges_at: (i64, bool),
+    /// A failure found outside the core (the controller's replay): the node stops.
+    fatal: Option<DriverError>,
 }
 
 impl Driver {
@@ -365,6 +371,9 @@ impl Driver {
             self.update_metrics(idle_ms, busy_ms);
             if let Some(e) = self.core.fatal_error() {
                 return Err(DriverError::Raft(e.clone()));
+            }
+            if let Some(e) = self.fatal.take() {
+                return Err(e);
             }
             if self.shutdown_done {
                 self.store.flush().map_err(|e| self.storage_failure(e))?;

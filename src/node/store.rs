@@ -9,7 +9,7 @@ use bytes::Bytes;
 use crate::log::{FileLog, LogConfig, LogError, LogReader as _, ReplicatedLog};
 use crate::raft::types::OffsetAndEpoch;
 use crate::raft::types::ReplicaKey;
-use crate::raft::{ElectionState, LogReader, SnapshotChunk};
+use crate::raft::{ElectionState, LogReadError, LogReader, SnapshotChunk};
 use crate::snapshot::reader::RawSnapshot;
 use crate::snapshot::writer::RawSnapshotWriter;
 use crate::snapshot::{self, SnapshotId};
@@ -306,6 +306,15 @@ fn to_id(s: &SnapshotId) -> OffsetAndEpoch {
     OffsetAndEpoch::new(s.end_offset, s.epoch)
 }
 
+/// A failed read of the log, logged once with the directory (the node then stops).
+fn read_error(dir: &Path, offset: i64, e: &crate::log::LogError) -> LogReadError {
+    tracing::error!("cannot read {} at offset {offset}: {e}", dir.display());
+    LogReadError {
+        offset,
+        reason: format!("{}: {e}", dir.display()),
+    }
+}
+
 impl LogReader for RaftStore {
     fn log_start_offset(&self) -> i64 {
         self.log.start_offset()
@@ -331,24 +340,22 @@ impl LogReader for RaftStore {
         OffsetAndEpoch::new(found.offset, found.epoch)
     }
 
-    fn read(&self, offset: i64, max_bytes: usize) -> Bytes {
-        match self.log.read(offset, max_bytes) {
-            Ok(read) => Bytes::from(read.bytes),
-            Err(e) => {
-                tracing::warn!("log read at {offset} failed: {e}");
-                Bytes::new()
-            }
-        }
+    fn read(&self, offset: i64, max_bytes: usize) -> Result<Bytes, LogReadError> {
+        self.log
+            .read(offset, max_bytes)
+            .map(|read| Bytes::from(read.bytes))
+            .map_err(|e| read_error(&self.partition_dir, offset, &e))
     }
 
-    fn read_control_batches(&self, offset: i64, max_bytes: usize) -> (Bytes, i64) {
-        match self.log.read_control_batches(offset, max_bytes) {
-            Ok((bytes, next)) => (Bytes::from(bytes), next),
-            Err(e) => {
-                tracing::warn!("log read at {offset} failed: {e}");
-                (Bytes::new(), offset)
-            }
-        }
+    fn read_control_batches(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+    ) -> Result<(Bytes, i64), LogReadError> {
+        self.log
+            .read_control_batches(offset, max_bytes)
+            .map(|(bytes, next)| (Bytes::from(bytes), next))
+            .map_err(|e| read_error(&self.partition_dir, offset, &e))
     }
 
     fn latest_snapshot_id(&self) -> Option<OffsetAndEpoch> {

@@ -83,8 +83,16 @@ impl RaftCore {
         // The control records of the whole log (KRaftControlRecordStateMachine reads to LEO).
         let mut offset = log.log_start_offset();
         let end = log.end_offset().offset;
+        let mut read_error = None;
         while offset < end {
-            let (control, next) = log.read_control_batches(offset, MAX_BATCH_SIZE_BYTES);
+            let (control, next) = match log.read_control_batches(offset, MAX_BATCH_SIZE_BYTES) {
+                Ok(r) => r,
+                Err(e) => {
+                    // An unreadable log would silently lose voter changes: stop instead.
+                    read_error = Some(e);
+                    break;
+                }
+            };
             if next <= offset {
                 break;
             }
@@ -117,6 +125,10 @@ impl RaftCore {
             history,
             history_reload: None,
         };
+        if let Some(e) = read_error {
+            core.set_fatal(RaftError::LogRead(e));
+            return core;
+        }
         core.initialize(stored, log, now_ms);
         core.poll_roles(now_ms, log);
         core

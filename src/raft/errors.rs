@@ -47,6 +47,9 @@ pub enum RaftError {
         /// Leader claimed.
         claimed: i32,
     },
+    /// The log could not be read where it holds data.
+    #[error(transparent)]
+    LogRead(#[from] super::log::LogReadError),
     /// A peer answered CLUSTER_AUTHORIZATION_FAILED (fatal in Kafka).
     #[error("cluster authorization failed talking to node {peer}")]
     ClusterAuthorizationFailed {

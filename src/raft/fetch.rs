@@ -177,7 +177,15 @@ impl RaftCore {
                 snapshot: None,
             },
             ValidOffsetAndEpoch::Valid => {
-                let records = log.read(p.fetch_offset, MAX_BATCH_SIZE_BYTES);
+                let records = match log.read(p.fetch_offset, MAX_BATCH_SIZE_BYTES) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        // Kafka's raft thread dies on a failed read of its own log; answering
+                        // an empty read instead would look like no data.
+                        self.set_fatal(e.into());
+                        bytes::Bytes::new()
+                    }
+                };
                 self.update_replica_state(now_ms, log, key, p.fetch_offset);
                 FetchOutcome {
                     error: errors::NONE,

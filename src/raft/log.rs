@@ -16,6 +16,16 @@ pub struct SnapshotChunk {
     pub size: i64,
 }
 
+/// A read of the log that failed: I/O error or corruption where data must be.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot read the metadata log at offset {offset}: {reason}")]
+pub struct LogReadError {
+    /// Where the read started.
+    pub offset: i64,
+    /// Why it failed.
+    pub reason: String,
+}
+
 /// Read access to the replicated log and its snapshots.
 pub trait LogReader {
     /// First offset still in the log.
@@ -26,14 +36,20 @@ pub trait LogReader {
     /// Kafka's `endOffsetForEpoch`: the largest epoch ≤ `epoch` and the offset where it ends
     /// (the start of the next epoch, or the log end offset for the latest epoch).
     fn end_offset_for_epoch(&self, epoch: i32) -> OffsetAndEpoch;
-    /// Whole batches from `offset`, at most `max_bytes` (at least one batch if any).
-    fn read(&self, offset: i64, max_bytes: usize) -> Bytes;
+    /// Whole batches from `offset`, at most `max_bytes` (at least one batch if any). An I/O
+    /// error or corruption is an `Err`, never an empty read: the caller stops (Kafka's raft
+    /// thread dies on a failed read of its own log).
+    fn read(&self, offset: i64, max_bytes: usize) -> Result<Bytes, LogReadError>;
     /// The control batches among the batches from `offset` (a stretch of the log, about
     /// `max_bytes` of it or of its control batches), and the offset after that stretch;
     /// the offset does not move at the log end. A log that can skip data batches unread
     /// overrides this.
-    fn read_control_batches(&self, offset: i64, max_bytes: usize) -> (Bytes, i64) {
-        let chunk = self.read(offset, max_bytes);
+    fn read_control_batches(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+    ) -> Result<(Bytes, i64), LogReadError> {
+        let chunk = self.read(offset, max_bytes)?;
         let mut control = Vec::new();
         let mut next = offset;
         // Batches the log hands out were checked when they were appended or recovered.
@@ -43,7 +59,7 @@ pub trait LogReader {
             }
             next = batch.next_offset();
         }
-        (Bytes::from(control), next)
+        Ok((Bytes::from(control), next))
     }
     /// The latest snapshot id, if any.
     fn latest_snapshot_id(&self) -> Option<OffsetAndEpoch>;

@@ -45,7 +45,9 @@ pub use self::core::RaftCore;
 pub use self::errors::{ProposeError, RaftError};
 pub use self::io::{Destination, ElectionState, InboundRequest, Output, ResponseResult};
 pub use self::leader::max_records_per_proposal;
-pub use self::log::{validate_offset_and_epoch, LogReader, SnapshotChunk, ValidOffsetAndEpoch};
+pub use self::log::{
+    validate_offset_and_epoch, LogReadError, LogReader, SnapshotChunk, ValidOffsetAndEpoch,
+};
 pub use self::rng::Rng;
 pub use self::state::{
     Candidate, Follower, Leader, Prospective, ReplicaState, Resigned, Role, Unattached,

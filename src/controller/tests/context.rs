@@ -48,14 +48,14 @@ impl LogReader for TestLog {
     fn end_offset_for_epoch(&self, _epoch: i32) -> OffsetAndEpoch {
         self.end_offset()
     }
-    fn read(&self, offset: i64, _max_bytes: usize) -> Bytes {
+    fn read(&self, offset: i64, _max_bytes: usize) -> Result<Bytes, crate::raft::LogReadError> {
         let mut out = Vec::new();
         for (_, next, bytes) in &self.batches {
             if *next > offset {
                 out.extend_from_slice(bytes);
             }
         }
-        Bytes::from(out)
+        Ok(Bytes::from(out))
     }
     fn latest_snapshot_id(&self) -> Option<OffsetAndEpoch> {
         None
@@ -152,7 +152,7 @@ impl Ctx {
     /// Everything written so far commits.
     pub fn commit(&mut self) {
         let hw = self.log.end();
-        self.c.replay_committed(&self.log, hw);
+        self.c.replay_committed(&self.log, hw).unwrap();
         self.drain();
     }
 

@@ -96,14 +96,14 @@ impl LogReader for SharedLog {
     fn end_offset_for_epoch(&self, _: i32) -> OffsetAndEpoch {
         self.end_offset()
     }
-    fn read(&self, offset: i64, _: usize) -> Bytes {
+    fn read(&self, offset: i64, _: usize) -> Result<Bytes, crate::raft::LogReadError> {
         let mut out = Vec::new();
         for (_, next, bytes) in &self.batches {
             if *next > offset {
                 out.extend_from_slice(bytes);
             }
         }
-        Bytes::from(out)
+        Ok(Bytes::from(out))
     }
     fn latest_snapshot_id(&self) -> Option<OffsetAndEpoch> {
         None
@@ -225,7 +225,8 @@ impl Sim {
     fn commit(&mut self) -> Result<(), String> {
         self.log.high_watermark = self.log.end();
         for c in &mut self.nodes {
-            c.replay_committed(&self.log, self.log.high_watermark);
+            c.replay_committed(&self.log, self.log.high_watermark)
+                .unwrap();
         }
         self.collect();
         self.check()
@@ -481,7 +482,9 @@ impl Sim {
         // A restarted process draws other random numbers (production seeds from the clock).
         let mut fresh = controller(n, seed.wrapping_add(self.next_request << 8));
         fresh.handle_leader_change(self.log.epoch, Some(self.leader as i32 + 1), None);
-        fresh.replay_committed(&self.log, self.log.high_watermark);
+        fresh
+            .replay_committed(&self.log, self.log.high_watermark)
+            .unwrap();
         let peer = self.nodes[self.leader].committed_image();
         let same = fresh.committed_image().brokers == peer.brokers
             && fresh.committed_image().topics == peer.topics

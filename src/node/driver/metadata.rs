@@ -46,7 +46,15 @@ impl Driver {
         let Some(controller) = self.controller.as_mut() else {
             return;
         };
-        let done = controller.replay_committed(&self.store, high_watermark);
+        let done = match controller.replay_committed(&self.store, high_watermark) {
+            Ok(done) => done,
+            Err(e) => {
+                // An unreadable committed range stops the node (Kafka's controller faults).
+                tracing::error!("cannot replay the committed metadata log: {e}");
+                self.fatal = Some(DriverError::Controller(e.to_string()));
+                return;
+            }
+        };
         if done.changed {
             self.publish_image();
         }

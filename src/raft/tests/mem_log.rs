@@ -166,7 +166,7 @@ impl LogReader for MemLog {
         }
     }
 
-    fn read(&self, offset: i64, max_bytes: usize) -> Bytes {
+    fn read(&self, offset: i64, max_bytes: usize) -> Result<Bytes, crate::raft::LogReadError> {
         let mut out = Vec::new();
         for b in self.batches.iter().filter(|b| b.next > offset) {
             if !out.is_empty() && out.len() + b.bytes.len() > max_bytes {
@@ -174,7 +174,7 @@ impl LogReader for MemLog {
             }
             out.extend_from_slice(&b.bytes);
         }
-        Bytes::from(out)
+        Ok(Bytes::from(out))
     }
 
     fn latest_snapshot_id(&self) -> Option<OffsetAndEpoch> {

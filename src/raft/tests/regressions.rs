@@ -247,3 +247,58 @@ fn kafka_20895_follower_grants_pre_vote_after_leader_resigned_in_five_voter_quor
         ctx.assert_prospective(5);
     }
 }
+
+/// A log that holds data but cannot be read (an I/O error, corruption).
+struct UnreadableLog(super::mem_log::MemLog);
+
+impl crate::raft::LogReader for UnreadableLog {
+    fn log_start_offset(&self) -> i64 {
+        self.0.log_start_offset()
+    }
+    fn end_offset(&self) -> OffsetAndEpoch {
+        self.0.end_offset()
+    }
+    fn end_offset_for_epoch(&self, epoch: i32) -> OffsetAndEpoch {
+        self.0.end_offset_for_epoch(epoch)
+    }
+    fn read(&self, offset: i64, _: usize) -> Result<bytes::Bytes, crate::raft::LogReadError> {
+        Err(crate::raft::LogReadError {
+            offset,
+            reason: "injected I/O error".into(),
+        })
+    }
+    fn latest_snapshot_id(&self) -> Option<OffsetAndEpoch> {
+        self.0.latest_snapshot_id()
+    }
+    fn earliest_snapshot_id(&self) -> Option<OffsetAndEpoch> {
+        self.0.earliest_snapshot_id()
+    }
+    fn read_snapshot(
+        &self,
+        id: OffsetAndEpoch,
+        position: i64,
+        max_bytes: usize,
+    ) -> Option<crate::raft::SnapshotChunk> {
+        self.0.read_snapshot(id, position, max_bytes)
+    }
+}
+
+/// An unreadable committed range stops the core at start-up: the voter history read from the
+/// log would otherwise be silently cut (it used to come back as an empty read).
+#[test]
+fn an_unreadable_log_is_fatal_at_start_not_an_empty_read() {
+    let mut log = super::mem_log::MemLog::default();
+    let batch = crate::records::batch::build_data_batch(0, 1, 0, &[b"x".as_slice()]).unwrap();
+    log.append(&bytes::Bytes::from(batch));
+    let core = crate::raft::RaftCore::new(
+        super::context::config(1, &[1, 2, 3]),
+        None,
+        &UnreadableLog(log),
+        0,
+    );
+    assert!(
+        matches!(core.fatal_error(), Some(crate::raft::RaftError::LogRead(e)) if e.offset == 0),
+        "{:?}",
+        core.fatal_error()
+    );
+}
