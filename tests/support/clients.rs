@@ -111,7 +111,11 @@ pub struct BrokerEndpoint {
 /// `ID HOST PORT RACK STATE ENDPOINT_TYPE`, then one row per broker, e.g.
 /// `100 127.0.0.1 40123 null unfenced broker`.
 pub fn parse_endpoints(out: &str) -> Vec<BrokerEndpoint> {
-    let mut lines = out.lines().filter(|l| !l.trim().is_empty());
+    // Kafka 4.4 prints a deprecation notice for `--config` before the table.
+    let mut lines = out
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .skip_while(|l| !l.trim_start().starts_with("ID "));
     let Some(header) = lines.next() else {
         return Vec::new();
     };
