@@ -47,6 +47,28 @@ pub struct Registration {
     pub registered: Option<(i32, bool)>,
 }
 
+/// Listeners as Kafka keys them, by name: a later one of the same name replaces the earlier
+/// in place (brokers and controllers alike).
+fn endpoints_by_name<'a>(
+    listeners: impl Iterator<Item = (&'a str, &'a str, u16, i16)>,
+) -> Vec<BrokerEndpoint> {
+    let mut end_points: Vec<BrokerEndpoint> = Vec::new();
+    for (name, host, port, security_protocol) in listeners {
+        let endpoint = BrokerEndpoint {
+            name: name.to_string(),
+            host: host.to_string(),
+            port,
+            security_protocol,
+            unknown_tagged: TaggedFields::default(),
+        };
+        match end_points.iter_mut().find(|e| e.name == endpoint.name) {
+            Some(e) => *e = endpoint,
+            None => end_points.push(endpoint),
+        }
+    }
+    end_points
+}
+
 /// Kafka's `checkBrokerEpoch`: STALE_BROKER_EPOCH unless `broker_id` is registered with
 /// `broker_epoch`.
 pub fn check_broker_epoch(
@@ -264,21 +286,14 @@ fn register_broker_checked(
             check_feature(image, cfg.kraft_version, name, 0, 0)?;
         }
     }
-    // Listeners by name: a later one of the same name replaces the earlier in place.
-    let mut end_points: Vec<BrokerEndpoint> = Vec::new();
-    for l in &req.listeners {
-        let endpoint = BrokerEndpoint {
-            name: l.name.to_string(),
-            host: l.host.to_string(),
-            port: l.port,
-            security_protocol: l.security_protocol,
-            unknown_tagged: TaggedFields::default(),
-        };
-        match end_points.iter_mut().find(|e| e.name == endpoint.name) {
-            Some(e) => *e = endpoint,
-            None => end_points.push(endpoint),
-        }
-    }
+    let end_points = endpoints_by_name(req.listeners.iter().map(|l| {
+        (
+            l.name.as_str(),
+            l.host.as_str(),
+            l.port,
+            l.security_protocol,
+        )
+    }));
     let new_incarnation = existing.is_none_or(|e| e.incarnation_id != req.incarnation_id);
     let mut records = Vec::new();
     let mut record = RegisterBrokerRecord {
@@ -407,33 +422,27 @@ pub fn register_controller(
             "The current MetadataVersion is too old to support controller registrations.".into(),
         );
     }
-    let mut end_points: Vec<ControllerEndpoint> = Vec::new();
-    for l in &req.listeners {
-        if !SECURITY_PROTOCOLS
+    if let Some(l) = req.listeners.iter().find(|l| {
+        !SECURITY_PROTOCOLS
             .iter()
             .any(|(id, _)| *id == l.security_protocol)
-        {
-            return refuse(
-                errors::UNKNOWN_SERVER_ERROR,
-                format!(
-                    "Unknown security protocol {} in listener {}",
-                    l.security_protocol, l.name
-                ),
-            );
-        }
-        let endpoint = ControllerEndpoint {
-            name: l.name.to_string(),
-            host: l.host.to_string(),
-            port: l.port,
-            security_protocol: l.security_protocol,
-            unknown_tagged: TaggedFields::default(),
-        };
-        // Kafka keys listeners by name (a later duplicate replaces the earlier in place).
-        match end_points.iter_mut().find(|e| e.name == endpoint.name) {
-            Some(e) => *e = endpoint,
-            None => end_points.push(endpoint),
-        }
+    }) {
+        return refuse(
+            errors::UNKNOWN_SERVER_ERROR,
+            format!(
+                "Unknown security protocol {} in listener {}",
+                l.security_protocol, l.name
+            ),
+        );
     }
+    let end_points: Vec<ControllerEndpoint> = endpoints_by_name(req.listeners.iter().map(|l| {
+        (
+            l.name.as_str(),
+            l.host.as_str(),
+            l.port,
+            l.security_protocol,
+        )
+    }));
     let registration = ControllerRegistration {
         controller_id: req.controller_id,
         incarnation_id: req.incarnation_id,

@@ -339,6 +339,15 @@ fn create_topic(
     Ok((result, records, topic_id))
 }
 
+/// The ISR a new partition starts with: its active replicas, in replica order.
+fn active_replicas(image: &MetadataImage, replicas: &[i32]) -> Vec<i32> {
+    replicas
+        .iter()
+        .copied()
+        .filter(|r| is_active(image, *r))
+        .collect()
+}
+
 /// A partition's (replicas, ISR).
 type Assignment = (Vec<i32>, Vec<i32>);
 
@@ -409,11 +418,7 @@ fn assign(
                 }
                 Some(_) => {}
             }
-            let isr: Vec<i32> = replicas
-                .iter()
-                .copied()
-                .filter(|r| is_active(image, *r))
-                .collect();
+            let isr = active_replicas(image, &replicas);
             if isr.is_empty() {
                 return Err(bad(format!(
                     "All brokers specified in the manual partition assignment for partition {} \
@@ -464,11 +469,7 @@ fn assign(
     placed
         .into_iter()
         .map(|replicas| {
-            let isr: Vec<i32> = replicas
-                .iter()
-                .copied()
-                .filter(|r| is_active(image, *r))
-                .collect();
+            let isr = active_replicas(image, &replicas);
             if isr.is_empty() {
                 return Err(unable(
                     "All brokers are currently fenced or in controlled shutdown.".into(),

@@ -24,6 +24,17 @@ use crate::storage::features::feature_level_record;
 
 pub const CLUSTER_ID: &str = "q1Sh-9_ISia_zwGINzRvyQ";
 
+/// The batches (base, next, bytes) from the one holding `offset` on.
+pub fn read_batches(batches: &[(i64, i64, Vec<u8>)], offset: i64) -> Bytes {
+    let mut out = Vec::new();
+    for (_, next, bytes) in batches {
+        if *next > offset {
+            out.extend_from_slice(bytes);
+        }
+    }
+    Bytes::from(out)
+}
+
 /// The log: whole batches with their offsets.
 #[derive(Debug, Default)]
 pub struct TestLog {
@@ -49,13 +60,7 @@ impl LogReader for TestLog {
         self.end_offset()
     }
     fn read(&self, offset: i64, _max_bytes: usize) -> Result<Bytes, crate::raft::LogReadError> {
-        let mut out = Vec::new();
-        for (_, next, bytes) in &self.batches {
-            if *next > offset {
-                out.extend_from_slice(bytes);
-            }
-        }
-        Ok(Bytes::from(out))
+        Ok(read_batches(&self.batches, offset))
     }
     fn latest_snapshot_id(&self) -> Option<OffsetAndEpoch> {
         None

@@ -97,13 +97,7 @@ impl LogReader for SharedLog {
         self.end_offset()
     }
     fn read(&self, offset: i64, _: usize) -> Result<Bytes, crate::raft::LogReadError> {
-        let mut out = Vec::new();
-        for (_, next, bytes) in &self.batches {
-            if *next > offset {
-                out.extend_from_slice(bytes);
-            }
-        }
-        Ok(Bytes::from(out))
+        Ok(super::context::read_batches(&self.batches, offset))
     }
     fn latest_snapshot_id(&self) -> Option<OffsetAndEpoch> {
         None
