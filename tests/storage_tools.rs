@@ -223,7 +223,19 @@ fn metadata_shell_reads_our_snapshot_and_sees_our_lock() {
         "/image/features/metadataVersion",
         "/image/features/finalized_group.version",
     ];
-    let out = kafka().metadata_shell(&art, "shell", &args);
+    // Kafka's shell can also answer before its MetadataLoader published the features image
+    // (metadataVersion reads `Optional.empty` while the finalized levels are there): the same
+    // SnapshotFileReader/MetadataLoader race as its hang (docs/interop.md); asked again.
+    let mut out = kafka().metadata_shell(&art, "shell", &args);
+    for attempt in 2..=3 {
+        if !out.stdout.starts_with("Optional.empty") {
+            break;
+        }
+        eprintln!(
+            "kafka-metadata-shell answered before publishing metadata.version; attempt {attempt}"
+        );
+        out = kafka().metadata_shell(&art, &format!("shell-{attempt}"), &args);
+    }
     assert!(out.status.success(), "{out:?}");
     assert_eq!(
         out.stdout.lines().collect::<Vec<_>>(),

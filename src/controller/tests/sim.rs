@@ -522,22 +522,9 @@ impl Sim {
     }
 }
 
-fn seeds() -> (u64, u64) {
-    let n = std::env::var("SIM_SEEDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(16);
-    let base = std::env::var("SIM_SEED_BASE")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    (base, n)
-}
-
 #[test]
 fn controller_invariants_hold_under_leadership_changes() {
-    let (base, n) = seeds();
-    for seed in base..base + n {
+    for seed in crate::sim_env::seeds(16) {
         let mut sim = Sim::new(seed);
         if let Err(e) = sim.run(seed, 1_000) {
             panic!(
