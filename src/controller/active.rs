@@ -342,7 +342,6 @@ impl ActiveController {
         now_ms: u64,
         cfg: &ControllerConfig,
         appender: &mut dyn MetadataAppender,
-        _outputs: &mut VecDeque<ControllerOutput>,
     ) {
         for (broker_id, epoch) in self
             .heartbeats
@@ -480,7 +479,7 @@ impl ActiveController {
                 );
             }
             RequestBody::CreateTopics(req) => {
-                let result = replication::create_topics(&self.image, cfg, rng, req, version);
+                let result = replication::create_topics(&self.image, cfg, rng, req);
                 self.complete(
                     appender,
                     &request,

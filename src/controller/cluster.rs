@@ -363,7 +363,7 @@ fn register_broker_checked(
         register_broker_version(level),
     ));
     Ok(Registration {
-        result: ControllerResult::atomic(
+        result: ControllerResult::of(
             records,
             BrokerRegistrationResponse::default()
                 .with_error_code(errors::NONE)
@@ -397,7 +397,7 @@ pub fn unregister_broker(
         }),
         0,
     ));
-    ControllerResult::atomic(records, UnregisterBrokerResponse::default())
+    ControllerResult::of(records, UnregisterBrokerResponse::default())
 }
 
 /// Kafka's `registerController`: checks a ControllerRegistration and builds its record.
@@ -465,7 +465,7 @@ pub fn register_controller(
         req.controller_id,
         req.incarnation_id
     );
-    ControllerResult::atomic(
+    ControllerResult::of(
         vec![RecordOut::new(
             MetadataRecord::RegisterController(registration),
             0,

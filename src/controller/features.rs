@@ -15,12 +15,3 @@ pub fn leader_epoch_bump_on_isr_shrink(image: &MetadataImage) -> bool {
 pub fn partition_record_version(image: &MetadataImage) -> u16 {
     crate::metadata::image::partition_version(image.metadata_version().unwrap_or(1))
 }
-
-/// Finalized features (metadata.version included) for ApiVersions: (name, level).
-pub fn finalized_features(image: &MetadataImage) -> Vec<(String, i16)> {
-    image
-        .features
-        .iter()
-        .map(|(name, level)| (name.clone(), *level))
-        .collect()
-}

@@ -280,7 +280,7 @@ impl QuorumController {
         let Leadership::Active(a) = &mut self.leadership else {
             return;
         };
-        a.fence_stale_brokers(now_ms, &self.cfg, appender, &mut self.outputs);
+        a.fence_stale_brokers(now_ms, &self.cfg, appender);
         self.after_write(appender);
     }
 
@@ -382,7 +382,6 @@ pub fn error_response(body: &RequestBody, version: i16, error: &ApiError) -> Res
     use kafka_protocol::messages::*;
     use kafka_protocol::protocol::StrBytes;
     let message = || error.message.clone().map(StrBytes::from_string);
-    let _ = version;
     match body {
         RequestBody::BrokerRegistration(_) => ResponseBody::BrokerRegistration(
             BrokerRegistrationResponse::default()

@@ -46,7 +46,7 @@ pub fn allocate(
         next_producer_id: first + PRODUCER_ID_BLOCK_SIZE,
         ..Default::default()
     };
-    ControllerResult::atomic(
+    ControllerResult::of(
         vec![RecordOut::new(MetadataRecord::ProducerIds(record), 0)],
         AllocateProducerIdsResponse::default()
             .with_producer_id_start(ProducerId(first))

@@ -20,42 +20,24 @@ impl RecordOut {
 
 /// Records to append and the response to give once they commit. A manager builds one from
 /// the image alone and changes nothing: the records change the image when they are replayed.
+/// Every result is appended as one batch (each fits one; Kafka splits its non-atomic results
+/// only past 10,000 records, which CreateTopics' partition limit keeps requests below).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ControllerResult<T> {
     /// Records, in order; empty for a read or a refused request.
     pub records: Vec<RecordOut>,
     /// The response.
     pub response: T,
-    /// Whether the records must land in one batch (Kafka's atomic results); every result of
-    /// ferrokraft's controller fits one batch, so all of them are appended as one.
-    pub atomic: bool,
 }
 
 impl<T> ControllerResult<T> {
-    /// A result that writes `records` in one batch.
-    pub fn atomic(records: Vec<RecordOut>, response: T) -> Self {
-        Self {
-            records,
-            response,
-            atomic: true,
-        }
+    /// A result that writes `records` (Kafka's `ControllerResult.of`).
+    pub fn of(records: Vec<RecordOut>, response: T) -> Self {
+        Self { records, response }
     }
 
     /// A result that writes nothing.
     pub fn response_only(response: T) -> Self {
-        Self {
-            records: Vec::new(),
-            response,
-            atomic: false,
-        }
-    }
-
-    /// The same records with the response mapped.
-    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> ControllerResult<U> {
-        ControllerResult {
-            records: self.records,
-            response: f(self.response),
-            atomic: self.atomic,
-        }
+        Self::of(Vec::new(), response)
     }
 }

@@ -188,9 +188,8 @@ pub fn alter_partition(
                 .with_partitions(partitions),
         );
     }
-    ControllerResult {
+    ControllerResult::of(
         records,
-        response: AlterPartitionResponse::default().with_topics(topics),
-        atomic: false,
-    }
+        AlterPartitionResponse::default().with_topics(topics),
+    )
 }

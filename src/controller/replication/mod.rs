@@ -124,11 +124,7 @@ pub fn process_broker_heartbeat(
         .with_is_fenced(next.fenced())
         .with_should_shut_down(next.should_shut_down());
     Ok(HeartbeatOutcome {
-        result: ControllerResult {
-            records,
-            response,
-            atomic: false,
-        },
+        result: ControllerResult::of(records, response),
         next,
     })
 }
@@ -324,9 +320,8 @@ pub fn assign_replicas_to_dirs(
         }
         directories.push(DirectoryData::default().with_id(dir.id).with_topics(topics));
     }
-    ControllerResult {
+    ControllerResult::of(
         records,
-        response: AssignReplicasToDirsResponse::default().with_directories(directories),
-        atomic: false,
-    }
+        AssignReplicasToDirsResponse::default().with_directories(directories),
+    )
 }

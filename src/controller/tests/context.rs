@@ -38,7 +38,8 @@ pub fn read_batches(batches: &[(i64, i64, Vec<u8>)], offset: i64) -> Bytes {
 /// The log: whole batches with their offsets.
 #[derive(Debug, Default)]
 pub struct TestLog {
-    batches: Vec<(i64, i64, Vec<u8>)>,
+    /// (base offset, next offset, bytes) of each batch.
+    pub batches: Vec<(i64, i64, Vec<u8>)>,
     /// Whether this node leads (appends are refused otherwise).
     pub leader_epoch: Option<i32>,
 }
@@ -46,6 +47,16 @@ pub struct TestLog {
 impl TestLog {
     pub fn end(&self) -> i64 {
         self.batches.last().map_or(0, |b| b.1)
+    }
+
+    /// This node leads `epoch` from now on: its LeaderChange batch; the epoch's first offset.
+    pub fn push_leader_change(&mut self, epoch: i32) -> i64 {
+        let start = self.end();
+        let lc = ControlRecord::LeaderChange(Default::default());
+        let batch = build_control_batch(start, epoch, 0, &[lc]).unwrap();
+        self.batches.push((start, start + 1, batch));
+        self.leader_epoch = Some(epoch);
+        start
     }
 }
 
@@ -135,11 +146,7 @@ impl Ctx {
     /// Leads `epoch`: its LeaderChange batch, committed, then activation, committed.
     pub fn become_leader(&mut self, epoch: i32) {
         self.epoch = epoch;
-        let start = self.log.end();
-        let lc = ControlRecord::LeaderChange(Default::default());
-        let batch = build_control_batch(start, epoch, 0, &[lc]).unwrap();
-        self.log.batches.push((start, start + 1, batch));
-        self.log.leader_epoch = Some(epoch);
+        let start = self.log.push_leader_change(epoch);
         self.c.handle_leader_change(epoch, Some(1), Some(start));
         self.commit();
         self.c.poll(self.now_ms, &mut self.log);

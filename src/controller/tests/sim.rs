@@ -17,7 +17,6 @@
 
 use std::collections::BTreeMap;
 
-use bytes::Bytes;
 use kafka_protocol::messages::alter_partition_request::{BrokerState, PartitionData, TopicData};
 use kafka_protocol::messages::{
     AllocateProducerIdsRequest, AlterPartitionRequest, BrokerHeartbeatRequest, BrokerId,
@@ -25,45 +24,41 @@ use kafka_protocol::messages::{
 };
 use uuid::Uuid;
 
-use super::context::{bootstrap, registration, topic, CLUSTER_ID};
+use super::context::{bootstrap, registration, topic, TestLog, CLUSTER_ID};
 use crate::codec::{RequestBody, ResponseBody};
-use crate::controller::{ControllerConfig, ControllerOutput, MetadataAppender, QuorumController};
+use crate::controller::{ControllerConfig, ControllerOutput, QuorumController};
 use crate::metadata::image::MetadataImage;
 use crate::metadata::record::MetadataRecord;
-use crate::raft::types::OffsetAndEpoch;
-use crate::raft::{InboundRequest, LogReader, ProposeError, Rng, SnapshotChunk};
-use crate::records::batch::{build_control_batch, build_data_batch};
-use crate::records::control::ControlRecord;
+use crate::raft::{InboundRequest, Rng};
 use crate::records::framer::BatchFramer;
 
 const NODES: usize = 3;
 const BROKERS: i32 = 5;
 
-/// The replicated log as the quorum agrees on it: batches, the high watermark, and the
-/// leader's epoch.
+/// The replicated log as the quorum agrees on it: the leader's log (every node reads the same
+/// one) and the high watermark.
 #[derive(Default)]
 struct SharedLog {
-    batches: Vec<(i64, i64, Vec<u8>)>,
+    log: TestLog,
     high_watermark: i64,
-    epoch: i32,
 }
 
 impl SharedLog {
-    fn end(&self) -> i64 {
-        self.batches.last().map_or(0, |b| b.1)
+    fn epoch(&self) -> i32 {
+        self.log.leader_epoch.unwrap_or(0)
     }
 
     /// Loses the uncommitted tail (a new leader that did not have it).
     fn truncate_uncommitted(&mut self) {
         let hw = self.high_watermark;
-        self.batches.retain(|b| b.1 <= hw);
+        self.log.batches.retain(|b| b.1 <= hw);
     }
 
     /// The committed records from `offset` on, and the offset after them.
     fn committed_records_from(&self, offset: i64) -> (Vec<MetadataRecord>, i64) {
         let mut out = Vec::new();
         let mut next_offset = offset;
-        for (base, next, bytes) in &self.batches {
+        for (base, next, bytes) in &self.log.batches {
             if *next > self.high_watermark {
                 break;
             }
@@ -83,50 +78,6 @@ impl SharedLog {
             }
         }
         (out, next_offset)
-    }
-}
-
-impl LogReader for SharedLog {
-    fn log_start_offset(&self) -> i64 {
-        0
-    }
-    fn end_offset(&self) -> OffsetAndEpoch {
-        OffsetAndEpoch::new(self.end(), self.epoch)
-    }
-    fn end_offset_for_epoch(&self, _: i32) -> OffsetAndEpoch {
-        self.end_offset()
-    }
-    fn read(&self, offset: i64, _: usize) -> Result<Bytes, crate::raft::LogReadError> {
-        Ok(super::context::read_batches(&self.batches, offset))
-    }
-    fn latest_snapshot_id(&self) -> Option<OffsetAndEpoch> {
-        None
-    }
-    fn earliest_snapshot_id(&self) -> Option<OffsetAndEpoch> {
-        None
-    }
-    fn read_snapshot(&self, _: OffsetAndEpoch, _: i64, _: usize) -> Option<SnapshotChunk> {
-        None
-    }
-}
-
-impl MetadataAppender for SharedLog {
-    fn next_write_offset(&self) -> Option<i64> {
-        Some(self.end())
-    }
-    fn append(&mut self, epoch: i32, records: Vec<Bytes>) -> Result<i64, ProposeError> {
-        if epoch != self.epoch {
-            return Err(ProposeError::NotLeader {
-                epoch,
-                current_epoch: self.epoch,
-            });
-        }
-        let base = self.end();
-        let values: Vec<&[u8]> = records.iter().map(|r| r.as_ref()).collect();
-        let batch = build_data_batch(base, epoch, 0, &values).unwrap();
-        self.batches
-            .push((base, base + records.len() as i64, batch));
-        Ok(base + records.len() as i64 - 1)
     }
 }
 
@@ -202,12 +153,8 @@ impl Sim {
         if lose_tail {
             self.log.truncate_uncommitted();
         }
-        self.log.epoch += 1;
-        let epoch = self.log.epoch;
-        let start = self.log.end();
-        let lc = ControlRecord::LeaderChange(Default::default());
-        let batch = build_control_batch(start, epoch, 0, &[lc]).unwrap();
-        self.log.batches.push((start, start + 1, batch));
+        let epoch = self.log.epoch() + 1;
+        let start = self.log.log.push_leader_change(epoch);
         self.leader = node;
         for (i, c) in self.nodes.iter_mut().enumerate() {
             let start_offset = (i == node).then_some(start);
@@ -217,9 +164,9 @@ impl Sim {
     }
 
     fn commit(&mut self) -> Result<(), String> {
-        self.log.high_watermark = self.log.end();
+        self.log.high_watermark = self.log.log.end();
         for c in &mut self.nodes {
-            c.replay_committed(&self.log, self.log.high_watermark)
+            c.replay_committed(&self.log.log, self.log.high_watermark)
                 .unwrap();
         }
         self.collect();
@@ -228,7 +175,7 @@ impl Sim {
 
     fn poll(&mut self) {
         let leader = self.leader;
-        self.nodes[leader].poll(self.now_ms, &mut self.log);
+        self.nodes[leader].poll(self.now_ms, &mut self.log.log);
         self.collect();
     }
 
@@ -239,7 +186,7 @@ impl Sim {
         let leader = self.leader;
         self.nodes[leader].handle_request(
             self.now_ms,
-            &mut self.log,
+            &mut self.log.log,
             InboundRequest {
                 request_id: id,
                 api_version: version,
@@ -475,9 +422,9 @@ impl Sim {
         let n = (self.leader + 1 + self.rng.below(NODES as u64 - 1) as usize) % NODES;
         // A restarted process draws other random numbers (production seeds from the clock).
         let mut fresh = controller(n, seed.wrapping_add(self.next_request << 8));
-        fresh.handle_leader_change(self.log.epoch, Some(self.leader as i32 + 1), None);
+        fresh.handle_leader_change(self.log.epoch(), Some(self.leader as i32 + 1), None);
         fresh
-            .replay_committed(&self.log, self.log.high_watermark)
+            .replay_committed(&self.log.log, self.log.high_watermark)
             .unwrap();
         let peer = self.nodes[self.leader].committed_image();
         let same = fresh.committed_image().brokers == peer.brokers
@@ -546,7 +493,7 @@ fn controller_invariants_hold_under_leadership_changes() {
             kinds(|p| matches!(p, Promise::ProducerIds { .. })) > 0,
             "seed {seed}"
         );
-        assert!(sim.log.epoch > 5, "seed {seed}: leadership moved");
+        assert!(sim.log.epoch() > 5, "seed {seed}: leadership moved");
         assert!(sim.fencings > 0, "seed {seed}: brokers were fenced");
     }
 }
