@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use ferrokraft::log::{FileLog, LogConfig, LogError, LogReader, ReplicatedLog};
+use ferrokraft::log::{FileLog, LocalLog, LogConfig, LogError};
 use ferrokraft::records::batch::MAX_BATCH_SIZE_BYTES;
 use ferrokraft::records::{build_data_batch, BatchFramer, BatchView};
 

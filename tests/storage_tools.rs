@@ -13,7 +13,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use ferrokraft::log::{FileLog, LogConfig, LogReader, ReplicatedLog};
+use ferrokraft::log::{FileLog, LocalLog, LogConfig};
 use ferrokraft::records::batch::{
     ATTRIBUTES_OFFSET, BASE_TIMESTAMP_OFFSET, CRC_OFFSET, MAX_BATCH_SIZE_BYTES,
 };

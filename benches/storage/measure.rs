@@ -13,7 +13,7 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use ferrokraft::log::{FileLog, LogConfig, LogReader, ReplicatedLog};
+use ferrokraft::log::{FileLog, LocalLog, LogConfig};
 use ferrokraft::node::workload::no_op_record;
 use ferrokraft::records::batch::MAX_BATCH_SIZE_BYTES;
 use ferrokraft::records::{build_data_batch, BatchFramer};

@@ -14,7 +14,7 @@ use super::epoch_cache::{EpochCache, EpochCheckpointFile, EpochEntry};
 use super::partition_metadata::ensure_partition_metadata;
 use super::segment::Segment;
 use super::validate::{check_follower, end_offset_for_epoch, frame_all, stamp_leader};
-use super::{AppendInfo, LogError, LogRead, LogReader, OffsetAndEpoch, ReplicatedLog};
+use super::{AppendInfo, LocalLog, LogError, LogRead, OffsetAndEpoch};
 use crate::records::batch::MAX_BATCH_SIZE_BYTES;
 use crate::records::{BatchView, FileFramer, FrameEnd};
 use crate::storage::atomic::fsync_dir;
@@ -344,7 +344,7 @@ fn parse_stem(stem: &str) -> Option<i64> {
     }
 }
 
-impl LogReader for FileLog {
+impl LocalLog for FileLog {
     fn start_offset(&self) -> i64 {
         self.start_offset
     }
@@ -367,7 +367,7 @@ impl LogReader for FileLog {
         self.epochs.entries().to_vec()
     }
 
-    fn end_offset_for_epoch(&self, epoch: i32) -> OffsetAndEpoch {
+    fn end_offset_for_epoch(&self, epoch: i32) -> Option<OffsetAndEpoch> {
         end_offset_for_epoch(&self.epochs, epoch, self.end_offset())
     }
 
@@ -418,73 +418,7 @@ impl LogReader for FileLog {
         }
         Ok(out)
     }
-}
 
-impl FileLog {
-    /// The control batches among the whole batches from `offset` to the end of the segment
-    /// holding it, stopping once `max_bytes` of them are collected; and the offset after the
-    /// last batch looked at. Only batch headers and control batches are read: at start-up
-    /// the voter history needs the log's control records, and reading every data batch of a
-    /// large log again doubled the start-up's reading.
-    pub fn read_control_batches(
-        &self,
-        offset: i64,
-        max_bytes: usize,
-    ) -> Result<(Vec<u8>, i64), LogError> {
-        let mut out = Vec::new();
-        let mut next = offset;
-        let Some((seg, mut framer)) = self.walk_from(offset) else {
-            return Ok((out, next));
-        };
-        while let Some(h) = framer
-            .next_header()
-            .map_err(|e| LogError::io("read", seg.log_path(), e))?
-        {
-            if h.last_offset < offset {
-                continue;
-            }
-            if h.is_control {
-                out.extend_from_slice(&seg.read_at(h.position, h.size_bytes)?);
-            }
-            next = h.last_offset + 1;
-            if out.len() >= max_bytes {
-                break;
-            }
-        }
-        corrupt_end(seg, &framer)?;
-        Ok((out, next))
-    }
-
-    /// The segment holding `offset`, and a batch walk from its last index entry before it.
-    fn walk_from(&self, offset: i64) -> Option<(&Segment, FileFramer<'_>)> {
-        let seg = self
-            .segments
-            .iter()
-            .rev()
-            .find(|s| s.base_offset() <= offset && s.next_offset() > offset)?;
-        let framer = FileFramer::new(
-            seg.file(),
-            seg.index_lookup(offset),
-            seg.size_bytes(),
-            MAX_BATCH_SIZE_BYTES,
-        );
-        Some((seg, framer))
-    }
-}
-
-/// A walk that stopped on a corrupt batch is an error naming the segment and position.
-fn corrupt_end(seg: &Segment, framer: &FileFramer<'_>) -> Result<(), LogError> {
-    match framer.end() {
-        Some(FrameEnd::Corrupt { position, reason }) => Err(LogError::Corrupt {
-            path: seg.log_path().to_path_buf(),
-            position: *position,
-            reason: reason.clone(),
-        }),
-        _ => Ok(()),
-    }
-}
-
-impl ReplicatedLog for FileLog {
     fn append_as_leader(&mut self, batches: &[u8], epoch: i32) -> Result<AppendInfo, LogError> {
         let stamped = stamp_leader(batches, self.end_offset(), epoch, self.last_epoch())?;
         let views = frame_all(&stamped)?;
@@ -608,5 +542,69 @@ impl ReplicatedLog for FileLog {
         }
         self.flushed_offset = self.end_offset();
         Ok(())
+    }
+}
+
+impl FileLog {
+    /// The control batches among the whole batches from `offset` to the end of the segment
+    /// holding it, stopping once `max_bytes` of them are collected; and the offset after the
+    /// last batch looked at. Only batch headers and control batches are read: at start-up
+    /// the voter history needs the log's control records, and reading every data batch of a
+    /// large log again doubled the start-up's reading.
+    pub fn read_control_batches(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+    ) -> Result<(Vec<u8>, i64), LogError> {
+        let mut out = Vec::new();
+        let mut next = offset;
+        let Some((seg, mut framer)) = self.walk_from(offset) else {
+            return Ok((out, next));
+        };
+        while let Some(h) = framer
+            .next_header()
+            .map_err(|e| LogError::io("read", seg.log_path(), e))?
+        {
+            if h.last_offset < offset {
+                continue;
+            }
+            if h.is_control {
+                out.extend_from_slice(&seg.read_at(h.position, h.size_bytes)?);
+            }
+            next = h.last_offset + 1;
+            if out.len() >= max_bytes {
+                break;
+            }
+        }
+        corrupt_end(seg, &framer)?;
+        Ok((out, next))
+    }
+
+    /// The segment holding `offset`, and a batch walk from its last index entry before it.
+    fn walk_from(&self, offset: i64) -> Option<(&Segment, FileFramer<'_>)> {
+        let seg = self
+            .segments
+            .iter()
+            .rev()
+            .find(|s| s.base_offset() <= offset && s.next_offset() > offset)?;
+        let framer = FileFramer::new(
+            seg.file(),
+            seg.index_lookup(offset),
+            seg.size_bytes(),
+            MAX_BATCH_SIZE_BYTES,
+        );
+        Some((seg, framer))
+    }
+}
+
+/// A walk that stopped on a corrupt batch is an error naming the segment and position.
+fn corrupt_end(seg: &Segment, framer: &FileFramer<'_>) -> Result<(), LogError> {
+    match framer.end() {
+        Some(FrameEnd::Corrupt { position, reason }) => Err(LogError::Corrupt {
+            path: seg.log_path().to_path_buf(),
+            position: *position,
+            reason: reason.clone(),
+        }),
+        _ => Ok(()),
     }
 }

@@ -5,14 +5,14 @@
 
 use super::epoch_cache::{EpochCache, EpochEntry};
 use super::validate::{check_follower, end_offset_for_epoch, frame_all, stamp_leader};
-use super::{AppendInfo, LogError, LogRead, LogReader, OffsetAndEpoch, ReplicatedLog};
+use super::{AppendInfo, LocalLog, LogError, LogRead, OffsetAndEpoch};
 
 #[derive(Debug, Clone)]
 struct MemBatch {
     base_offset: i64,
     next_offset: i64,
     epoch: i32,
-    bytes: Vec<u8>,
+    bytes: bytes::Bytes,
 }
 
 /// The in-memory log.
@@ -45,6 +45,18 @@ impl MemLog {
         self.flushed_offset = leo;
     }
 
+    /// The batches whose base offset is ≥ `from`, in order: (base offset, next offset,
+    /// partition leader epoch, bytes). For tests and the simulation's invariants.
+    pub fn batches_from(
+        &self,
+        from: i64,
+    ) -> impl Iterator<Item = (i64, i64, i32, &bytes::Bytes)> + '_ {
+        let start = self.batches.partition_point(|b| b.base_offset < from);
+        self.batches[start..]
+            .iter()
+            .map(|b| (b.base_offset, b.next_offset, b.epoch, &b.bytes))
+    }
+
     fn push(&mut self, bytes: &[u8]) -> Result<AppendInfo, LogError> {
         let views = frame_all(bytes)?;
         let (Some(first), Some(last)) = (views.first(), views.last()) else {
@@ -63,14 +75,14 @@ impl MemLog {
                 base_offset: v.base_offset(),
                 next_offset: v.next_offset(),
                 epoch: ple,
-                bytes: v.as_bytes().to_vec(),
+                bytes: bytes::Bytes::copy_from_slice(v.as_bytes()),
             });
         }
         Ok(info)
     }
 }
 
-impl LogReader for MemLog {
+impl LocalLog for MemLog {
     fn start_offset(&self) -> i64 {
         self.start_offset
     }
@@ -88,7 +100,7 @@ impl LogReader for MemLog {
     fn epoch_entries(&self) -> Vec<EpochEntry> {
         self.epochs.entries().to_vec()
     }
-    fn end_offset_for_epoch(&self, epoch: i32) -> OffsetAndEpoch {
+    fn end_offset_for_epoch(&self, epoch: i32) -> Option<OffsetAndEpoch> {
         end_offset_for_epoch(&self.epochs, epoch, self.end_offset())
     }
     fn read(&self, offset: i64, max_bytes: usize) -> Result<LogRead, LogError> {
@@ -114,9 +126,7 @@ impl LogReader for MemLog {
         }
         Ok(out)
     }
-}
 
-impl ReplicatedLog for MemLog {
     fn append_as_leader(&mut self, batches: &[u8], epoch: i32) -> Result<AppendInfo, LogError> {
         let stamped = stamp_leader(batches, self.end_offset(), epoch, self.last_epoch())?;
         self.push(&stamped)

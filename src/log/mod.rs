@@ -1,8 +1,8 @@
 //! The `__cluster_metadata-0` log.
 //!
 //! ```text
-//!   raft core ──LogReader (sync, read-only)──▶ read(offset, max_bytes) / end_offset_for_epoch
-//!   driver ──ReplicatedLog──▶ append_as_leader / append_as_follower / truncate_to / flush
+//!   raft core ──raft::LogReader (the store)──▶ read(offset, max_bytes) / end_offset_for_epoch
+//!   driver ──LocalLog (through the store)──▶ append_as_leader / append_as_follower / truncate_to / flush
 //!       FileLog: segments <20d>.log + .index + .timeindex, leader-epoch-checkpoint,
 //!                partition.metadata; recovery on open cuts torn or corrupt tails
 //!       MemLog:  the same rules in memory; `crash()` forgets everything not flushed
@@ -31,14 +31,8 @@ pub use mem_log::MemLog;
 
 use crate::records::RecordsError;
 
-/// An offset and the epoch of the record there (Kafka's `OffsetAndEpoch`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct OffsetAndEpoch {
-    /// Offset.
-    pub offset: i64,
-    /// Epoch.
-    pub epoch: i32,
-}
+/// Kafka's `OffsetAndEpoch`: the one type for it, shared with the Raft core.
+pub use crate::raft::types::OffsetAndEpoch;
 
 /// Whole batches read from the log.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -58,8 +52,10 @@ pub struct AppendInfo {
     pub last_offset: i64,
 }
 
-/// Read-only view used by the raft core.
-pub trait LogReader {
+/// One partition's local log (Kafka's `LocalLog` under `UnifiedLog`): reads never change state;
+/// nothing written is durable until `flush`. The Raft core sees it only through the store's
+/// [`crate::raft::LogReader`].
+pub trait LocalLog {
     /// First offset in the log (a segment boundary).
     fn start_offset(&self) -> i64;
     /// Offset the next record will get (LEO).
@@ -70,17 +66,14 @@ pub trait LogReader {
     fn last_epoch(&self) -> Option<i32>;
     /// The epoch cache entries.
     fn epoch_entries(&self) -> Vec<EpochEntry>;
-    /// Kafka's `KafkaMetadataLog.endOffsetForEpoch` without the snapshot override: where
-    /// `epoch` ends and the largest known epoch ≤ it; when undefined, (LEO, last epoch or 0).
-    fn end_offset_for_epoch(&self, epoch: i32) -> OffsetAndEpoch;
+    /// Kafka's `UnifiedLog.endOffsetForEpoch`: where `epoch` ends and the largest known epoch
+    /// ≤ it; `None` when undefined (no epochs, or `epoch` above the latest). The metadata log's
+    /// answer, with snapshots, is [`metadata_end_offset_for_epoch`].
+    fn end_offset_for_epoch(&self, epoch: i32) -> Option<OffsetAndEpoch>;
     /// Whole batches from the one holding `offset`, up to `max_bytes` (at least one batch when
     /// any exists, as Kafka's `minOneMessage`), within one segment. `offset == LEO` gives an
     /// empty read; outside [start, LEO] is `OffsetOutOfRange`.
     fn read(&self, offset: i64, max_bytes: usize) -> Result<LogRead, LogError>;
-}
-
-/// Writes to the log. Nothing here is durable until `flush`.
-pub trait ReplicatedLog: LogReader {
     /// Appends batches built by this leader: base offsets are reassigned from the LEO and the
     /// partition leader epoch set to `epoch` (both outside the CRC). The CRC must be valid.
     fn append_as_leader(&mut self, batches: &[u8], epoch: i32) -> Result<AppendInfo, LogError>;
@@ -102,6 +95,39 @@ pub trait ReplicatedLog: LogReader {
     fn increment_start_offset(&mut self, offset: i64) -> Result<bool, LogError>;
     /// Makes everything up to the LEO durable (fsync segments, indexes, directory).
     fn flush(&mut self) -> Result<(), LogError>;
+}
+
+/// Kafka's `KafkaMetadataLog.endOffset` with `lastFetchedEpoch`: the log end offset and the
+/// latest epoch in the log, else the latest snapshot's (an empty log after a snapshot), else 0.
+pub fn metadata_end_offset<L: LocalLog + ?Sized>(
+    log: &L,
+    latest_snapshot: Option<OffsetAndEpoch>,
+) -> OffsetAndEpoch {
+    let epoch = log
+        .last_epoch()
+        .or(latest_snapshot.map(|s| s.epoch))
+        .unwrap_or(0);
+    OffsetAndEpoch::new(log.end_offset(), epoch)
+}
+
+/// Kafka's `KafkaMetadataLog.endOffsetForEpoch`: the local log's answer, except that an epoch
+/// ending exactly at the earliest snapshot is that snapshot, and an undefined one is the log
+/// end with `lastFetchedEpoch`.
+pub fn metadata_end_offset_for_epoch<L: LocalLog + ?Sized>(
+    log: &L,
+    epoch: i32,
+    earliest_snapshot: Option<OffsetAndEpoch>,
+    latest_snapshot: Option<OffsetAndEpoch>,
+) -> OffsetAndEpoch {
+    match (log.end_offset_for_epoch(epoch), earliest_snapshot) {
+        (Some(found), Some(snapshot))
+            if found.offset == snapshot.offset && found.epoch == epoch =>
+        {
+            snapshot
+        }
+        (Some(found), _) => found,
+        (None, _) => metadata_end_offset(log, latest_snapshot),
+    }
 }
 
 /// Log errors. Disk-full and fsync failures come out as `Io`, never swallowed.

@@ -101,17 +101,13 @@ pub(crate) fn stamp_leader(
     Ok(out)
 }
 
-/// `end_offset_for_epoch` from an epoch cache, with KafkaMetadataLog's fallback.
+/// `UnifiedLog.endOffsetForEpoch` from an epoch cache: `None` when undefined.
 pub(crate) fn end_offset_for_epoch(
     cache: &super::EpochCache,
     epoch: i32,
     leo: i64,
-) -> OffsetAndEpoch {
-    match cache.end_offset_for(epoch, leo) {
-        Some((e, offset)) => OffsetAndEpoch { offset, epoch: e },
-        None => OffsetAndEpoch {
-            offset: leo,
-            epoch: cache.latest().map_or(0, |l| l.epoch),
-        },
-    }
+) -> Option<OffsetAndEpoch> {
+    cache
+        .end_offset_for(epoch, leo)
+        .map(|(e, offset)| OffsetAndEpoch::new(offset, e))
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 
-use crate::log::{FileLog, LogConfig, LogError, LogReader as _, ReplicatedLog};
+use crate::log::{FileLog, LocalLog, LogConfig, LogError};
 use crate::raft::types::OffsetAndEpoch;
 use crate::raft::types::ReplicaKey;
 use crate::raft::{ElectionState, LogReadError, LogReader, SnapshotChunk};
@@ -321,23 +321,16 @@ impl LogReader for RaftStore {
     }
 
     fn end_offset(&self) -> OffsetAndEpoch {
-        let epoch = self
-            .log
-            .last_epoch()
-            .or_else(|| self.snapshots.last().map(|s| s.epoch))
-            .unwrap_or(0);
-        OffsetAndEpoch::new(self.log.end_offset(), epoch)
+        crate::log::metadata_end_offset(&self.log, self.latest_snapshot_id())
     }
 
     fn end_offset_for_epoch(&self, epoch: i32) -> OffsetAndEpoch {
-        let found = self.log.end_offset_for_epoch(epoch);
-        // KafkaMetadataLog: an epoch ending exactly at the earliest snapshot is that snapshot.
-        if let Some(earliest) = self.snapshots.first() {
-            if found.offset == earliest.end_offset && found.epoch == epoch {
-                return to_id(earliest);
-            }
-        }
-        OffsetAndEpoch::new(found.offset, found.epoch)
+        crate::log::metadata_end_offset_for_epoch(
+            &self.log,
+            epoch,
+            self.earliest_snapshot_id(),
+            self.latest_snapshot_id(),
+        )
     }
 
     fn read(&self, offset: i64, max_bytes: usize) -> Result<Bytes, LogReadError> {

@@ -13,7 +13,7 @@
 //! The newest snapshot is never deleted, and neither is the log after it.
 
 use super::{RaftStore, StoreError};
-use crate::log::{LogReader as _, ReplicatedLog};
+use crate::log::LocalLog;
 use crate::snapshot::{self, SnapshotId};
 
 /// Kafka's retention settings for the metadata log.

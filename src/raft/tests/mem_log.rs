@@ -1,113 +1,98 @@
-//! A minimal in-memory log for the scenario tests: batches, an epoch cache with Kafka's
-//! `endOffsetFor` semantics, snapshots by id.
+//! The scenario tests' and the simulation's log: the project's own in-memory local log
+//! ([`crate::log::MemLog`], which runs the log conformance suite beside `FileLog`) plus
+//! snapshots by id, seen by the core through the same KafkaMetadataLog rules as the node's
+//! store (`crate::log::metadata_end_offset*`).
+//!
+//! A test's direct appends go through the follower checks (contiguous offsets, epochs that
+//! never go back), so a scenario cannot build a log Kafka would refuse.
 
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
 
+use crate::log::LocalLog;
 use crate::raft::types::OffsetAndEpoch;
-use crate::raft::{LogReader, SnapshotChunk};
-use crate::records::framer::BatchFramer;
-
-#[derive(Debug, Clone)]
-struct MemBatch {
-    base: i64,
-    next: i64,
-    epoch: i32,
-    bytes: Bytes,
-}
+use crate::raft::{LogReadError, LogReader, SnapshotChunk};
 
 /// An in-memory log that carries out the core's write outputs.
 #[derive(Debug, Clone, Default)]
 pub struct MemLog {
-    batches: Vec<MemBatch>,
-    start_offset: i64,
-    /// (epoch, start offset), ascending.
-    epochs: Vec<(i32, i64)>,
+    log: crate::log::MemLog,
     pub snapshots: BTreeMap<(i64, i32), Bytes>,
-    /// Appends not yet flushed.
-    pub unflushed_from: Option<i64>,
 }
 
 impl MemLog {
+    /// Appends whole batches whose offsets and epochs are already set (the core's leader
+    /// batches, fetched records, a test's own).
     pub fn append(&mut self, bytes: &Bytes) {
-        for (_, batch) in BatchFramer::new(bytes, 0, usize::MAX) {
-            let b = MemBatch {
-                base: batch.base_offset(),
-                next: batch.next_offset(),
-                epoch: batch.partition_leader_epoch(),
-                bytes: Bytes::copy_from_slice(batch.as_bytes()),
-            };
-            assert_eq!(
-                b.base,
-                self.end_offset().offset,
-                "append must continue the log"
-            );
-            if self.epochs.last().is_none_or(|(e, _)| *e < b.epoch) {
-                self.epochs.push((b.epoch, b.base));
-            }
-            self.unflushed_from.get_or_insert(b.base);
-            self.batches.push(b);
+        if let Err(e) = self.log.append_as_follower(bytes, i32::MAX) {
+            panic!("append must continue the log: {e}");
         }
     }
 
+    /// Kafka's `truncateTo` at a batch boundary.
     pub fn truncate(&mut self, offset: i64) {
-        self.batches.retain(|b| b.base < offset);
-        if let Some(last) = self.batches.last() {
-            assert!(last.next <= offset, "truncation inside a batch");
-        }
-        self.epochs.retain(|(_, start)| *start < offset);
-        // Truncation is a durable write: nothing unflushed remains past it.
-        if self.unflushed_from.is_some_and(|u| u >= offset) {
-            self.unflushed_from = None;
+        assert!(
+            self.log
+                .batches_from(0)
+                .all(|(base, next, _, _)| offset <= base || offset >= next),
+            "truncation inside a batch"
+        );
+        if let Err(e) = self.log.truncate_to(offset) {
+            panic!("truncate to {offset}: {e}");
         }
     }
 
     pub fn flush(&mut self) {
-        self.unflushed_from = None;
+        // The in-memory log's flush cannot fail.
+        let _ = self.log.flush();
+    }
+
+    /// Nothing appended waits for a flush.
+    pub fn is_flushed(&self) -> bool {
+        self.log.flushed_offset() == self.log.end_offset()
     }
 
     /// A crash: appends not yet flushed are lost. Returns the offset truncated to, if any.
     pub fn crash(&mut self) -> Option<i64> {
-        let from = self.unflushed_from.take()?;
-        self.truncate(from);
-        Some(from)
+        let flushed = self.log.flushed_offset();
+        let lost = flushed < self.log.end_offset();
+        self.log.crash();
+        lost.then_some(flushed)
     }
 
     /// The end offset that survives a crash.
     pub fn flushed_end_offset(&self) -> i64 {
-        self.unflushed_from
-            .unwrap_or_else(|| LogReader::end_offset(self).offset)
+        self.log.flushed_offset()
     }
 
     /// (base offset, next offset, bytes) of the batches with `from <= base < to`.
     pub fn batches_between(&self, from: i64, to: i64) -> Vec<(i64, i64, Bytes)> {
-        let start = self.batches.partition_point(|b| b.base < from);
-        self.batches[start..]
-            .iter()
-            .take_while(|b| b.base < to)
-            .map(|b| (b.base, b.next, b.bytes.clone()))
+        self.log
+            .batches_from(from)
+            .take_while(|(base, ..)| *base < to)
+            .map(|(base, next, _, bytes)| (base, next, bytes.clone()))
             .collect()
     }
 
     /// Every (offset, epoch, batch bytes) — for comparing logs.
     pub fn batches(&self) -> Vec<(i64, i32, Bytes)> {
-        self.batches
-            .iter()
-            .map(|b| (b.base, b.epoch, b.bytes.clone()))
+        self.log
+            .batches_from(0)
+            .map(|(base, _, epoch, bytes)| (base, epoch, bytes.clone()))
             .collect()
     }
 
     /// The epoch of the batch starting at `base`, if there is one.
     pub fn batch_epoch(&self, base: i64) -> Option<i32> {
-        let i = self.batches.partition_point(|b| b.base < base);
-        self.batches
-            .get(i)
-            .filter(|b| b.base == base)
-            .map(|b| b.epoch)
+        self.log
+            .batches_from(base)
+            .next()
+            .filter(|(b, ..)| *b == base)
+            .map(|(_, _, epoch, _)| epoch)
     }
 
-    /// Installs a snapshot and empties the log up to it.
+    /// Adds a snapshot (the log keeps its batches).
     pub fn add_snapshot(&mut self, id: OffsetAndEpoch, bytes: Bytes) {
         self.snapshots.insert((id.offset, id.epoch), bytes);
     }
@@ -116,65 +101,45 @@ impl MemLog {
     pub fn install_snapshot(&mut self, id: OffsetAndEpoch, bytes: Bytes) {
         self.snapshots.clear();
         self.snapshots.insert((id.offset, id.epoch), bytes);
-        self.batches.clear();
-        self.epochs.clear();
-        self.start_offset = id.offset;
-        self.unflushed_from = None;
+        if let Err(e) = self.log.truncate_fully_and_start_at(id.offset) {
+            panic!("install snapshot {id:?}: {e}");
+        }
     }
 
+    /// Moves the log start to a snapshot's end offset (segments below it deleted).
     pub fn set_start_offset(&mut self, offset: i64) {
-        self.batches.retain(|b| b.base >= offset);
-        self.start_offset = offset;
+        if let Err(e) = self.log.increment_start_offset(offset) {
+            panic!("log start to {offset}: {e}");
+        }
     }
 }
 
 impl LogReader for MemLog {
     fn log_start_offset(&self) -> i64 {
-        self.start_offset
+        self.log.start_offset()
     }
 
     fn end_offset(&self) -> OffsetAndEpoch {
-        match self.batches.last() {
-            Some(b) => OffsetAndEpoch::new(b.next, b.epoch),
-            None => {
-                let snap = self.latest_snapshot_id();
-                OffsetAndEpoch::new(self.start_offset, snap.map_or(0, |s| s.epoch))
-            }
-        }
+        crate::log::metadata_end_offset(&self.log, self.latest_snapshot_id())
     }
 
     fn end_offset_for_epoch(&self, epoch: i32) -> OffsetAndEpoch {
-        let leo = self.end_offset();
-        let found = if self.epochs.last().is_some_and(|(e, _)| *e == epoch) {
-            Some(OffsetAndEpoch::new(leo.offset, epoch))
-        } else {
-            match self.epochs.iter().find(|(e, _)| *e > epoch) {
-                None => None,
-                Some((_, higher_start)) => {
-                    match self.epochs.iter().rev().find(|(e, _)| *e <= epoch) {
-                        None => Some(OffsetAndEpoch::new(*higher_start, epoch)),
-                        Some((floor, _)) => Some(OffsetAndEpoch::new(*higher_start, *floor)),
-                    }
-                }
-            }
-        };
-        match (found, self.earliest_snapshot_id()) {
-            (Some(f), Some(s)) if f.offset == s.offset && f.epoch == epoch => s,
-            (Some(f), _) => f,
-            // Kafka's KafkaMetadataLog: no cache entry → (log end offset, the requested epoch).
-            (None, _) => OffsetAndEpoch::new(leo.offset, epoch),
-        }
+        crate::log::metadata_end_offset_for_epoch(
+            &self.log,
+            epoch,
+            self.earliest_snapshot_id(),
+            self.latest_snapshot_id(),
+        )
     }
 
-    fn read(&self, offset: i64, max_bytes: usize) -> Result<Bytes, crate::raft::LogReadError> {
-        let mut out = Vec::new();
-        for b in self.batches.iter().filter(|b| b.next > offset) {
-            if !out.is_empty() && out.len() + b.bytes.len() > max_bytes {
-                break;
-            }
-            out.extend_from_slice(&b.bytes);
-        }
-        Ok(Bytes::from(out))
+    fn read(&self, offset: i64, max_bytes: usize) -> Result<Bytes, LogReadError> {
+        self.log
+            .read(offset, max_bytes)
+            .map(|read| Bytes::from(read.bytes))
+            .map_err(|e| LogReadError {
+                offset,
+                reason: e.to_string(),
+            })
     }
 
     fn latest_snapshot_id(&self) -> Option<OffsetAndEpoch> {

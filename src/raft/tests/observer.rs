@@ -305,7 +305,7 @@ fn test_observer_replication() {
         );
         ctx.poll();
         assert_eq!(ctx.log.end_offset().offset, 2, "{rpc:?}");
-        assert!(ctx.log.unflushed_from.is_none(), "{rpc:?}: flushed");
+        assert!(ctx.log.is_flushed(), "{rpc:?}: flushed");
         assert_eq!(ctx.core.high_watermark(), Some(0));
         let next = sent_fetch(&mut ctx, EPOCH, 2, 3);
         assert_eq!(next.destination, LEADER);

@@ -89,8 +89,10 @@ impl Model {
         if !self.batches.is_empty() && end.epoch == epoch {
             return OffsetAndEpoch::new(end.offset, epoch);
         }
+        // Undefined in the epoch cache (above the latest epoch): the log end offset with
+        // `lastFetchedEpoch` (KafkaMetadataLog's `case None`).
         let Some(higher) = self.batches.iter().find(|b| b.epoch > epoch) else {
-            return OffsetAndEpoch::new(end.offset, epoch);
+            return end;
         };
         match self.batches.iter().rev().find(|b| b.epoch <= epoch) {
             None => OffsetAndEpoch::new(higher.base, epoch),

@@ -125,7 +125,7 @@ fn kafka_17332_appends_are_flushed_before_the_next_fetch_also_for_observers() {
             "node {local}: {:?}",
             ctx.events
         );
-        assert!(ctx.log.unflushed_from.is_none());
+        assert!(ctx.log.is_flushed());
     }
 }
 
