@@ -8,17 +8,16 @@ use ferrokraft::cli::{DumpArgs, FormatArgs, InfoArgs, StartArgs};
 use ferrokraft::config::{self, Config};
 use std::sync::Arc;
 
+use ferrokraft::machine::snapshot_policy::{MetadataLogSettings, Retention};
 use ferrokraft::network::http;
 use ferrokraft::network::peers::PeerConfig;
 use ferrokraft::node::driver::{self, Event};
 use ferrokraft::node::metrics::MetricsSource;
-use ferrokraft::node::snapshots::MetadataLogSettings;
-use ferrokraft::node::store::retention::Retention;
-use ferrokraft::node::workload::Workload;
 use ferrokraft::node::{self, Node};
 use ferrokraft::storage::format::{DynamicVoter, FormatMode, FormatRequest, ListenerEndpoint};
 use ferrokraft::storage::uuid::{random_kafka_uuid, uuid_to_kafka_string};
 use ferrokraft::storage::{self};
+use ferrokraft::workload::Workload;
 
 /// Properties of the development quorum `ferrokraft start` runs without a file.
 fn development_properties() -> config::Properties {

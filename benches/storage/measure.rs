@@ -14,9 +14,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use ferrokraft::log::{FileLog, LocalLog, LogConfig};
-use ferrokraft::node::workload::no_op_record;
 use ferrokraft::records::batch::MAX_BATCH_SIZE_BYTES;
 use ferrokraft::records::{build_data_batch, BatchFramer};
+use ferrokraft::workload::no_op_record;
 
 /// Sizes of one run.
 #[derive(Debug, Clone)]

@@ -1,14 +1,17 @@
-//! The driver: the only code that reads the clock. It owns the Raft core and its store on a
-//! dedicated thread, feeds it events, and carries out its outputs in order — each write
-//! (quorum-state, append, truncate, fsync) completes before the next output, so no response or
-//! request leaves before the write it depends on is durable (Kafka does the same on its raft
-//! thread). The async side talks to it through a bounded queue.
+//! The driver: the only code that reads the clock, and I/O only. It runs the node state
+//! machine ([`crate::machine::NodeMachine`]: Raft core + controller) and its store on a
+//! dedicated thread, feeds it events, and carries out what comes out: the machine's store
+//! writes (quorum-state, append, truncate, fsync) complete inside its calls, before any request
+//! or answer they precede leaves (Kafka does the same on its raft thread). The async side
+//! talks to it through a bounded queue. Beside the machine it keeps what is not a decision:
+//! peer connections, reply channels, the snapshot writer thread, the log cleaner's cadence,
+//! metrics and status, and the benchmark workload.
 //!
 //! ```text
 //!   connections ─Event::Request─┐
-//!   peers ──────Event::Response─┼─▶ raft thread: core.handle_*(now) ─▶ outputs in order:
-//!   signals ────Event::Shutdown─┘      persist / append / truncate / flush (blocking, fsync)
-//!                                      Send ─▶ peers      Respond ─▶ the waiting connection
+//!   peers ──────Event::Response─┼─▶ raft thread: machine.handle_*(now, store) ─▶ NodeOutput:
+//!   signals ────Event::Shutdown─┘      Send ─▶ peers      Respond ─▶ the waiting connection
+//!                                      WriteSnapshot ─▶ writer thread   status / metrics
 //! ```
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
@@ -20,20 +23,19 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::sync::oneshot;
 
-use super::commit_stats::CommitStats;
 use super::metrics::{RaftMetrics, VoterLag};
-use super::registration::{OwnAction, Registrations};
-use super::snapshots::{MetadataLogSettings, SnapshotGenerator, CLEAN_INTERVAL_MS};
 use super::store::{RaftStore, StoreError};
-use super::workload::{
-    no_op_record, IdleNoOps, Pacer, Workload, IDLE_NO_OP_RECORD, MAX_PENDING_RECORDS,
-};
-use crate::codec::{RequestBody, ResponseBody};
-use crate::controller::{ControllerOutput, MetadataAppender, QuorumController};
+use crate::codec::ResponseBody;
+use crate::controller::QuorumController;
+use crate::machine::registration::Registrations;
+use crate::machine::snapshot_policy::{MetadataLogSettings, CLEAN_INTERVAL_MS};
+use crate::machine::{MachineError, NodeMachine, NodeOutput};
 use crate::metadata::controller::ControllerRegistration;
 use crate::network::peers::{PeerConfig, PeerRequest, PeerResponse, Peers};
-use crate::raft::{InboundRequest, Output, ProposeError, RaftCore, RaftError};
+use crate::raft::{InboundRequest, RaftCore};
 use crate::snapshot::SnapshotId;
+use crate::workload::commit_stats::CommitStats;
+use crate::workload::{no_op_record, Pacer, Workload, MAX_PENDING_RECORDS};
 
 mod metadata;
 
@@ -132,29 +134,14 @@ pub enum DriverError {
         /// The log's flushed offset when it happened.
         durable_end: i64,
     },
-    /// The core stopped on a protocol invariant.
-    #[error("raft failure: {0}")]
-    Raft(#[from] RaftError),
-    /// The controller could not go on (an unreadable committed log).
-    #[error("controller failure: {0}")]
-    Controller(String),
+    /// The node state machine stopped (a Raft invariant, an unreadable committed log).
+    #[error(transparent)]
+    Machine(#[from] MachineError),
 }
 
 #[allow(clippy::disallowed_methods)] // the driver is the one place that reads the clock
 fn monotonic_now() -> Instant {
     Instant::now()
-}
-
-/// Records in `batches` and the last offset they hold.
-fn count_records(batches: &[u8]) -> (u64, i64) {
-    let mut count = 0u64;
-    let mut last = -1;
-    // The core built or checked these batches before handing them out.
-    for (_, batch) in crate::records::framer::BatchFramer::trusted(batches) {
-        count += u64::try_from(batch.record_count()).unwrap_or(0);
-        last = batch.last_offset();
-    }
-    (count, last)
 }
 
 #[allow(clippy::disallowed_methods)] // the driver is the one place that reads the clock
@@ -205,11 +192,8 @@ pub fn spawn(
         );
         let peers = Peers::new(peer_config, sink);
         let mut driver = Driver {
-            core,
+            machine: NodeMachine::new(core, controller, registrations, &settings, now_ms()),
             store,
-            registrations,
-            controller: Some(controller),
-            role_events: Vec::new(),
             registration_peers,
             peers,
             pending: HashMap::new(),
@@ -217,8 +201,6 @@ pub fn spawn(
             pacer: Pacer::new(workload),
             workload_stats: CommitStats::new(workload.record_bytes),
             clock_base: monotonic_now(),
-            idle_no_ops: IdleNoOps::new(settings.max_idle_interval_ms),
-            snapshot_generator: SnapshotGenerator::new(&settings, now_ms()),
             next_clean_ms: now_ms() + CLEAN_INTERVAL_MS,
             settings,
             events: tx.clone(),
@@ -228,9 +210,7 @@ pub fn spawn(
             leaderless_since_ms: None,
             sent_to: HashMap::new(),
             failed_voters: BTreeSet::new(),
-            image_due: None,
             gauges_at: (-1, false),
-            fatal: None,
         };
         driver.run(rx)
     })?;
@@ -238,13 +218,9 @@ pub fn spawn(
 }
 
 struct Driver {
-    core: RaftCore,
+    /// Raft core + controller: every decision.
+    machine: NodeMachine,
     store: RaftStore,
-    registrations: Registrations,
-    /// The controller layer (taken out while it runs, so it can append through the driver).
-    controller: Option<QuorumController>,
-    /// Leadership changes the core announced, for the controller (epoch, leader, leading).
-    role_events: Vec<(i32, Option<i32>, bool)>,
     registration_peers: Peers,
     peers: Peers,
     pending: HashMap<u64, oneshot::Sender<ResponseBody>>,
@@ -254,10 +230,8 @@ struct Driver {
     workload_stats: CommitStats,
     /// Origin of `now_us` (monotonic).
     clock_base: Instant,
-    idle_no_ops: IdleNoOps,
     /// Metadata log settings (snapshots, retention, NoOp cadence, bootstrap).
     settings: MetadataLogSettings,
-    snapshot_generator: SnapshotGenerator,
     /// When the log cleaner runs next.
     next_clean_ms: u64,
     /// For the snapshot writer thread's completion event.
@@ -272,34 +246,28 @@ struct Driver {
     sent_to: HashMap<u64, i32>,
     /// Voters whose last request failed to connect or answer.
     failed_voters: BTreeSet<i32>,
-    /// The high watermark the image has to catch up to, once this round's requests are out.
-    image_due: Option<i64>,
     /// (image offset, active) the controller gauges were last computed at.
     gauges_at: (i64, bool),
-    /// A failure found outside the core (the controller's replay): the node stops.
-    fatal: Option<DriverError>,
 }
 
 impl Driver {
     fn run(&mut self, rx: Receiver<Event>) -> Result<(), DriverError> {
         // The image starts from the latest snapshot; the log is replayed as the high watermark
         // becomes known (Kafka's MetadataLoader also waits for it).
-        self.catch_up_image(0);
+        let started = self.machine.start(now_ms(), &mut self.store);
+        self.checked(started)?;
         tracing::info!(
             "Controller incarnation id {}",
-            self.registrations.incarnation_id()
+            self.machine.incarnation_id()
         );
-        self.carry_out_outputs()?;
         loop {
             let now = now_ms();
-            let controller_timeout = self.controller.as_ref().and_then(|c| c.poll_timeout());
-            let mut sleep = [self.core.poll_timeout(), controller_timeout]
-                .into_iter()
-                .flatten()
-                .min()
+            let mut sleep = self
+                .machine
+                .poll_timeout()
                 .map_or(MAX_SLEEP_MS, |t| t.saturating_sub(now))
                 .min(MAX_SLEEP_MS);
-            if self.pacer.active() && self.status_state() == "leader" {
+            if self.pacer.active() && self.machine.core().state_name() == "leader" {
                 sleep = sleep.min(5);
             }
             let waited = monotonic_now();
@@ -309,31 +277,16 @@ impl Driver {
             match received {
                 Ok(Event::Request { request, reply }) => {
                     self.pending.insert(request.request_id, reply);
-                    if crate::controller::serves(request.body.api_key()) {
-                        self.with_controller(|c, a| c.handle_request(a.now_ms, a, request))?;
-                    } else {
-                        self.core.handle_request(now_ms(), &self.store, request);
+                    let controller_api = crate::controller::serves(request.body.api_key());
+                    let result = self
+                        .machine
+                        .handle_request(now_ms(), &mut self.store, request);
+                    if controller_api {
+                        // Kafka's EventQueueProcessingTimeMs: how long the event ran.
+                        let ms = busy_started.elapsed().as_secs_f64() * 1000.0;
+                        self.with_metrics(|m, now| m.controller_event_ms.record(now, ms));
                     }
-                }
-                Ok(Event::Response(r))
-                    if self.registrations.is_own_correlation(r.correlation_id) =>
-                {
-                    let error = match r.result {
-                        crate::raft::ResponseResult::Answered(
-                            ResponseBody::ControllerRegistration(resp),
-                        ) if resp.error_code == 0 => None,
-                        crate::raft::ResponseResult::Answered(
-                            ResponseBody::ControllerRegistration(resp),
-                        ) => Some((
-                            resp.error_code,
-                            resp.error_message
-                                .map(|m| m.to_string())
-                                .unwrap_or_default(),
-                        )),
-                        other => Some((-1, format!("{other:?}"))),
-                    };
-                    self.registrations
-                        .own_response(now_ms(), r.correlation_id, error);
+                    self.checked(result)?;
                 }
                 Ok(Event::Response(r)) => {
                     if let Some(dest) = self.sent_to.remove(&r.correlation_id) {
@@ -343,37 +296,33 @@ impl Driver {
                             self.failed_voters.remove(&dest);
                         }
                     }
-                    self.core
-                        .handle_response(now_ms(), &self.store, r.correlation_id, r.result)
+                    let result = self.machine.handle_response(
+                        now_ms(),
+                        &mut self.store,
+                        r.correlation_id,
+                        r.result,
+                    );
+                    self.checked(result)?;
                 }
                 Ok(Event::Shutdown { timeout_ms }) => {
                     tracing::info!("Beginning graceful shutdown of the raft client");
-                    self.core.begin_shutdown(now_ms(), &self.store, timeout_ms);
+                    let result = self
+                        .machine
+                        .begin_shutdown(now_ms(), &mut self.store, timeout_ms);
+                    self.checked(result)?;
                 }
                 Ok(Event::SnapshotWritten { id, result }) => self.snapshot_written(id, result)?,
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => return Ok(()),
             }
-            self.carry_out_outputs()?;
-            let now = now_ms();
-            if self.core.poll_timeout().is_some_and(|t| t <= now) {
-                self.core.handle_timeout(now, &self.store);
-                self.carry_out_outputs()?;
-            }
-            self.process_role_events()?;
-            self.with_controller(|c, a| c.poll(a.now_ms, a))?;
+            let polled = self.machine.poll(now_ms(), &mut self.store);
+            self.checked(polled)?;
             self.run_workload()?;
-            self.run_idle_no_op()?;
-            self.run_own_registration()?;
             self.run_log_cleaner()?;
-            self.catch_up_image_due()?;
             let busy_ms = busy_started.elapsed().as_secs_f64() * 1000.0;
             self.update_metrics(idle_ms, busy_ms);
-            if let Some(e) = self.core.fatal_error() {
-                return Err(DriverError::Raft(e.clone()));
-            }
-            if let Some(e) = self.fatal.take() {
-                return Err(e);
+            if let Some(e) = self.machine.fatal_error() {
+                return Err(e.into());
             }
             if self.shutdown_done {
                 self.store.flush().map_err(|e| self.storage_failure(e))?;
@@ -382,116 +331,14 @@ impl Driver {
         }
     }
 
-    fn status_state(&self) -> &'static str {
-        self.status.lock().map(|s| s.state).unwrap_or("unattached")
-    }
-
-    /// Leader and activated: Kafka's controller writes nothing (and accepts no registration)
-    /// before its activation records.
-    fn active_controller(&self) -> bool {
-        self.core.state_name() == "leader"
-            && self.controller.as_ref().is_some_and(|c| c.is_active())
-    }
-
-    /// The committed metadata image.
-    fn image(&self) -> &crate::metadata::image::MetadataImage {
-        static EMPTY: std::sync::OnceLock<crate::metadata::image::MetadataImage> =
-            std::sync::OnceLock::new();
-        match &self.controller {
-            Some(c) => c.committed_image(),
-            None => EMPTY.get_or_init(crate::metadata::image::MetadataImage::new),
-        }
-    }
-
-    /// Runs `f` on the controller with an appender over the Raft core, then carries out what
-    /// it asked for (answers, own registration results) and the leadership changes its
-    /// appends caused.
-    fn with_controller(
-        &mut self,
-        f: impl FnOnce(&mut QuorumController, &mut DriverAppender<'_>),
-    ) -> Result<(), DriverError> {
-        let Some(mut controller) = self.controller.take() else {
-            return Ok(());
-        };
-        let mut appender = DriverAppender {
-            now_ms: now_ms(),
-            driver: self,
-            failure: None,
-        };
-        let started = monotonic_now();
-        f(&mut controller, &mut appender);
-        let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
-        let failure = appender.failure.take();
-        self.controller = Some(controller);
-        self.with_metrics(|m, now| m.controller_event_ms.record(now, elapsed_ms));
-        if let Some(e) = failure {
-            return Err(self.storage_failure(e));
-        }
-        self.drain_controller_outputs();
-        self.process_role_events()
-    }
-
-    /// Hands the controller's answers to the waiting connections (or to our own
-    /// registration).
-    fn drain_controller_outputs(&mut self) {
-        let Some(controller) = self.controller.as_mut() else {
-            return;
-        };
-        let mut outputs = Vec::new();
-        while let Some(o) = controller.poll_output() {
-            outputs.push(o);
-        }
-        for o in outputs {
-            let ControllerOutput::Respond { request_id, body } = o;
-            if self.registrations.is_own_correlation(request_id) {
-                let error = match &body {
-                    ResponseBody::ControllerRegistration(r) if r.error_code == 0 => None,
-                    ResponseBody::ControllerRegistration(r) => Some((
-                        r.error_code,
-                        r.error_message
-                            .as_ref()
-                            .map(|m| m.to_string())
-                            .unwrap_or_default(),
-                    )),
-                    other => Some((-1, format!("{other:?}"))),
-                };
-                self.registrations.own_response(now_ms(), request_id, error);
-                continue;
-            }
-            if let Some(reply) = self.pending.remove(&request_id) {
-                let _ = reply.send(body);
-            }
-        }
-    }
-
-    /// Tells the controller of the leadership changes the core announced. Losing leadership
-    /// first answers what committed before it, as committed.
-    fn process_role_events(&mut self) -> Result<(), DriverError> {
-        if self.role_events.is_empty() || self.controller.is_none() {
-            return Ok(());
-        }
-        let events = std::mem::take(&mut self.role_events);
-        for (epoch, leader_id, leading) in events {
-            if !leading {
-                if let Some(hw) = self.image_due.take() {
-                    self.apply_committed(hw);
-                }
-            }
-            let epoch_start = if leading {
-                self.core.epoch_start_offset()
-            } else {
-                None
-            };
-            if let Some(c) = self.controller.as_mut() {
-                c.handle_leader_change(epoch, leader_id, epoch_start);
-            }
-        }
-        self.drain_controller_outputs();
-        Ok(())
+    /// A machine call's store failure stops the node; otherwise its outputs are carried out.
+    fn checked(&mut self, result: Result<(), StoreError>) -> Result<(), DriverError> {
+        result.map_err(|e| self.storage_failure(e))?;
+        self.carry_out_outputs()
     }
 
     fn run_workload(&mut self) -> Result<(), DriverError> {
-        if !self.pacer.active() || !self.active_controller() {
+        if !self.pacer.active() || !self.machine.is_active_controller() {
             return Ok(());
         }
         let room = MAX_PENDING_RECORDS.saturating_sub(self.workload_stats.pending_records());
@@ -508,8 +355,11 @@ impl Driver {
             left -= n;
             let records: Vec<Bytes> = (0..n).map(|_| record.clone()).collect();
             let proposed_us = self.now_us();
-            if let Some(last) = self.core.propose(now_ms(), &self.store, records) {
-                self.workload_stats.proposed(last, n, proposed_us);
+            let proposed = self.machine.propose(now_ms(), &mut self.store, records);
+            match proposed {
+                Ok(Some(last)) => self.workload_stats.proposed(last, n, proposed_us),
+                Ok(None) => {}
+                Err(e) => return Err(self.storage_failure(e)),
             }
             self.carry_out_outputs()?;
         }
@@ -524,51 +374,9 @@ impl Driver {
         self.clock_base.elapsed().as_micros() as u64
     }
 
-    /// Registers this controller when the committed metadata does not hold it yet.
-    fn run_own_registration(&mut self) -> Result<(), DriverError> {
-        let now = now_ms();
-        let is_leader = self.core.state_name() == "leader";
-        if is_leader && !self.active_controller() {
-            // A leader that has not activated yet registers once it has (not with itself).
-            return Ok(());
-        }
-        let leader = self.core.leader_destination();
-        let image = match &self.controller {
-            Some(c) => c.committed_image(),
-            None => return Ok(()),
-        };
-        match self.registrations.own_action(now, image, is_leader, leader) {
-            OwnAction::None => Ok(()),
-            OwnAction::Local {
-                correlation_id,
-                request,
-            } => {
-                let request = InboundRequest {
-                    request_id: correlation_id,
-                    api_version: 0,
-                    listener_name: String::new(),
-                    body: RequestBody::ControllerRegistration(request),
-                };
-                self.with_controller(|c, a| c.handle_request(a.now_ms, a, request))
-            }
-            OwnAction::Send {
-                correlation_id,
-                destination,
-                request,
-            } => {
-                self.registration_peers.send(PeerRequest {
-                    correlation_id,
-                    destination,
-                    request: RequestBody::ControllerRegistration(request),
-                });
-                Ok(())
-            }
-        }
-    }
-
     /// Copies what the handler needs from the image into the shared status.
     fn publish_image(&self) {
-        let image = self.image();
+        let image = self.machine.committed_image();
         if let Ok(mut s) = self.status.lock() {
             s.metadata_version = image.metadata_version();
             if s.controllers != image.controllers {
@@ -581,22 +389,6 @@ impl Driver {
         }
     }
 
-    /// An active controller's periodic NoOpRecord (once the image knows metadata.version, as
-    /// Kafka's controller is active only after loading the log).
-    fn run_idle_no_op(&mut self) -> Result<(), DriverError> {
-        let now = now_ms();
-        let active = self.active_controller() && self.image().metadata_version().is_some();
-        if self.idle_no_ops.due(now, active) {
-            self.core.propose(
-                now,
-                &self.store,
-                vec![Bytes::from_static(&IDLE_NO_OP_RECORD)],
-            );
-            self.carry_out_outputs()?;
-        }
-        Ok(())
-    }
-
     fn with_metrics(&self, f: impl FnOnce(&mut RaftMetrics, u64)) {
         if let Ok(mut m) = self.metrics.lock() {
             let now = now_ms();
@@ -606,29 +398,22 @@ impl Driver {
 
     fn update_metrics(&mut self, idle_ms: f64, busy_ms: f64) {
         let now = now_ms();
+        let core = self.machine.core();
         let end = crate::raft::LogReader::end_offset(&self.store);
-        let progress = self.core.voter_progress();
+        let progress = core.voter_progress();
         if let Ok(mut s) = self.status.lock() {
-            if &s.voters != self.core.voters() {
-                s.voters = self.core.voters().clone();
+            if &s.voters != core.voters() {
+                s.voters = core.voters().clone();
             }
         }
-        let gauges_due = self.controller.as_ref().is_some_and(|c| {
-            let applied = c
-                .speculative_image()
-                .unwrap_or(c.committed_image())
-                .next_offset;
-            (applied, c.is_active()) != self.gauges_at
-        });
-        let gauges = if gauges_due {
-            self.controller.as_ref().map(|c| {
-                let applied = c
-                    .speculative_image()
-                    .unwrap_or(c.committed_image())
-                    .next_offset;
-                self.gauges_at = (applied, c.is_active());
-                super::controller_metrics::ControllerGauges::of(c)
-            })
+        let c = self.machine.controller();
+        let applied = c
+            .speculative_image()
+            .unwrap_or(c.committed_image())
+            .next_offset;
+        let gauges = if (applied, c.is_active()) != self.gauges_at {
+            self.gauges_at = (applied, c.is_active());
+            Some(super::controller_metrics::ControllerGauges::of(c))
         } else {
             None
         };
@@ -639,11 +424,11 @@ impl Driver {
             m.controller = g;
         }
         m.now_ms = now;
-        m.current_state = self.core.state_name();
-        m.current_leader = self.core.leader_id().unwrap_or(-1);
-        m.current_vote = self.core.voted_id().unwrap_or(-1);
-        m.current_epoch = self.core.epoch();
-        m.high_watermark = self.core.high_watermark().unwrap_or(-1);
+        m.current_state = core.state_name();
+        m.current_leader = core.leader_id().unwrap_or(-1);
+        m.current_vote = core.voted_id().unwrap_or(-1);
+        m.current_epoch = core.epoch();
+        m.high_watermark = core.high_watermark().unwrap_or(-1);
         m.log_end_offset = end.offset;
         m.log_end_epoch = end.epoch;
         m.unknown_voter_connections = self.failed_voters.len();
@@ -672,164 +457,125 @@ impl Driver {
         }
     }
 
+    /// Carries out every output the machine has queued, in order.
     fn carry_out_outputs(&mut self) -> Result<(), DriverError> {
-        self.carry_out_core_outputs()
-            .map_err(|e| self.storage_failure(e))
-    }
-
-    /// Carries out every output the core has queued, in order.
-    fn carry_out_core_outputs(&mut self) -> Result<(), StoreError> {
-        while let Some(output) = self.core.poll_output() {
+        while let Some(output) = self.machine.poll_output() {
             self.carry_out(output)?;
         }
         Ok(())
     }
 
-    /// Carries out one output; only the store can fail.
-    fn carry_out(&mut self, output: Output) -> Result<(), StoreError> {
-        {
-            match output {
-                Output::PersistElectionState(state) => {
-                    let voter_ids = self.core.voters().ids().collect();
-                    self.store
-                        .set_quorum_state_format(self.core.kraft_version(), voter_ids);
-                    self.store.persist_election_state(&state)?
-                }
-                Output::AppendAsLeader { batch, epoch } => {
-                    self.store.append_as_leader(&batch, epoch)?;
-                    let (records, last) = count_records(&batch);
-                    self.uncommitted.push_back((last, now_ms()));
-                    self.with_metrics(|m, now| m.append_records.record(now, records as f64));
-                }
-                Output::AppendAsFollower { records, epoch } => {
-                    self.store.append_as_follower(&records, epoch)?;
-                    let (count, _) = count_records(&records);
-                    self.with_metrics(|m, now| m.fetch_records.record(now, count as f64));
-                }
-                Output::Truncate { offset } => self.store.truncate(offset)?,
-                Output::Flush => self.store.flush()?,
-                Output::SnapshotChunk {
-                    id,
-                    position,
-                    bytes,
-                } => self.store.write_snapshot_chunk(id, position, &bytes)?,
-                Output::InstallSnapshot { id } => self.store.install_snapshot(id)?,
-                Output::AbandonSnapshot { .. } => self.store.abandon_snapshot(),
-                Output::Send {
+    /// Carries out one output: network, reply channels, status, metrics, snapshot files.
+    fn carry_out(&mut self, output: NodeOutput) -> Result<(), DriverError> {
+        match output {
+            NodeOutput::Send {
+                correlation_id,
+                destination,
+                request,
+            } => {
+                self.sent_to.insert(correlation_id, destination.node_id);
+                self.peers.send(PeerRequest {
                     correlation_id,
                     destination,
                     request,
-                } => {
-                    self.sent_to.insert(correlation_id, destination.node_id);
-                    self.peers.send(PeerRequest {
-                        correlation_id,
-                        destination,
-                        request,
-                    })
-                }
-                Output::Respond {
-                    request_id, body, ..
-                } => {
-                    // The core answers only the Raft APIs; the controller's go through it.
-                    if let Some(reply) = self.pending.remove(&request_id) {
-                        let _ = reply.send(body);
-                    }
-                }
-                Output::HighWatermark(hw) => {
-                    if let Ok(mut s) = self.status.lock() {
-                        s.high_watermark = Some(hw);
-                    }
-                    // Replayed, and waiters answered, after this round's requests leave
-                    // (`catch_up_image_due`).
-                    self.image_due = Some(hw);
-                    if self.pacer.active() {
-                        let now_us = self.now_us();
-                        self.workload_stats.committed(hw, now_us);
-                    }
-                    let now = now_ms();
-                    let mut latencies = Vec::new();
-                    while self.uncommitted.front().is_some_and(|(last, _)| *last < hw) {
-                        if let Some((_, appended)) = self.uncommitted.pop_front() {
-                            latencies.push(now.saturating_sub(appended) as f64);
-                        }
-                    }
-                    self.with_metrics(|m, now| {
-                        for l in latencies {
-                            m.commit_latency_ms.record(now, l);
-                        }
-                    });
-                }
-                Output::RoleChanged {
-                    epoch,
-                    leader_id,
-                    state,
-                } => {
-                    if let Ok(mut s) = self.status.lock() {
-                        s.epoch = epoch;
-                        s.leader_id = leader_id;
-                        s.state = state;
-                        if state != "leader" {
-                            s.high_watermark = self.core.high_watermark();
-                        }
-                    }
-                    if state == "leader" {
-                        self.pacer.reset();
-                    } else {
-                        self.uncommitted.clear();
-                        self.workload_stats.resigned();
-                    }
-                    // Kafka's controller activation (bootstrap records on an empty log) waits
-                    // for the image to pass the epoch start; the controller hears of the
-                    // change once this round's outputs are carried out.
-                    self.role_events.push((epoch, leader_id, state == "leader"));
-                    let now = now_ms();
-                    match (leader_id, self.leaderless_since_ms) {
-                        (None, None) => self.leaderless_since_ms = Some(now),
-                        (Some(_), Some(since)) => {
-                            self.leaderless_since_ms = None;
-                            self.with_metrics(|m, now| {
-                                m.election_latency_ms
-                                    .record(now, now.saturating_sub(since) as f64)
-                            });
-                        }
-                        _ => {}
-                    }
-                }
-                Output::ShutdownComplete => self.shutdown_done = true,
+                })
             }
+            NodeOutput::SendRegistration {
+                correlation_id,
+                destination,
+                request,
+            } => self.registration_peers.send(PeerRequest {
+                correlation_id,
+                destination,
+                request,
+            }),
+            NodeOutput::Respond { request_id, body } => {
+                if let Some(reply) = self.pending.remove(&request_id) {
+                    let _ = reply.send(body);
+                }
+            }
+            NodeOutput::Appended {
+                as_leader,
+                records,
+                last_offset,
+            } => {
+                if as_leader {
+                    self.uncommitted.push_back((last_offset, now_ms()));
+                    self.with_metrics(|m, now| m.append_records.record(now, records as f64));
+                } else {
+                    self.with_metrics(|m, now| m.fetch_records.record(now, records as f64));
+                }
+            }
+            NodeOutput::HighWatermark(hw) => {
+                if let Ok(mut s) = self.status.lock() {
+                    s.high_watermark = Some(hw);
+                }
+                if self.pacer.active() {
+                    let now_us = self.now_us();
+                    self.workload_stats.committed(hw, now_us);
+                }
+                let now = now_ms();
+                let mut latencies = Vec::new();
+                while self.uncommitted.front().is_some_and(|(last, _)| *last < hw) {
+                    if let Some((_, appended)) = self.uncommitted.pop_front() {
+                        latencies.push(now.saturating_sub(appended) as f64);
+                    }
+                }
+                self.with_metrics(|m, now| {
+                    for l in latencies {
+                        m.commit_latency_ms.record(now, l);
+                    }
+                });
+            }
+            NodeOutput::RoleChanged {
+                epoch,
+                leader_id,
+                state,
+            } => {
+                let high_watermark = self.machine.core().high_watermark();
+                if let Ok(mut s) = self.status.lock() {
+                    s.epoch = epoch;
+                    s.leader_id = leader_id;
+                    s.state = state;
+                    if state != "leader" {
+                        s.high_watermark = high_watermark;
+                    }
+                }
+                if state == "leader" {
+                    self.pacer.reset();
+                } else {
+                    self.uncommitted.clear();
+                    self.workload_stats.resigned();
+                }
+                let now = now_ms();
+                match (leader_id, self.leaderless_since_ms) {
+                    (None, None) => self.leaderless_since_ms = Some(now),
+                    (Some(_), Some(since)) => {
+                        self.leaderless_since_ms = None;
+                        self.with_metrics(|m, now| {
+                            m.election_latency_ms
+                                .record(now, now.saturating_sub(since) as f64)
+                        });
+                    }
+                    _ => {}
+                }
+            }
+            NodeOutput::ImageChanged => self.publish_image(),
+            NodeOutput::WriteSnapshot {
+                id,
+                header,
+                records,
+                reason,
+            } => self.start_snapshot(id, header, records, &reason),
+            NodeOutput::SnapshotSkipped { why, error } => {
+                if error {
+                    tracing::error!("{why}");
+                } else {
+                    tracing::info!("{why}");
+                }
+            }
+            NodeOutput::ShutdownComplete => self.shutdown_done = true,
         }
         Ok(())
-    }
-}
-
-/// The controller's way into the Raft core: each append's outputs are carried out before it
-/// returns (the core's contract), so the next append sees the log as it is.
-struct DriverAppender<'a> {
-    driver: &'a mut Driver,
-    now_ms: u64,
-    /// A store failure while carrying out an append (fatal, reported after the call).
-    failure: Option<StoreError>,
-}
-
-impl MetadataAppender for DriverAppender<'_> {
-    fn next_write_offset(&self) -> Option<i64> {
-        if self.failure.is_some() {
-            return None;
-        }
-        self.driver.core.next_write_offset(&self.driver.store)
-    }
-
-    fn append(&mut self, epoch: i32, records: Vec<Bytes>) -> Result<i64, ProposeError> {
-        if self.failure.is_some() {
-            return Err(ProposeError::ShuttingDown);
-        }
-        let d = &mut *self.driver;
-        let result = d
-            .core
-            .propose_at_epoch(self.now_ms, &d.store, epoch, records);
-        if let Err(e) = d.carry_out_core_outputs() {
-            self.failure = Some(e);
-        }
-        result
     }
 }

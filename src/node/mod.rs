@@ -7,17 +7,13 @@
 //! ```
 //!
 //! The driver is the only place that reads the clock.
-mod commit_stats;
 pub mod controller_metrics;
 pub mod driver;
 mod handler;
 pub mod metrics;
 mod not_ready;
-pub mod registration;
-pub mod snapshots;
 pub mod start;
 pub mod store;
-pub mod workload;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -9,8 +9,8 @@ use crate::raft::{RaftConfig, RaftCore};
 use crate::storage::format::{open_formatted, FormattedDir};
 use crate::storage::StorageError;
 
-use super::registration::Registrations;
 use super::store::{RaftStore, StoreError};
+use crate::machine::registration::Registrations;
 
 /// Feature ranges this controller registers with (KIP-919): the metadata.version levels it
 /// reads (3.3-IV3 … 4.1-IV1) and kraft.version 0–1.

@@ -390,6 +390,55 @@ impl LogReader for RaftStore {
     }
 }
 
+/// The node state machine writes through the store; every write is complete (fsynced where
+/// Kafka fsyncs) when it returns.
+impl crate::machine::NodeStore for RaftStore {
+    type Error = StoreError;
+
+    fn persist_election_state(
+        &mut self,
+        state: &ElectionState,
+        kraft_version: i16,
+        voter_ids: Vec<i32>,
+    ) -> Result<(), StoreError> {
+        self.set_quorum_state_format(kraft_version, voter_ids);
+        RaftStore::persist_election_state(self, state)
+    }
+
+    fn append_as_leader(&mut self, batch: &[u8], epoch: i32) -> Result<(), StoreError> {
+        RaftStore::append_as_leader(self, batch, epoch)
+    }
+
+    fn append_as_follower(&mut self, records: &[u8], epoch: i32) -> Result<(), StoreError> {
+        RaftStore::append_as_follower(self, records, epoch)
+    }
+
+    fn truncate(&mut self, offset: i64) -> Result<(), StoreError> {
+        RaftStore::truncate(self, offset)
+    }
+
+    fn flush(&mut self) -> Result<(), StoreError> {
+        RaftStore::flush(self)
+    }
+
+    fn write_snapshot_chunk(
+        &mut self,
+        id: OffsetAndEpoch,
+        position: i64,
+        bytes: &[u8],
+    ) -> Result<(), StoreError> {
+        RaftStore::write_snapshot_chunk(self, id, position, bytes)
+    }
+
+    fn install_snapshot(&mut self, id: OffsetAndEpoch) -> Result<(), StoreError> {
+        RaftStore::install_snapshot(self, id)
+    }
+
+    fn abandon_snapshot(&mut self) {
+        RaftStore::abandon_snapshot(self)
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -14,16 +14,8 @@
 
 use super::{RaftStore, StoreError};
 use crate::log::LocalLog;
+pub use crate::machine::snapshot_policy::Retention;
 use crate::snapshot::{self, SnapshotId};
-
-/// Kafka's retention settings for the metadata log.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Retention {
-    /// `metadata.max.retention.bytes` (< 0: no size rule).
-    pub max_bytes: i64,
-    /// `metadata.max.retention.ms` (< 0: no time rule).
-    pub max_ms: i64,
-}
 
 impl RaftStore {
     /// Whether snapshot `id` is on disk (Kafka's emitter does not write one twice).

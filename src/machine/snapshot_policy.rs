@@ -13,9 +13,17 @@
 //! transaction; [`SnapshotGenerator::log_delta`] is told whether one is open. Time is
 //! an input (the driver reads the clock).
 
-use super::store::retention::Retention;
+/// Kafka's retention settings for the metadata log (the driver cleans the log with them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// `metadata.max.retention.bytes` (< 0: no size rule).
+    pub max_bytes: i64,
+    /// `metadata.max.retention.ms` (< 0: no time rule).
+    pub max_ms: i64,
+}
 
-/// The metadata log settings the driver applies beyond Raft.
+/// The metadata log settings applied beyond Raft (by the machine, and by the driver for
+/// retention).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MetadataLogSettings {
     /// `metadata.max.idle.interval.ms`: an active controller's NoOpRecord cadence.
