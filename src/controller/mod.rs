@@ -31,7 +31,7 @@ pub mod replication;
 pub mod result;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::collections::{BTreeMap, VecDeque};
 

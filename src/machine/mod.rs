@@ -24,6 +24,9 @@ pub mod no_ops;
 pub mod registration;
 pub mod snapshot_policy;
 
+#[cfg(test)]
+mod tests;
+
 use std::collections::VecDeque;
 
 use bytes::Bytes;

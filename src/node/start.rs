@@ -10,18 +10,7 @@ use crate::storage::format::{open_formatted, FormattedDir};
 use crate::storage::StorageError;
 
 use super::store::{RaftStore, StoreError};
-use crate::machine::registration::Registrations;
-
-/// Feature ranges this controller registers with (KIP-919): the metadata.version levels it
-/// reads (3.3-IV3 … 4.1-IV1) and kraft.version 0–1.
-const REGISTERED_FEATURES: &[(&str, i16, i16)] = &[
-    (
-        crate::storage::features::METADATA_VERSION_FEATURE,
-        7,
-        crate::storage::features::LATEST_PRODUCTION_LEVEL,
-    ),
-    (crate::storage::features::KRAFT_VERSION_FEATURE, 0, 1),
-];
+use crate::machine::registration::{Registrations, REGISTERED_FEATURES};
 
 /// Why the node could not open its state.
 #[derive(Debug, thiserror::Error)]

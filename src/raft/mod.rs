@@ -38,7 +38,7 @@ mod voter_changes;
 pub mod voters;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use self::config::RaftConfig;
 pub use self::core::RaftCore;

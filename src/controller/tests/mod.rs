@@ -3,9 +3,10 @@
 //! `ProducerIdControlManagerTest`, `QuorumControllerTest`).
 
 mod cluster;
-mod context;
+pub(crate) mod context;
 mod heartbeats;
 mod producer_ids;
 mod quorum_controller;
 mod replication;
 mod sim;
+pub(crate) mod sim_support;

@@ -19,6 +19,17 @@ use crate::metadata::image::MetadataImage;
 use crate::metadata::wire::TaggedFields;
 use crate::raft::Destination;
 
+/// Feature ranges this controller registers with (KIP-919): the metadata.version levels it
+/// reads (3.3-IV3 … 4.1-IV1) and kraft.version 0–1.
+pub const REGISTERED_FEATURES: &[(&str, i16, i16)] = &[
+    (
+        crate::storage::features::METADATA_VERSION_FEATURE,
+        7,
+        crate::storage::features::LATEST_PRODUCTION_LEVEL,
+    ),
+    (crate::storage::features::KRAFT_VERSION_FEATURE, 0, 1),
+];
+
 /// Correlation ids of our own registration requests (the core's ids stay far below).
 pub const CORRELATION_BASE: u64 = 1 << 62;
 /// Kafka's registration resend backoff: 100 ms doubling up to 120 s.

@@ -3,10 +3,10 @@
 //! the Kafka test it mirrors (tests marked "Not a Kafka test" are ours). `sim/`
 //! is the cluster simulation (Kafka's `RaftEventSimulationTest`), `props` the property tests.
 mod add_voter;
-mod context;
+pub(crate) mod context;
 mod election;
 mod fetch;
-mod mem_log;
+pub(crate) mod mem_log;
 mod more;
 mod observer;
 mod props;

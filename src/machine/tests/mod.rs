@@ -1,0 +1,3 @@
+//! Tests of the node state machine.
+
+mod sim;
