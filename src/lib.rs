@@ -4,21 +4,22 @@
 //! Data flows through the modules in this order:
 //!
 //! ```text
-//!   bytes ──codec──▶ Request ──▶ node (driver) ──Raft APIs──▶ RaftCore ──Output──▶ node
-//!                                     │  │ ▲                                      │
-//!                     log/snapshot ◀──┘  │ └── Flushed/Appended ◀── disk ◀────────┤
-//!                     network      ◀── Send/Respond (after `when` holds) ◀────────┤
-//!                                        │                                        │
-//!                                        └─controller APIs─▶ controller ◀─ HighWatermark
-//!                                            (QuorumController: managers over the metadata
-//!                                             image ─▶ records proposed to the RaftCore,
-//!                                             replies released on commit)
+//!   bytes ──codec──▶ Request ──▶ node (driver: clock, I/O) ──Event──▶ machine (NodeMachine)
+//!                                  ▲                                  │ │
+//!        network / replies ◀── NodeOutput (Send, Respond, …) ◀────────┘ │ Raft APIs
+//!        log/snapshot ◀── NodeStore writes, in order, in the call ◀── RaftCore ◀┤
+//!                                                                               │ controller APIs
+//!                                  controller (QuorumController: managers over the metadata
+//!                                  image ─▶ records proposed to the RaftCore, replies
+//!                                  released on commit) ◀── HighWatermark ─▶ replay ─ metadata
 //! ```
 //!
-//! `codec` and `records` are pure bytes ⇄ types; `raft`, `controller` and `metadata` are
-//! sans-IO (no tokio, filesystem, sockets, clock or thread RNG: tests/tidy.rs); `log`,
-//! `snapshot`, `storage` and `network` do I/O; `node` is the driver that runs them;
-//! `config` and `cli` read what the operator gives; `dump` is `ferrokraft dump`.
+//! `codec` and `records` are pure bytes ⇄ types; `raft`, `controller`, `metadata` and
+//! `machine` (the node state machine joining the Raft core and the controller) are sans-IO (no
+//! tokio, filesystem, sockets, clock or thread RNG: tests/tidy.rs); `log`, `snapshot`,
+//! `storage` and `network` do I/O; `node` is the driver that runs the machine; `workload` is
+//! the benchmark load generator; `config` and `cli` read what the operator gives; `dump` is
+//! `ferrokraft dump`.
 pub mod cli;
 pub mod codec;
 pub mod config;

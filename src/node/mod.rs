@@ -1,9 +1,10 @@
-//! The node: binds the controller listeners, runs the Raft core on its driver thread, answers
-//! requests.
+//! The node: binds the controller listeners, runs the node state machine (`crate::machine`)
+//! on its driver thread, answers requests.
 //!
 //! ```text
 //!   Config ─▶ start::open ─▶ RaftStore (log, snapshots, quorum-state) + RaftCore
-//!          ─▶ driver::spawn (raft thread) ◀──Event── handler::Node ◀── network::listener
+//!                            + QuorumController + own registration
+//!          ─▶ driver::spawn (raft thread: NodeMachine) ◀──Event── handler::Node ◀── listener
 //! ```
 //!
 //! The driver is the only place that reads the clock.

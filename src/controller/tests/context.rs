@@ -16,37 +16,26 @@ use uuid::Uuid;
 use crate::codec::{RequestBody, ResponseBody};
 use crate::controller::{ControllerConfig, ControllerOutput, MetadataAppender, QuorumController};
 use crate::metadata::image::{MetadataImage, PartitionRegistration};
-use crate::raft::types::OffsetAndEpoch;
-use crate::raft::{InboundRequest, LogReader, ProposeError, SnapshotChunk};
+use crate::raft::tests::mem_log::MemLog;
+use crate::raft::{InboundRequest, LogReader, ProposeError};
 use crate::records::batch::{build_control_batch, build_data_batch};
 use crate::records::control::ControlRecord;
 use crate::storage::features::feature_level_record;
 
 pub const CLUSTER_ID: &str = "q1Sh-9_ISia_zwGINzRvyQ";
 
-/// The batches (base, next, bytes) from the one holding `offset` on.
-pub fn read_batches(batches: &[(i64, i64, Vec<u8>)], offset: i64) -> Bytes {
-    let mut out = Vec::new();
-    for (_, next, bytes) in batches {
-        if *next > offset {
-            out.extend_from_slice(bytes);
-        }
-    }
-    Bytes::from(out)
-}
-
-/// The log: whole batches with their offsets.
+/// The log: the Raft tests' in-memory log (the conformance-tested `log::MemLog` with
+/// Kafka's metadata-log reads), and the epoch this node leads, if any.
 #[derive(Debug, Default)]
 pub struct TestLog {
-    /// (base offset, next offset, bytes) of each batch.
-    pub batches: Vec<(i64, i64, Vec<u8>)>,
+    pub log: MemLog,
     /// Whether this node leads (appends are refused otherwise).
     pub leader_epoch: Option<i32>,
 }
 
 impl TestLog {
     pub fn end(&self) -> i64 {
-        self.batches.last().map_or(0, |b| b.1)
+        self.log.end_offset().offset
     }
 
     /// This node leads `epoch` from now on: its LeaderChange batch; the epoch's first offset.
@@ -54,35 +43,13 @@ impl TestLog {
         let start = self.end();
         let lc = ControlRecord::LeaderChange(Default::default());
         let batch = build_control_batch(start, epoch, 0, &[lc]).unwrap();
-        self.batches.push((start, start + 1, batch));
+        self.log.append(&Bytes::from(batch));
         self.leader_epoch = Some(epoch);
         start
     }
 }
 
-impl LogReader for TestLog {
-    fn log_start_offset(&self) -> i64 {
-        0
-    }
-    fn end_offset(&self) -> OffsetAndEpoch {
-        OffsetAndEpoch::new(self.end(), self.leader_epoch.unwrap_or(0))
-    }
-    fn end_offset_for_epoch(&self, _epoch: i32) -> OffsetAndEpoch {
-        self.end_offset()
-    }
-    fn read(&self, offset: i64, _max_bytes: usize) -> Result<Bytes, crate::raft::LogReadError> {
-        Ok(read_batches(&self.batches, offset))
-    }
-    fn latest_snapshot_id(&self) -> Option<OffsetAndEpoch> {
-        None
-    }
-    fn earliest_snapshot_id(&self) -> Option<OffsetAndEpoch> {
-        None
-    }
-    fn read_snapshot(&self, _: OffsetAndEpoch, _: i64, _: usize) -> Option<SnapshotChunk> {
-        None
-    }
-}
+crate::raft::tests::mem_log::delegate_log_reader!(TestLog, log);
 
 impl MetadataAppender for TestLog {
     fn next_write_offset(&self) -> Option<i64> {
@@ -101,9 +68,8 @@ impl MetadataAppender for TestLog {
         let base = self.end();
         let values: Vec<&[u8]> = records.iter().map(|r| r.as_ref()).collect();
         let batch = build_data_batch(base, epoch, 0, &values).unwrap();
-        let next = base + records.len() as i64;
-        self.batches.push((base, next, batch));
-        Ok(next - 1)
+        self.log.append(&Bytes::from(batch));
+        Ok(base + records.len() as i64 - 1)
     }
 }
 

@@ -40,23 +40,19 @@ impl SharedLog {
 
     /// Loses the uncommitted tail (a new leader that did not have it).
     fn truncate_uncommitted(&mut self) {
-        let hw = self.high_watermark;
-        self.log.batches.retain(|b| b.1 <= hw);
+        self.log.log.truncate(self.high_watermark);
     }
 
     /// The committed batches from `offset` on, and the offset after them.
     fn committed_batches_from(&self, offset: i64) -> (Vec<u8>, i64) {
         let mut out = Vec::new();
         let mut next_offset = offset;
-        for (base, next, bytes) in &self.log.batches {
-            if *next > self.high_watermark {
+        for (_, next, bytes) in self.log.log.batches_between(offset, self.high_watermark) {
+            if next > self.high_watermark {
                 break;
             }
-            if *base < offset {
-                continue;
-            }
-            next_offset = *next;
-            out.extend_from_slice(bytes);
+            next_offset = next;
+            out.extend_from_slice(&bytes);
         }
         (out, next_offset)
     }

@@ -36,7 +36,7 @@ use crate::machine::{NodeMachine, NodeOutput, NodeStore};
 use crate::raft::tests::context::{config, LISTENER};
 use crate::raft::tests::mem_log::MemLog;
 use crate::raft::types::OffsetAndEpoch;
-use crate::raft::{ElectionState, InboundRequest, LogReadError, LogReader, ResponseResult, Rng};
+use crate::raft::{ElectionState, InboundRequest, ResponseResult, Rng};
 
 const NODES: usize = 3;
 const TICK_MS: u64 = 5;
@@ -50,34 +50,7 @@ struct SimStore {
     stored: Option<ElectionState>,
 }
 
-impl LogReader for SimStore {
-    fn log_start_offset(&self) -> i64 {
-        self.log.log_start_offset()
-    }
-    fn end_offset(&self) -> OffsetAndEpoch {
-        self.log.end_offset()
-    }
-    fn end_offset_for_epoch(&self, epoch: i32) -> OffsetAndEpoch {
-        self.log.end_offset_for_epoch(epoch)
-    }
-    fn read(&self, offset: i64, max_bytes: usize) -> Result<Bytes, LogReadError> {
-        self.log.read(offset, max_bytes)
-    }
-    fn latest_snapshot_id(&self) -> Option<OffsetAndEpoch> {
-        self.log.latest_snapshot_id()
-    }
-    fn earliest_snapshot_id(&self) -> Option<OffsetAndEpoch> {
-        self.log.earliest_snapshot_id()
-    }
-    fn read_snapshot(
-        &self,
-        id: OffsetAndEpoch,
-        position: i64,
-        max_bytes: usize,
-    ) -> Option<crate::raft::SnapshotChunk> {
-        self.log.read_snapshot(id, position, max_bytes)
-    }
-}
+crate::raft::tests::mem_log::delegate_log_reader!(SimStore, log);
 
 impl NodeStore for SimStore {
     type Error = Infallible;
@@ -173,6 +146,8 @@ struct Sim {
     promises: Vec<(Promise, i64)>,
     checks: Vec<ImageChecks>,
     faults: bool,
+    /// Brokers send requests (they go quiet at the end).
+    brokers_active: bool,
     crashes: u64,
     epochs_seen: BTreeSet<i32>,
 }
@@ -213,6 +188,7 @@ impl Sim {
             promises: Vec::new(),
             checks: (0..NODES).map(|_| ImageChecks::default()).collect(),
             faults: true,
+            brokers_active: true,
             crashes: 0,
             epochs_seen: BTreeSet::new(),
         };
@@ -536,7 +512,7 @@ impl Sim {
         if self.isolated.is_some_and(|(_, until)| until <= now) {
             self.isolated = None;
         }
-        if self.rng.below(10) == 0 {
+        if self.brokers_active && self.rng.below(10) == 0 {
             self.broker_request();
         }
         if self.faults {
@@ -601,22 +577,9 @@ impl Sim {
             self.tick()?;
         }
         // Brokers go quiet; the nodes agree once they sit at the same committed offset.
+        self.brokers_active = false;
         for _ in 0..(5_000 / TICK_MS) {
-            self.now_ms += TICK_MS;
-            while let Some(entry) = self.network.first_entry() {
-                if entry.key().0 > self.now_ms {
-                    break;
-                }
-                let message = entry.remove();
-                self.deliver(message);
-            }
-            for n in 0..NODES {
-                let node = &mut self.nodes[n];
-                if let Some(m) = node.machine.as_mut() {
-                    let Ok(()) = m.poll(self.now_ms, &mut node.store);
-                    self.drain(n);
-                }
-            }
+            self.tick()?;
             let images: Vec<_> = self
                 .nodes
                 .iter()

@@ -172,3 +172,42 @@ impl LogReader for MemLog {
         })
     }
 }
+
+/// `LogReader` for a test type that keeps its log in a [`MemLog`] field: every read goes to it.
+macro_rules! delegate_log_reader {
+    ($type:ty, $field:ident) => {
+        impl $crate::raft::LogReader for $type {
+            fn log_start_offset(&self) -> i64 {
+                $crate::raft::LogReader::log_start_offset(&self.$field)
+            }
+            fn end_offset(&self) -> $crate::raft::types::OffsetAndEpoch {
+                $crate::raft::LogReader::end_offset(&self.$field)
+            }
+            fn end_offset_for_epoch(&self, epoch: i32) -> $crate::raft::types::OffsetAndEpoch {
+                $crate::raft::LogReader::end_offset_for_epoch(&self.$field, epoch)
+            }
+            fn read(
+                &self,
+                offset: i64,
+                max_bytes: usize,
+            ) -> Result<bytes::Bytes, $crate::raft::LogReadError> {
+                $crate::raft::LogReader::read(&self.$field, offset, max_bytes)
+            }
+            fn latest_snapshot_id(&self) -> Option<$crate::raft::types::OffsetAndEpoch> {
+                $crate::raft::LogReader::latest_snapshot_id(&self.$field)
+            }
+            fn earliest_snapshot_id(&self) -> Option<$crate::raft::types::OffsetAndEpoch> {
+                $crate::raft::LogReader::earliest_snapshot_id(&self.$field)
+            }
+            fn read_snapshot(
+                &self,
+                id: $crate::raft::types::OffsetAndEpoch,
+                position: i64,
+                max_bytes: usize,
+            ) -> Option<$crate::raft::SnapshotChunk> {
+                $crate::raft::LogReader::read_snapshot(&self.$field, id, position, max_bytes)
+            }
+        }
+    };
+}
+pub(crate) use delegate_log_reader;
