@@ -215,10 +215,10 @@ impl RaftCore {
         };
         if is_voter {
             if let Some(state) = l.voters.get_mut(&key.id) {
+                // The state keeps the voter set's key, as Kafka's LeaderState does: a static
+                // voter (kraft.version 0) shows no directory id even though its fetches carry
+                // one.
                 state.record_fetch(fetch_offset, leader_end, now_ms);
-                if !key.directory_id.is_nil() {
-                    state.key = key;
-                }
             }
             l.fetched_voters.insert(key.id);
             l.acknowledged.insert(key.id);
