@@ -106,7 +106,7 @@ fn validate(
 /// Kafka's `alterPartition`; `version` is the request's (2 or 3).
 pub fn alter_partition(
     image: &MetadataImage,
-    _cfg: &ControllerConfig,
+    cfg: &ControllerConfig,
     req: &AlterPartitionRequest,
     version: i16,
 ) -> ControllerResult<AlterPartitionResponse> {
@@ -149,6 +149,10 @@ pub fn alter_partition(
             let record =
                 PartitionChangeBuilder::new(current, t.topic_id, p.partition_index, &acceptable)
                     .election(election)
+                    .eligible_leader_replicas(
+                        super::elr_enabled(image),
+                        super::effective_min_isr(image, cfg, &topic.name),
+                    )
                     .bump_leader_epoch_on_isr_shrink(bump)
                     .target_isr(isr.iter().map(|(id, _)| *id).collect())
                     .target_recovery_state(p.leader_recovery_state)

@@ -22,7 +22,7 @@ use crate::controller::features::partition_record_version;
 use crate::controller::result::{ControllerResult, RecordOut};
 use crate::metadata::image::{mv, MetadataImage};
 use crate::metadata::record::MetadataRecord;
-use crate::metadata::records::{ConfigRecord, PartitionRecord, TopicRecord};
+use crate::metadata::records::{ClearElrRecord, ConfigRecord, PartitionRecord, TopicRecord};
 use crate::raft::Rng;
 
 /// The metadata log's own topic, never created by request.
@@ -33,6 +33,9 @@ pub const MAX_PARTITIONS_PER_REQUEST: u64 = 10_000;
 const MAX_NAME_LENGTH: usize = 249;
 /// `ConfigResource.Type` of a topic.
 const TOPIC_RESOURCE: i8 = 2;
+
+/// The topic config whose change clears the topic's ELRs.
+const MIN_INSYNC_REPLICAS: &str = "min.insync.replicas";
 
 /// Kafka's `Topic.validate`: the reason a name is refused.
 pub fn validate_topic_name(name: &str) -> Result<(), String> {
@@ -284,6 +287,21 @@ fn create_topic(
                 resource_name: name.clone(),
                 name: k.clone(),
                 value: Some(v.clone()),
+                ..Default::default()
+            }),
+            0,
+        ));
+    }
+    // Kafka 4.1 follows a min.insync.replicas ConfigRecord with a ClearElrRecord of its topic
+    // when ELR is on (the ELRs were chosen against the old value), new topics included.
+    if super::elr_enabled(image)
+        && configs
+            .iter()
+            .any(|(k, _)| k.as_str() == MIN_INSYNC_REPLICAS)
+    {
+        records.push(RecordOut::new(
+            MetadataRecord::ClearElr(ClearElrRecord {
+                topic_name: name.clone(),
                 ..Default::default()
             }),
             0,

@@ -54,6 +54,43 @@ fn unclean_election_enabled(image: &MetadataImage, topic: &str) -> bool {
     get(2, topic).or_else(|| get(4, "")).unwrap_or(false)
 }
 
+/// Topic config (and cluster default) that sets the ISR size ELR tracking keeps.
+const MIN_INSYNC_REPLICAS: &str = "min.insync.replicas";
+
+/// Whether eligible leader replicas (KIP-966) are on: eligible.leader.replicas.version ≥ 1.
+pub fn elr_enabled(image: &MetadataImage) -> bool {
+    image
+        .features
+        .get("eligible.leader.replicas.version")
+        .is_some_and(|l| *l >= 1)
+}
+
+/// Kafka's `getTopicEffectiveMinIsr`: `min.insync.replicas` of the topic, else the cluster
+/// default (BROKER ""), else the controller's own, capped at the topic's replication factor
+/// (that of partition 0).
+pub fn effective_min_isr(image: &MetadataImage, cfg: &ControllerConfig, topic: &str) -> usize {
+    let get = |resource_type: i8, name: &str| {
+        image
+            .configs
+            .get(&crate::metadata::image::ConfigResource {
+                resource_type,
+                resource_name: name.to_string(),
+            })
+            .and_then(|c| c.get(MIN_INSYNC_REPLICAS))
+            .and_then(|v| v.trim().parse::<i32>().ok())
+    };
+    let configured = get(2, topic)
+        .or_else(|| get(4, ""))
+        .unwrap_or(cfg.min_insync_replicas);
+    let replication_factor = image
+        .topic_by_name(topic)
+        .and_then(|t| t.partitions.get(&0))
+        .map_or(0, |p| p.replicas.len());
+    usize::try_from(configured)
+        .unwrap_or(0)
+        .min(replication_factor)
+}
+
 /// The records of one heartbeat: its reply and where the broker goes.
 #[derive(Debug)]
 pub struct HeartbeatOutcome {
@@ -141,6 +178,7 @@ fn registration_change(broker_id: i32, broker_epoch: i64) -> BrokerRegistrationC
 /// their ISRs and may not lead; `add` may lead although its registration is still fenced.
 fn leader_and_isr_updates(
     image: &MetadataImage,
+    cfg: &ControllerConfig,
     remove: i32,
     add: i32,
     select: impl Fn(&PartitionRegistration) -> bool,
@@ -148,6 +186,7 @@ fn leader_and_isr_updates(
     let version = partition_record_version(image);
     let bump = leader_epoch_bump_on_isr_shrink(image);
     let acceptable = |r: i32| r != remove && (r == add || is_active(image, r));
+    let elr = elr_enabled(image);
     let mut out = Vec::new();
     for topic in image.topics.values() {
         let election = if unclean_election_enabled(image, &topic.name) {
@@ -155,6 +194,7 @@ fn leader_and_isr_updates(
         } else {
             Election::Online
         };
+        let min_isr = effective_min_isr(image, cfg, &topic.name);
         for (id, p) in &topic.partitions {
             if !select(p) {
                 continue;
@@ -162,6 +202,7 @@ fn leader_and_isr_updates(
             let target: Vec<i32> = p.isr.iter().copied().filter(|r| *r != remove).collect();
             let record = PartitionChangeBuilder::new(p, topic.id, *id, &acceptable)
                 .election(election)
+                .eligible_leader_replicas(elr, min_isr)
                 .bump_leader_epoch_on_isr_shrink(bump)
                 .target_isr(target)
                 .build();
@@ -181,10 +222,12 @@ fn partition_change(r: PartitionChangeRecord, version: u16) -> RecordOut {
 /// shutdown and unregistration do.
 pub fn broker_removed_from_isrs(
     image: &MetadataImage,
-    _cfg: &ControllerConfig,
+    cfg: &ControllerConfig,
     broker_id: i32,
 ) -> Vec<RecordOut> {
-    leader_and_isr_updates(image, broker_id, NO_LEADER, |p| p.isr.contains(&broker_id))
+    leader_and_isr_updates(image, cfg, broker_id, NO_LEADER, |p| {
+        p.isr.contains(&broker_id)
+    })
 }
 
 /// Kafka's `handleBrokerFenced`: partition changes first, then the fencing record.
@@ -210,7 +253,7 @@ pub fn broker_fenced(
 /// leaderless partitions this broker can lead.
 pub fn broker_unfenced(
     image: &MetadataImage,
-    _cfg: &ControllerConfig,
+    cfg: &ControllerConfig,
     broker_id: i32,
     broker_epoch: i64,
 ) -> Vec<RecordOut> {
@@ -220,9 +263,13 @@ pub fn broker_unfenced(
         MetadataRecord::BrokerRegistrationChange(change),
         0,
     )];
-    records.extend(leader_and_isr_updates(image, NO_LEADER, broker_id, |p| {
-        p.leader == NO_LEADER
-    }));
+    records.extend(leader_and_isr_updates(
+        image,
+        cfg,
+        NO_LEADER,
+        broker_id,
+        |p| p.leader == NO_LEADER,
+    ));
     records
 }
 

@@ -2,9 +2,13 @@
 //! an election, and the PartitionChangeRecord that gets there, or none when nothing changes.
 //!
 //! ```text
-//!   current registration + targets ─▶ elect (keep an acceptable leader, else the first
-//!   acceptable in-sync replica in replica order; unclean: any acceptable replica)
-//!   ─▶ ISR (never emptied without ELR) ─▶ assignment ─▶ record, or None if it changes nothing
+//!   current registration + targets ─▶ ELR (with eligible.leader.replicas.version ≥ 1: the
+//!   in-sync replicas leaving an ISR that drops below min.insync.replicas)
+//!   ─▶ elect (keep an acceptable leader, else the first acceptable in-sync replica in
+//!   replica order, or an ELR member when the ISR is empty; then the last known leader;
+//!   unclean: any acceptable replica)
+//!   ─▶ ISR (emptied only with ELR) ─▶ last known leader ─▶ assignment
+//!   ─▶ record, or None if it changes nothing
 //! ```
 
 use uuid::Uuid;
@@ -45,6 +49,11 @@ pub struct PartitionChangeBuilder<'a> {
     target_recovery_state: i8,
     /// metadata.version before 3.6-IV0: an ISR shrink bumps the leader epoch (KAFKA-15021).
     bump_on_isr_shrink: bool,
+    /// Eligible leader replicas (KIP-966) are on.
+    elr_enabled: bool,
+    /// The topic's effective min.insync.replicas (only read with ELR on).
+    min_isr: usize,
+    target_elr: Vec<i32>,
 }
 
 /// The outcome of an election.
@@ -75,7 +84,18 @@ impl<'a> PartitionChangeBuilder<'a> {
             target_adding: partition.adding_replicas.clone(),
             target_recovery_state: partition.leader_recovery_state,
             bump_on_isr_shrink: false,
+            elr_enabled: false,
+            min_isr: 1,
+            target_elr: partition.elr.clone(),
         }
+    }
+
+    /// Track eligible leader replicas (eligible.leader.replicas.version ≥ 1) against the
+    /// topic's effective `min_isr`.
+    pub fn eligible_leader_replicas(mut self, enabled: bool, min_isr: usize) -> Self {
+        self.elr_enabled = enabled;
+        self.min_isr = min_isr;
+        self
     }
 
     /// Bump the leader epoch when the ISR shrinks (metadata.version below 3.6-IV0).
@@ -102,8 +122,44 @@ impl<'a> PartitionChangeBuilder<'a> {
         self
     }
 
+    /// An in-sync replica, or an eligible one when the ISR is empty, that may lead.
     fn is_valid_new_leader(&self, replica: i32) -> bool {
-        self.target_isr.contains(&replica) && (self.is_acceptable_leader)(replica)
+        (self.target_isr.contains(&replica)
+            || (self.target_isr.is_empty() && self.target_elr.contains(&replica)))
+            && (self.is_acceptable_leader)(replica)
+    }
+
+    /// Kafka's `maybePopulateTargetElr`: with the target ISR below min.insync.replicas, the
+    /// ELR becomes the current ISR and ELR members that leave the ISR (in the iteration
+    /// order of Java's `HashSet<Integer>`, which Kafka collects them from); at or above it,
+    /// the ELR empties.
+    fn populate_target_elr(&mut self) {
+        if !self.elr_enabled {
+            return;
+        }
+        if self.target_isr.len() >= self.min_isr {
+            self.target_elr.clear();
+            return;
+        }
+        let mut candidates = self.target_elr.clone();
+        for r in &self.partition.isr {
+            if !candidates.contains(r) {
+                candidates.push(*r);
+            }
+        }
+        let initial = self.target_elr.len();
+        java_hash_set_order(&mut candidates, initial);
+        candidates.retain(|r| !self.target_isr.contains(r));
+        self.target_elr = candidates;
+    }
+
+    /// The last known leader election (Kafka's `canElectLastKnownLeader`, with the last known
+    /// leader kept in LastKnownElr): no ISR, no ELR, and exactly one last known member.
+    fn can_elect_last_known_leader(&self) -> bool {
+        self.elr_enabled
+            && self.target_elr.is_empty()
+            && self.target_isr.is_empty()
+            && self.partition.last_known_elr.len() == 1
     }
 
     fn elect(&self) -> Elected {
@@ -127,6 +183,12 @@ impl<'a> PartitionChangeBuilder<'a> {
             .find(|r| self.is_valid_new_leader(**r))
         {
             return clean(r);
+        }
+        if self.can_elect_last_known_leader() {
+            return Elected {
+                node: self.partition.last_known_elr[0],
+                unclean: true,
+            };
         }
         if self.election == Election::Unclean {
             if let Some(&r) = self
@@ -152,8 +214,14 @@ impl<'a> PartitionChangeBuilder<'a> {
             leader_recovery_state: -1,
             ..Default::default()
         };
+        self.populate_target_elr();
         let elected = self.elect();
         if elected.node != self.partition.leader {
+            if self.target_elr.contains(&elected.node) {
+                // An eligible replica leads: it alone is in sync, and leaves the ELR.
+                self.target_isr = vec![elected.node];
+                self.target_elr.retain(|r| *r != elected.node);
+            }
             record.leader = elected.node;
             if elected.unclean {
                 // The new leader alone is in sync, and it must recover first.
@@ -172,10 +240,18 @@ impl<'a> PartitionChangeBuilder<'a> {
         {
             record.leader = self.partition.leader;
         }
+        // An unclean election (which set the ISR) or ELR off clears the ELR.
+        if record.isr.is_some() || !self.elr_enabled {
+            self.target_elr.clear();
+        }
+        if self.target_elr != self.partition.elr {
+            record.eligible_leader_replicas = Some(self.target_elr.clone());
+        }
         // Without ELR the ISR never becomes empty: the last member stays, leaderless, and
-        // leads again once it is back (Kafka keeps it so no committed data is skipped).
+        // leads again once it is back (Kafka keeps it so no committed data is skipped). With
+        // ELR it may empty: the ELR then says who can lead.
         if record.isr.is_none()
-            && !self.target_isr.is_empty()
+            && (!self.target_isr.is_empty() || self.elr_enabled)
             && self.target_isr != self.partition.isr
         {
             record.isr = Some(self.target_isr.clone());
@@ -187,6 +263,7 @@ impl<'a> PartitionChangeBuilder<'a> {
                 }
             }
         }
+        self.update_last_known_leader(&mut record);
         if self.target_replicas != self.partition.replicas {
             record.replicas = Some(self.target_replicas.clone());
         }
@@ -210,4 +287,40 @@ impl<'a> PartitionChangeBuilder<'a> {
             && record.last_known_elr.is_none();
         (!no_op).then_some(record)
     }
+
+    /// Kafka's `maybeUpdateLastKnownLeader`: with ELR on, LastKnownElr holds the leader a
+    /// partition had when its ISR first emptied, and is cleared once it has a leader again.
+    fn update_last_known_leader(&self, record: &mut PartitionChangeRecord) {
+        if !self.elr_enabled {
+            return;
+        }
+        let known = &self.partition.last_known_elr;
+        let emptied = record.isr.as_ref().is_some_and(Vec::is_empty);
+        if emptied && (known.len() != 1 || known[0] != self.partition.leader) {
+            record.last_known_elr = Some(vec![self.partition.leader]);
+        } else if (record.leader >= 0
+            || (self.partition.leader != NO_LEADER && record.leader != NO_LEADER))
+            && !known.is_empty()
+        {
+            record.last_known_elr = Some(Vec::new());
+        }
+    }
+}
+
+/// Orders distinct `items` as a `java.util.HashSet<Integer>` built with the copy constructor
+/// from the first `initial` of them (table of at least 16 buckets), the rest added one by
+/// one, iterates: by bucket (`Integer.hashCode` spread and masked), ties in insertion order.
+fn java_hash_set_order(items: &mut [i32], initial: usize) {
+    let mut table = ((initial as f64 / 0.75) as usize + 1)
+        .next_power_of_two()
+        .max(16);
+    while items.len() as f64 > table as f64 * 0.75 {
+        table *= 2;
+    }
+    let bucket = |v: i32| {
+        let h = v as u32;
+        ((h ^ (h >> 16)) as usize) & (table - 1)
+    };
+    // A stable sort keeps insertion order within a bucket.
+    items.sort_by_key(|v| bucket(*v));
 }

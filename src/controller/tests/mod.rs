@@ -4,6 +4,7 @@
 
 mod cluster;
 pub(crate) mod context;
+mod elr;
 mod heartbeats;
 mod producer_ids;
 mod quorum_controller;

@@ -1,0 +1,113 @@
+//! PartitionChangeBuilderTest's eligible leader replicas (KIP-966) cases: what a partition
+//! change does to the ELR, the ISR and the last known leader with
+//! eligible.leader.replicas.version ≥ 1, as Kafka 4.1's controller writes them (compared
+//! end to end by tests/interop_differential.rs).
+#![allow(clippy::unwrap_used)]
+
+use uuid::Uuid;
+
+use crate::controller::replication::partition_change::{PartitionChangeBuilder, NO_LEADER};
+use crate::metadata::image::{PartitionRegistration, NO_LEADER_CHANGE};
+use crate::metadata::records::PartitionChangeRecord;
+
+fn partition(
+    replicas: &[i32],
+    isr: &[i32],
+    leader: i32,
+    elr: &[i32],
+    lkelr: &[i32],
+) -> PartitionRegistration {
+    PartitionRegistration {
+        replicas: replicas.to_vec(),
+        directories: vec![Uuid::nil(); replicas.len()],
+        isr: isr.to_vec(),
+        removing_replicas: Vec::new(),
+        adding_replicas: Vec::new(),
+        leader,
+        leader_recovery_state: 0,
+        leader_epoch: 3,
+        partition_epoch: 5,
+        elr: elr.to_vec(),
+        last_known_elr: lkelr.to_vec(),
+    }
+}
+
+/// The change taking `p` to `target_isr` with only `acceptable` able to lead.
+fn change(
+    p: &PartitionRegistration,
+    acceptable: &[i32],
+    target_isr: &[i32],
+    elr: bool,
+    min_isr: usize,
+) -> Option<PartitionChangeRecord> {
+    let ok = |r: i32| acceptable.contains(&r);
+    PartitionChangeBuilder::new(p, Uuid::nil(), 0, &ok)
+        .eligible_leader_replicas(elr, min_isr)
+        .target_isr(target_isr.to_vec())
+        .build()
+}
+
+#[test]
+fn last_in_sync_replica_leaving_moves_to_elr_and_empties_the_isr() {
+    let p = partition(&[101], &[101], 101, &[], &[]);
+    let r = change(&p, &[], &[], true, 1).unwrap();
+    assert_eq!(r.leader, NO_LEADER);
+    assert_eq!(r.isr, Some(vec![]));
+    assert_eq!(r.eligible_leader_replicas, Some(vec![101]));
+    assert_eq!(
+        r.last_known_elr,
+        Some(vec![101]),
+        "the last leader is remembered"
+    );
+}
+
+#[test]
+fn without_elr_the_last_in_sync_replica_stays() {
+    let p = partition(&[101], &[101], 101, &[], &[]);
+    let r = change(&p, &[], &[], false, 1).unwrap();
+    assert_eq!(r.leader, NO_LEADER);
+    assert_eq!(r.isr, None);
+    assert_eq!(r.eligible_leader_replicas, None);
+    assert_eq!(r.last_known_elr, None);
+}
+
+#[test]
+fn shrink_below_min_isr_keeps_the_leaving_replica_eligible() {
+    let p = partition(&[100, 101], &[100, 101], 100, &[], &[]);
+    let r = change(&p, &[100], &[100], true, 2).unwrap();
+    assert_eq!(r.leader, NO_LEADER_CHANGE);
+    assert_eq!(r.isr, Some(vec![100]));
+    assert_eq!(r.eligible_leader_replicas, Some(vec![101]));
+    assert_eq!(r.last_known_elr, None);
+    // At or above min.insync.replicas nothing becomes eligible.
+    let r = change(&p, &[100], &[100], true, 1).unwrap();
+    assert_eq!(r.eligible_leader_replicas, None);
+}
+
+#[test]
+fn an_eligible_replica_leads_when_the_isr_is_empty() {
+    let p = partition(&[101], &[], NO_LEADER, &[101], &[101]);
+    let r = change(&p, &[101], &[], true, 1).unwrap();
+    assert_eq!(r.leader, 101);
+    assert_eq!(r.isr, Some(vec![101]));
+    assert_eq!(r.eligible_leader_replicas, Some(vec![]));
+    assert_eq!(r.last_known_elr, Some(vec![]), "a leader again: forgotten");
+    // Not acceptable yet: nothing changes.
+    assert!(change(&p, &[], &[], true, 1).is_none());
+}
+
+#[test]
+fn reaching_min_isr_clears_the_elr() {
+    let p = partition(&[100, 101], &[100], 100, &[101], &[]);
+    let r = change(&p, &[100, 101], &[100, 101], true, 2).unwrap();
+    assert_eq!(r.isr, Some(vec![100, 101]));
+    assert_eq!(r.eligible_leader_replicas, Some(vec![]));
+}
+
+#[test]
+fn elr_lists_replicas_in_java_hash_set_order() {
+    // Buckets of a 16-slot table: 117 and 101 share bucket 5, after 100's 4.
+    let p = partition(&[117, 101, 100, 102], &[117, 101, 100, 102], 102, &[], &[]);
+    let r = change(&p, &[102], &[102], true, 4).unwrap();
+    assert_eq!(r.eligible_leader_replicas, Some(vec![100, 117, 101]));
+}
