@@ -78,12 +78,23 @@ pub struct SupportedFeature {
     pub max_version: i16,
 }
 
-/// Features this node supports. `kraft.version` 0 (static voters) and 1 (KIP-853).
-pub const SUPPORTED_FEATURES: &[SupportedFeature] = &[SupportedFeature {
-    name: "kraft.version",
-    min_version: 0,
-    max_version: 1,
-}];
+/// Features this node supports, in ApiVersions and in its KIP-919 registration: the
+/// metadata.version levels it reads (3.3-IV3 … 4.1-IV1, as Kafka 4.1's controller) and
+/// `kraft.version` 0 (static voters) and 1 (KIP-853). Kafka 4.1 also supports
+/// eligible.leader.replicas.version, group.version, share.version and transaction.version;
+/// ferrokraft does not list them until it implements their controller side (#15).
+pub const SUPPORTED_FEATURES: &[SupportedFeature] = &[
+    SupportedFeature {
+        name: crate::storage::features::METADATA_VERSION_FEATURE,
+        min_version: 7,
+        max_version: crate::storage::features::LATEST_PRODUCTION_LEVEL,
+    },
+    SupportedFeature {
+        name: crate::storage::features::KRAFT_VERSION_FEATURE,
+        min_version: 0,
+        max_version: 1,
+    },
+];
 
 #[cfg(test)]
 mod tests {

@@ -328,13 +328,16 @@ fn register_broker_checked(
         }
         _ => {
             // A broker that registers again with its previous epoch (v3+) shut down cleanly;
-            // either way it leaves every ISR it is still in. (With ELR on, an unclean one
-            // would also leave the ELRs: ferrokraft keeps no ELR yet.)
+            // either way it leaves every ISR it is still in. With ELR on, an unclean one (it
+            // may have lost data) also leaves every ELR (Kafka 4.1's handleBrokerShutdown).
             let previous = existing.map_or(-2, |e| e.broker_epoch);
             let clean = version >= 3 && previous == req.previous_broker_epoch;
-            records.extend(replication::broker_removed_from_isrs(image, cfg, broker_id));
-            if !clean {
-                tracing::debug!("broker {broker_id} did not shut down cleanly");
+            if replication::elr_enabled(image) && !clean {
+                records.extend(replication::broker_shut_down_uncleanly(
+                    image, cfg, broker_id,
+                ));
+            } else {
+                records.extend(replication::broker_removed_from_isrs(image, cfg, broker_id));
             }
             record.broker_epoch = next_offset;
             match existing {

@@ -10,7 +10,7 @@ use crate::storage::format::{open_formatted, FormattedDir};
 use crate::storage::StorageError;
 
 use super::store::{RaftStore, StoreError};
-use crate::machine::registration::{Registrations, REGISTERED_FEATURES};
+use crate::machine::registration::{registered_features, Registrations};
 
 /// Why the node could not open its state.
 #[derive(Debug, thiserror::Error)]
@@ -114,7 +114,7 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
             .iter()
             .map(|(name, e)| (name.clone(), e.host.clone(), e.port))
             .collect(),
-        REGISTERED_FEATURES,
+        &registered_features(),
     );
     let raft_config = RaftConfig {
         node_id: config.node_id,

@@ -175,17 +175,19 @@ fn registration_change(broker_id: i32, broker_epoch: i64) -> BrokerRegistrationC
 }
 
 /// Kafka's `generateLeaderAndIsrUpdates` over the partitions `select` picks: `remove` leaves
-/// their ISRs and may not lead; `add` may lead although its registration is still fenced.
+/// their ISRs and may not lead; `add` may lead although its registration is still fenced;
+/// `unclean` (a broker that shut down uncleanly) leaves their ISRs and ELRs and may not lead.
 fn leader_and_isr_updates(
     image: &MetadataImage,
     cfg: &ControllerConfig,
     remove: i32,
     add: i32,
+    unclean: i32,
     select: impl Fn(&PartitionRegistration) -> bool,
 ) -> Vec<RecordOut> {
     let version = partition_record_version(image);
     let bump = leader_epoch_bump_on_isr_shrink(image);
-    let acceptable = |r: i32| r != remove && (r == add || is_active(image, r));
+    let acceptable = |r: i32| r != remove && r != unclean && (r == add || is_active(image, r));
     let elr = elr_enabled(image);
     let mut out = Vec::new();
     for topic in image.topics.values() {
@@ -199,10 +201,21 @@ fn leader_and_isr_updates(
             if !select(p) {
                 continue;
             }
-            let target: Vec<i32> = p.isr.iter().copied().filter(|r| *r != remove).collect();
+            let target: Vec<i32> = p
+                .isr
+                .iter()
+                .copied()
+                .filter(|r| *r != remove && *r != unclean)
+                .collect();
+            let unclean_replicas = if unclean == NO_LEADER {
+                Vec::new()
+            } else {
+                vec![unclean]
+            };
             let record = PartitionChangeBuilder::new(p, topic.id, *id, &acceptable)
                 .election(election)
                 .eligible_leader_replicas(elr, min_isr)
+                .unclean_shutdown_replicas(unclean_replicas)
                 .bump_leader_epoch_on_isr_shrink(bump)
                 .target_isr(target)
                 .build();
@@ -225,9 +238,31 @@ pub fn broker_removed_from_isrs(
     cfg: &ControllerConfig,
     broker_id: i32,
 ) -> Vec<RecordOut> {
-    leader_and_isr_updates(image, cfg, broker_id, NO_LEADER, |p| {
+    leader_and_isr_updates(image, cfg, broker_id, NO_LEADER, NO_LEADER, |p| {
         p.isr.contains(&broker_id)
     })
+}
+
+/// Kafka 4.1's `handleBrokerShutdown` for a broker that re-registers after an unclean
+/// shutdown with ELR on (`handleBrokerUncleanShutdown`): it may have lost data, so it leaves
+/// every ISR, then every ELR, and leads nothing.
+pub fn broker_shut_down_uncleanly(
+    image: &MetadataImage,
+    cfg: &ControllerConfig,
+    broker_id: i32,
+) -> Vec<RecordOut> {
+    let mut out = leader_and_isr_updates(image, cfg, NO_LEADER, NO_LEADER, broker_id, |p| {
+        p.isr.contains(&broker_id)
+    });
+    out.extend(leader_and_isr_updates(
+        image,
+        cfg,
+        NO_LEADER,
+        NO_LEADER,
+        broker_id,
+        |p| p.elr.contains(&broker_id),
+    ));
+    out
 }
 
 /// Kafka's `handleBrokerFenced`: partition changes first, then the fencing record.
@@ -268,6 +303,7 @@ pub fn broker_unfenced(
         cfg,
         NO_LEADER,
         broker_id,
+        NO_LEADER,
         |p| p.leader == NO_LEADER,
     ));
     records

@@ -54,6 +54,9 @@ pub struct PartitionChangeBuilder<'a> {
     /// The topic's effective min.insync.replicas (only read with ELR on).
     min_isr: usize,
     target_elr: Vec<i32>,
+    /// Replicas that shut down uncleanly (KIP-966): they may have lost data, so they never
+    /// become eligible.
+    unclean_shutdown_replicas: Vec<i32>,
 }
 
 /// The outcome of an election.
@@ -87,6 +90,7 @@ impl<'a> PartitionChangeBuilder<'a> {
             elr_enabled: false,
             min_isr: 1,
             target_elr: partition.elr.clone(),
+            unclean_shutdown_replicas: Vec::new(),
         }
     }
 
@@ -95,6 +99,13 @@ impl<'a> PartitionChangeBuilder<'a> {
     pub fn eligible_leader_replicas(mut self, enabled: bool, min_isr: usize) -> Self {
         self.elr_enabled = enabled;
         self.min_isr = min_isr;
+        self
+    }
+
+    /// Replicas that shut down uncleanly: left out of the ELR (Kafka's
+    /// `setUncleanShutdownReplicas`).
+    pub fn unclean_shutdown_replicas(mut self, replicas: Vec<i32>) -> Self {
+        self.unclean_shutdown_replicas = replicas;
         self
     }
 
@@ -149,7 +160,9 @@ impl<'a> PartitionChangeBuilder<'a> {
         }
         let initial = self.target_elr.len();
         java_hash_set_order(&mut candidates, initial);
-        candidates.retain(|r| !self.target_isr.contains(r));
+        candidates.retain(|r| {
+            !self.target_isr.contains(r) && !self.unclean_shutdown_replicas.contains(r)
+        });
         self.target_elr = candidates;
     }
 

@@ -97,8 +97,13 @@ impl Ctx {
     }
 
     pub fn with_config(cfg: ControllerConfig, mv: i16) -> Ctx {
+        Self::with_bootstrap(cfg, bootstrap(mv))
+    }
+
+    /// As [`Ctx::with_config`], bootstrapped with `records` (feature levels).
+    pub fn with_bootstrap(cfg: ControllerConfig, records: Vec<Bytes>) -> Ctx {
         let mut ctx = Ctx {
-            c: QuorumController::new(cfg, bootstrap(mv)),
+            c: QuorumController::new(cfg, records),
             log: TestLog::default(),
             now_ms: 1_000,
             epoch: 0,
@@ -254,10 +259,18 @@ pub fn registration(id: i32, rack: Option<&str>) -> BrokerRegistrationRequest {
             .with_host(StrBytes::from_static_str("localhost"))
             .with_port(9092 + id as u16)
             .with_security_protocol(0)])
-        .with_features(vec![Feature::default()
-            .with_name(StrBytes::from_static_str("metadata.version"))
-            .with_min_supported_version(7)
-            .with_max_supported_version(27)])
+        .with_features(vec![
+            Feature::default()
+                .with_name(StrBytes::from_static_str("metadata.version"))
+                .with_min_supported_version(7)
+                .with_max_supported_version(27),
+            Feature::default()
+                .with_name(StrBytes::from_static_str(
+                    "eligible.leader.replicas.version",
+                ))
+                .with_min_supported_version(0)
+                .with_max_supported_version(1),
+        ])
         .with_rack(rack.map(|r| StrBytes::from_string(r.to_string())))
         .with_log_dirs(vec![Uuid::from_u128((u128::from(id as u32 + 1) << 64) | 7)])
         .with_previous_broker_epoch(-1)

@@ -6,7 +6,11 @@
 
 use uuid::Uuid;
 
+use bytes::Bytes;
+
+use super::context::{registration, topic, topic_config, Ctx, CLUSTER_ID};
 use crate::controller::replication::partition_change::{PartitionChangeBuilder, NO_LEADER};
+use crate::controller::ControllerConfig;
 use crate::metadata::image::{PartitionRegistration, NO_LEADER_CHANGE};
 use crate::metadata::records::PartitionChangeRecord;
 
@@ -110,4 +114,69 @@ fn elr_lists_replicas_in_java_hash_set_order() {
     let p = partition(&[117, 101, 100, 102], &[117, 101, 100, 102], 102, &[], &[]);
     let r = change(&p, &[102], &[102], true, 4).unwrap();
     assert_eq!(r.eligible_leader_replicas, Some(vec![100, 117, 101]));
+}
+
+/// Brokers 1 and 2 on metadata.version 4.1-IV1 with ELR on; topic `t` (RF 2,
+/// min.insync.replicas 2) has broker 2 in its ELR after 2's controlled shutdown. Returns the
+/// context and broker 2's epoch.
+fn broker_2_eligible_after_shutdown() -> (Ctx, i64) {
+    let mut cfg = ControllerConfig::new(1, CLUSTER_ID);
+    cfg.rng_seed = 42;
+    let features = [
+        ("metadata.version", 27),
+        ("eligible.leader.replicas.version", 1),
+    ];
+    let bootstrap = features
+        .iter()
+        .map(|(name, level)| {
+            Bytes::from(crate::storage::features::feature_level_record(name, *level))
+        })
+        .collect();
+    let mut ctx = Ctx::with_bootstrap(cfg, bootstrap);
+    let epoch_1 = ctx.register_unfenced(1, None);
+    let epoch = ctx.register_unfenced(2, None);
+    let t = topic("t", 1, 2).with_configs(vec![topic_config("min.insync.replicas", Some("2"))]);
+    assert_eq!(ctx.create_topics(vec![t], false).topics[0].error_code, 0);
+    let offset = ctx.log.end();
+    let hb = ctx.heartbeat(2, epoch, offset, false, true);
+    assert!(hb.should_shut_down || hb.is_fenced || hb.error_code == 0);
+    let offset = ctx.log.end();
+    ctx.heartbeat(2, epoch, offset, false, true);
+    let p = ctx.partition("t", 0);
+    assert_eq!((p.isr.clone(), p.elr.clone()), (vec![1], vec![2]), "{p:?}");
+    // Broker 2 stops; its session expires (broker 1 keeps heartbeating) before it comes back.
+    for _ in 0..2 {
+        ctx.advance(5_000);
+        let offset = ctx.log.end();
+        ctx.heartbeat(1, epoch_1, offset, false, false);
+    }
+    assert!(ctx.image().brokers[&2].fenced, "broker 2's session expired");
+    assert_eq!(ctx.partition("t", 0).elr, vec![2], "fenced, still eligible");
+    (ctx, epoch)
+}
+
+/// ReplicationControlManagerTest's testEligibleLeaderReplicas_UncleanShutdown: a broker that
+/// comes back without its previous epoch may have lost data and leaves every ELR.
+#[test]
+fn eligible_leader_replicas_unclean_shutdown() {
+    let (mut ctx, _) = broker_2_eligible_after_shutdown();
+    let req = registration(2, None)
+        .with_incarnation_id(Uuid::from_u128(77))
+        .with_previous_broker_epoch(-1);
+    assert_eq!(ctx.register(req).error_code, 0);
+    let p = ctx.partition("t", 0);
+    assert!(p.elr.is_empty(), "out of the ELR: {p:?}");
+    assert_eq!(p.isr, vec![1]);
+}
+
+/// ReplicationControlManagerTest's testEligibleLeaderReplicas_CleanShutdown: with its
+/// previous epoch the broker shut down cleanly and stays eligible.
+#[test]
+fn eligible_leader_replicas_clean_shutdown() {
+    let (mut ctx, epoch) = broker_2_eligible_after_shutdown();
+    let req = registration(2, None)
+        .with_incarnation_id(Uuid::from_u128(77))
+        .with_previous_broker_epoch(epoch);
+    assert_eq!(ctx.register(req).error_code, 0);
+    assert_eq!(ctx.partition("t", 0).elr, vec![2]);
 }

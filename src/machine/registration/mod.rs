@@ -19,16 +19,14 @@ use crate::metadata::image::MetadataImage;
 use crate::metadata::wire::TaggedFields;
 use crate::raft::Destination;
 
-/// Feature ranges this controller registers with (KIP-919): the metadata.version levels it
-/// reads (3.3-IV3 … 4.1-IV1) and kraft.version 0–1.
-pub const REGISTERED_FEATURES: &[(&str, i16, i16)] = &[
-    (
-        crate::storage::features::METADATA_VERSION_FEATURE,
-        7,
-        crate::storage::features::LATEST_PRODUCTION_LEVEL,
-    ),
-    (crate::storage::features::KRAFT_VERSION_FEATURE, 0, 1),
-];
+/// Feature ranges this controller registers with (KIP-919): what it supports
+/// ([`crate::codec::versions::SUPPORTED_FEATURES`], also its ApiVersions answer).
+pub fn registered_features() -> Vec<(&'static str, i16, i16)> {
+    crate::codec::versions::SUPPORTED_FEATURES
+        .iter()
+        .map(|f| (f.name, f.min_version, f.max_version))
+        .collect()
+}
 
 /// Correlation ids of our own registration requests (the core's ids stay far below).
 pub const CORRELATION_BASE: u64 = 1 << 62;

@@ -30,7 +30,7 @@ use crate::controller::tests::sim_support::{
     same_image, Brokers, CommittedIndex, ImageChecks, Promise,
 };
 use crate::controller::{ControllerConfig, QuorumController};
-use crate::machine::registration::{Registrations, REGISTERED_FEATURES};
+use crate::machine::registration::{registered_features, Registrations};
 use crate::machine::snapshot_policy::{MetadataLogSettings, Retention};
 use crate::machine::{NodeMachine, NodeOutput, NodeStore};
 use crate::raft::tests::context::{config, LISTENER};
@@ -223,7 +223,7 @@ impl Sim {
                 "127.0.0.1".to_string(),
                 9000 + id as u16,
             )],
-            REGISTERED_FEATURES,
+            &registered_features(),
         );
         let mut machine =
             NodeMachine::new(core, controller, registrations, &settings(), self.now_ms);
