@@ -38,7 +38,29 @@ const FEATURES_NOT_YET_SUPPORTED: &[&str] = &[
 
 /// APIs a Kafka 4.1.2 controller advertises that ferrokraft does not serve yet, each with the
 /// issue that brings it. Any other difference in the API table fails the test.
-const APIS_NOT_YET_SERVED: &[(i16, &str)] = &[];
+const APIS_NOT_YET_SERVED: &[(i16, &str)] = &[
+    (17, "SaslHandshake: #16"),
+    (20, "DeleteTopics: #15"),
+    (29, "DescribeAcls: #16"),
+    (30, "CreateAcls: #16"),
+    (31, "DeleteAcls: #16"),
+    (32, "DescribeConfigs: #15"),
+    (33, "AlterConfigs: #15"),
+    (36, "SaslAuthenticate: #16"),
+    (37, "CreatePartitions: #15"),
+    (38, "CreateDelegationToken: #16"),
+    (39, "RenewDelegationToken: #16"),
+    (40, "ExpireDelegationToken: #16"),
+    (41, "DescribeDelegationToken: #16"),
+    (43, "ElectLeaders: #15"),
+    (44, "IncrementalAlterConfigs: #15"),
+    (45, "AlterPartitionReassignments: #15"),
+    (46, "ListPartitionReassignments: #15"),
+    (49, "AlterClientQuotas: #16"),
+    (50, "DescribeUserScramCredentials: #16"),
+    (51, "AlterUserScramCredentials: #16"),
+    (57, "UpdateFeatures: #15"),
+];
 
 /// Both quorums, up, with every voter caught up and registered.
 fn quorum(name: &str, kind: Impl) -> Cluster {
@@ -75,6 +97,8 @@ fn normalise(c: &Cluster, text: &str) -> String {
             &format!("\"port\": {}", n.port),
             &format!("\"port\": PORT{}", n.id),
         );
+        // kafka-cluster list-endpoints prints the port as a column (same width: 5 digits).
+        s = s.replace(&format!(" {} ", n.port), &format!(" PORT{} ", n.id));
     }
     s
 }

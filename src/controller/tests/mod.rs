@@ -6,6 +6,7 @@ mod cluster;
 pub(crate) mod context;
 mod elr;
 mod heartbeats;
+pub(crate) mod invariants;
 mod producer_ids;
 mod quorum_controller;
 mod replication;

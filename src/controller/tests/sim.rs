@@ -18,7 +18,10 @@
 use std::collections::BTreeMap;
 
 use super::context::{bootstrap, TestLog, CLUSTER_ID};
-use super::sim_support::{same_image, Brokers, CommittedIndex, ImageChecks, Promise, BROKERS};
+use super::invariants::acked_writes_committed::{CommittedIndex, Promise};
+use super::invariants::restart_replays_the_same_image::same_image;
+use super::invariants::ImageChecks;
+use super::sim_support::{Brokers, BROKERS};
 use crate::codec::RequestBody;
 use crate::controller::{ControllerConfig, ControllerOutput, QuorumController};
 use crate::raft::{InboundRequest, Rng};

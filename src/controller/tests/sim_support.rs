@@ -1,12 +1,12 @@
 //! What both controller simulations share: simulated brokers that send random controller
 //! requests the way real ones would (register, heartbeat, create topics, allocate producer
-//! ids, shrink or expand an ISR), the promises their success replies make, and the
-//! invariants every committed image must keep. `sim.rs` runs them against controllers on one
-//! shared log; `machine/tests/sim.rs` against whole node state machines over a network.
+//! ids, shrink or expand an ISR) and the promises their success replies make (checked by the
+//! invariants in `invariants/`). `sim.rs` runs them against controllers on one shared log;
+//! `machine/tests/sim.rs` against whole node state machines over a network.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use kafka_protocol::messages::alter_partition_request::{BrokerState, PartitionData, TopicData};
 use kafka_protocol::messages::{
@@ -16,22 +16,13 @@ use kafka_protocol::messages::{
 use uuid::Uuid;
 
 use super::context::{registration, topic};
+pub use super::invariants::acked_writes_committed::Promise;
 use crate::codec::{RequestBody, ResponseBody};
 use crate::metadata::image::MetadataImage;
-use crate::metadata::record::MetadataRecord;
 use crate::raft::Rng;
-use crate::records::framer::BatchFramer;
 
 /// Brokers in a simulation.
 pub const BROKERS: i32 = 5;
-
-/// What a success reply promised, checked against the committed log.
-#[derive(Debug, Clone)]
-pub enum Promise {
-    Registered { broker: i32, epoch: i64 },
-    Topic(Uuid),
-    ProducerIds { next: i64 },
-}
 
 /// The simulated brokers: what each learnt of its epoch and incarnation.
 #[derive(Debug, Default)]
@@ -165,128 +156,4 @@ impl Brokers {
             _ => Vec::new(),
         }
     }
-}
-
-/// What a committed log holds, as far as promises go.
-#[derive(Debug, Default)]
-pub struct CommittedIndex {
-    registrations: BTreeSet<(i32, i64)>,
-    topics: BTreeSet<Uuid>,
-    producer_ids: BTreeSet<i64>,
-}
-
-impl CommittedIndex {
-    /// Adds the metadata records of `batches` (whole batches back to back).
-    pub fn add_batches(&mut self, batches: &[u8]) {
-        for (_, batch) in BatchFramer::trusted(batches) {
-            if batch.is_control() {
-                continue;
-            }
-            for r in batch.records().flatten() {
-                match MetadataRecord::decode(r.value) {
-                    Ok(MetadataRecord::RegisterBroker(b)) => {
-                        self.registrations.insert((b.broker_id, b.broker_epoch));
-                    }
-                    Ok(MetadataRecord::Topic(t)) => {
-                        self.topics.insert(t.topic_id);
-                    }
-                    Ok(MetadataRecord::ProducerIds(p)) => {
-                        self.producer_ids.insert(p.next_producer_id);
-                    }
-                    _ => {}
-                }
-            }
-        }
-    }
-
-    /// acked_writes_committed: the promise's records are in this committed log.
-    pub fn holds(&self, promise: &Promise) -> bool {
-        match promise {
-            Promise::Registered { broker, epoch } => {
-                self.registrations.contains(&(*broker, *epoch))
-            }
-            Promise::Topic(id) => self.topics.contains(id),
-            Promise::ProducerIds { next } => self.producer_ids.contains(next),
-        }
-    }
-}
-
-/// The invariants of one node's successive committed images.
-#[derive(Debug, Default)]
-pub struct ImageChecks {
-    /// The last committed image seen (for the monotonic checks); `None` after a restart.
-    pub seen: Option<MetadataImage>,
-    /// Broker fencings seen.
-    pub fencings: usize,
-}
-
-impl ImageChecks {
-    /// broker_epochs_unique_and_increasing, no_leader_fenced and
-    /// monotonic_partition_and_leader_epochs on node `n`'s committed `image`.
-    pub fn check(&mut self, n: usize, image: &MetadataImage) -> Result<(), String> {
-        let mut epochs: Vec<i64> = image.brokers.values().map(|b| b.broker_epoch).collect();
-        epochs.sort_unstable();
-        let before = epochs.len();
-        epochs.dedup();
-        if epochs.len() != before {
-            return Err(format!(
-                "broker_epochs_unique: node {n}: {:?}",
-                image.brokers
-            ));
-        }
-        for t in image.topics.values() {
-            for (i, p) in &t.partitions {
-                if p.leader >= 0 && image.brokers.get(&p.leader).is_none_or(|b| b.fenced) {
-                    return Err(format!("no_leader_fenced: node {n}: {}-{i} {p:?}", t.name));
-                }
-            }
-        }
-        if self
-            .seen
-            .as_ref()
-            .is_some_and(|prev| prev.next_offset == image.next_offset)
-        {
-            return Ok(());
-        }
-        if let Some(prev) = &self.seen {
-            for (id, b) in &image.brokers {
-                if let Some(old) = prev.brokers.get(id) {
-                    if b.fenced && !old.fenced {
-                        self.fencings += 1;
-                    }
-                    if b.broker_epoch < old.broker_epoch {
-                        return Err(format!("broker_epochs_increasing: node {n}: broker {id}"));
-                    }
-                }
-            }
-            for (tid, t) in &image.topics {
-                let Some(old_t) = prev.topics.get(tid) else {
-                    continue;
-                };
-                for (i, p) in &t.partitions {
-                    if let Some(old) = old_t.partitions.get(i) {
-                        if p.partition_epoch < old.partition_epoch
-                            || p.leader_epoch < old.leader_epoch
-                        {
-                            return Err(format!(
-                                "monotonic_partition_and_leader_epochs: node {n}: {}-{i} {old:?} → {p:?}",
-                                t.name
-                            ));
-                        }
-                    }
-                }
-            }
-        }
-        self.seen = Some(image.clone());
-        Ok(())
-    }
-}
-
-/// restart_replays_the_same_image, and the final agreement of every node: the parts of two
-/// images that replay must make equal.
-pub fn same_image(a: &MetadataImage, b: &MetadataImage) -> bool {
-    a.brokers == b.brokers
-        && a.topics == b.topics
-        && a.features == b.features
-        && a.next_producer_id == b.next_producer_id
 }

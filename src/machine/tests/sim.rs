@@ -26,9 +26,10 @@ use bytes::Bytes;
 
 use crate::codec::{RequestBody, ResponseBody};
 use crate::controller::tests::context::{bootstrap, CLUSTER_ID};
-use crate::controller::tests::sim_support::{
-    same_image, Brokers, CommittedIndex, ImageChecks, Promise,
-};
+use crate::controller::tests::invariants::acked_writes_committed::{CommittedIndex, Promise};
+use crate::controller::tests::invariants::restart_replays_the_same_image::same_image;
+use crate::controller::tests::invariants::ImageChecks;
+use crate::controller::tests::sim_support::Brokers;
 use crate::controller::{ControllerConfig, QuorumController};
 use crate::machine::registration::{registered_features, Registrations};
 use crate::machine::snapshot_policy::{MetadataLogSettings, Retention};
