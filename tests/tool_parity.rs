@@ -23,8 +23,9 @@ use ferrokraft::codec::header::encode_request_header;
 use ferrokraft::codec::messages::ResponseBody;
 use ferrokraft::codec::response::decode_response;
 use kafka_protocol::messages::{ApiKey, ApiVersionsResponse};
-use support::cluster::{Cluster, Impl};
+use support::cluster::{Cluster, Impl, Quorum};
 use support::kafka::kafka;
+use support::kafka::ToolOutput;
 
 /// Features a Kafka 4.1 controller supports that ferrokraft does not list yet: their
 /// controller side is #15's (ELR is partly there; UpdateFeatures is not). Once one is listed,
@@ -373,6 +374,114 @@ fn static_quorum_tools_show_the_same_on_kafka_and_ferrokraft() {
             diffs.extend(compare(&format!("kafka-cluster {sub} via {via}"), &a, &b));
         }
     }
+    assert!(
+        diffs.is_empty(),
+        "the tools show different things:\n{}",
+        diffs.join("\n\n")
+    );
+}
+
+/// A KIP-853 quorum of `kind`: node 1 formatted `--standalone` leads, nodes 2 and 3 formatted
+/// `--no-initial-controllers` follow as observers.
+fn dynamic_quorum(name: &str, kind: Impl) -> Cluster {
+    let mut c = Cluster::with_quorum(name, &[kind; 3], &[], Quorum::Dynamic { standalone: 1 });
+    c.start_all();
+    let (leader, _, _) = c.wait_for_leader(1, 1, Duration::from_secs(90));
+    assert_eq!(leader, 1, "the standalone node leads");
+    c.wait_voters(1, &[1], Duration::from_secs(30));
+    c.wait_caught_up(1, Duration::from_secs(60));
+    c
+}
+
+/// [`normalise`], and each node's directory id as `DIR<id>`.
+fn normalise_dirs(c: &Cluster, text: &str) -> String {
+    let mut s = normalise(c, text);
+    for id in 1..=3 {
+        s = s.replace(&c.directory_id(id), &format!("DIR{id}"));
+    }
+    s
+}
+
+/// A voter-change tool's outcome: exit code and what it printed, without log-line timestamps.
+fn outcome(c: &Cluster, out: &ToolOutput) -> (i32, String) {
+    let text: Vec<String> = format!("{}{}", out.stdout, out.stderr)
+        .lines()
+        .filter(|l| !l.contains(" WARN ") && !l.trim().is_empty())
+        .map(str::to_string)
+        .collect();
+    (
+        out.status.code().unwrap_or(-1),
+        normalise_dirs(c, &text.join("\n")),
+    )
+}
+
+/// describe --status and --replication of both quorums through the leader (1) and node 2.
+fn describe_both(k: &Cluster, f: &Cluster, phase: &str) -> Vec<String> {
+    const QUORUM: &str = "org.apache.kafka.tools.MetadataQuorumCommand";
+    let mut diffs = Vec::new();
+    for via in [1, 2] {
+        for (name, args) in [
+            ("status", &["describe", "--status"][..]),
+            ("replication", &["describe", "--replication"][..]),
+        ] {
+            let tag = format!("{phase}-{name}-via-{via}");
+            let (a, b) = (
+                tool(k, via, &tag, QUORUM, args),
+                tool(f, via, &tag, QUORUM, args),
+            );
+            let shape = |c: &Cluster, t: &str| {
+                let t = normalise_dirs(c, t);
+                if name == "status" {
+                    status_shape(&t)
+                } else {
+                    replication_shape(&t)
+                }
+            };
+            diffs.extend(compare(
+                &format!("{phase}: describe --{name} via {via}"),
+                &(a.0, shape(k, &a.1)),
+                &(b.0, shape(f, &b.1)),
+            ));
+        }
+    }
+    diffs
+}
+
+#[test]
+fn dynamic_quorum_tools_show_the_same_on_kafka_and_ferrokraft() {
+    let _serial = support::cluster::serial();
+    let mut k = dynamic_quorum("parity-dynamic-kafka", Impl::Kafka);
+    let mut f = dynamic_quorum("parity-dynamic-ferrokraft", Impl::Ferrokraft);
+    let mut diffs = Vec::new();
+    diffs.extend(describe_both(&k, &f, "standalone"));
+    // Refusals, each with Kafka's message and exit code: removing an observer, removing the
+    // leader under another directory id.
+    let refusals: [(&str, fn(&Cluster) -> ToolOutput); 2] = [
+        ("remove an observer", |c: &Cluster| {
+            c.remove_controller(3, &c.directory_id(3), 1)
+        }),
+        ("remove with a wrong directory id", |c: &Cluster| {
+            c.remove_controller(1, &c.directory_id(2), 1)
+        }),
+    ];
+    for (what, run) in &refusals {
+        diffs.extend(compare(
+            what,
+            &outcome(&k, &run(&k)),
+            &outcome(&f, &run(&f)),
+        ));
+    }
+    // Node 2 joins; then adding it again is refused.
+    k.add_controllers(&[2], 1);
+    f.add_controllers(&[2], 1);
+    k.wait_caught_up(1, Duration::from_secs(60));
+    f.wait_caught_up(1, Duration::from_secs(60));
+    diffs.extend(describe_both(&k, &f, "after-add"));
+    diffs.extend(compare(
+        "add an existing voter",
+        &outcome(&k, &k.add_controller(2, 1)),
+        &outcome(&f, &f.add_controller(2, 1)),
+    ));
     assert!(
         diffs.is_empty(),
         "the tools show different things:\n{}",

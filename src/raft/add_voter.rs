@@ -89,15 +89,15 @@ impl RaftCore {
             return Err((
                 errors::DUPLICATE_VOTER,
                 format!(
-                    "The voter id for {key:?} is already part of the set of voters {:?}.",
-                    self.history.voters().ids().collect::<Vec<_>>()
+                    "The voter id for {key} is already part of the set of voters {}.",
+                    self.history.voters().java_voter_keys_string()
                 ),
             ));
         }
         if !self.requests.is_ready(key.id, now_ms) {
             return Err((
                 errors::REQUEST_TIMED_OUT,
-                format!("New voter {key:?} is not ready to receive requests"),
+                format!("New voter {key} is not ready to receive requests"),
             ));
         }
         let request = RequestBody::ApiVersions(
@@ -180,7 +180,7 @@ impl RaftCore {
             return self.complete_add_voter(
                 errors::INVALID_REQUEST,
                 Some(format!(
-                    "Aborted add voter operation for {:?} since the kraft.version range (min: {min}, max: {max}) doesn't support the finalized version {kraft_version}",
+                    "Aborted add voter operation for {} since the kraft.version range (min: {min}, max: {max}) doesn't support the finalized version {kraft_version}",
                     voter.key
                 )),
             );
@@ -189,7 +189,7 @@ impl RaftCore {
             return self.complete_add_voter(
                 errors::REQUEST_TIMED_OUT,
                 Some(format!(
-                    "Aborted add voter operation for {:?} since it is lagging behind",
+                    "Aborted add voter operation for {} since it is lagging behind",
                     voter.key
                 )),
             );

@@ -64,8 +64,8 @@ impl RaftCore {
             return Err((
                 errors::VOTER_NOT_FOUND,
                 format!(
-                    "Cannot remove voter {key:?} from the set of voters {:?}",
-                    self.history.voters().ids().collect::<Vec<_>>()
+                    "Cannot remove voter {key} from the set of voters {}",
+                    self.history.voters().java_voter_keys_string()
                 ),
             ));
         };

@@ -27,7 +27,38 @@ pub struct ReplicaKey {
     pub directory_id: Uuid,
 }
 
+/// Kafka's `ReplicaKey.toString`, which its error messages carry.
+impl std::fmt::Display for ReplicaKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.directory_id.is_nil() {
+            write!(f, "ReplicaKey(id={}, directoryId=<undefined>)", self.id)
+        } else {
+            write!(
+                f,
+                "ReplicaKey(id={}, directoryId={})",
+                self.id,
+                crate::storage::uuid::uuid_to_kafka_string(&self.directory_id)
+            )
+        }
+    }
+}
+
 impl ReplicaKey {
+    /// Java's `ReplicaKey.hashCode`: `Objects.hash(id, Optional<Uuid>)`, with Kafka's
+    /// `Uuid.hashCode` (the xor of the two halves, folded) and 0 for no directory id.
+    pub fn java_hash_code(&self) -> i32 {
+        let uuid_hash = if self.directory_id.is_nil() {
+            0
+        } else {
+            let (high, low) = self.directory_id.as_u64_pair();
+            let xor = high ^ low;
+            ((xor >> 32) as i32) ^ (xor as i32)
+        };
+        31i32
+            .wrapping_mul(31i32.wrapping_add(self.id))
+            .wrapping_add(uuid_hash)
+    }
+
     /// A key with a known or unknown directory id.
     pub fn new(id: i32, directory_id: Uuid) -> Self {
         Self { id, directory_id }
@@ -158,6 +189,26 @@ impl VoterSet {
     /// The voters in ascending id order.
     pub fn nodes(&self) -> impl Iterator<Item = &VoterNode> {
         self.voters.values()
+    }
+
+    /// The voter keys as Kafka prints `VoterSet.voterKeys()` in its error messages: a Java
+    /// `HashSet<ReplicaKey>` (16 buckets, doubled past a 0.75 load; filled in id order) shown
+    /// as `[ReplicaKey(id=…, directoryId=…), …]` in bucket order.
+    pub fn java_voter_keys_string(&self) -> String {
+        let keys: Vec<ReplicaKey> = self.voters.values().map(|v| v.key).collect();
+        let mut buckets = 16usize;
+        while keys.len() as f64 > buckets as f64 * 0.75 {
+            buckets *= 2;
+        }
+        let bucket = |k: &ReplicaKey| {
+            let h = k.java_hash_code() as u32;
+            ((h ^ (h >> 16)) as usize) & (buckets - 1)
+        };
+        let mut ordered = keys;
+        // Stable: a bucket keeps insertion order.
+        ordered.sort_by_key(bucket);
+        let shown: Vec<String> = ordered.iter().map(ToString::to_string).collect();
+        format!("[{}]", shown.join(", "))
     }
 
     /// The voter with `id`, if any.
@@ -329,5 +380,24 @@ mod tests {
         assert_eq!(v(2).majority(), 2);
         assert_eq!(v(3).majority(), 2);
         assert_eq!(v(5).majority(), 3);
+    }
+
+    /// Kafka 4.1.2's own output (a `HashSet<ReplicaKey>` of these two keys printed by the
+    /// 4.1.2 jars): ferrokraft's error messages name voters the same way, in the same order.
+    #[test]
+    fn voter_keys_print_as_kafkas_hash_set() {
+        let dir = |s: &str| crate::storage::uuid::parse_kafka_uuid(s).unwrap();
+        let mut one = node(1, 0, 1);
+        one.key = ReplicaKey::new(1, dir("3nUKPmAlQDWd0e7QDIJuvw"));
+        let mut two = node(2, 0, 2);
+        two.key = ReplicaKey::new(2, dir("AAAAAAAAAAAAAAAAAAAAAQ"));
+        assert_eq!(
+            VoterSet::new([one, two]).java_voter_keys_string(),
+            "[ReplicaKey(id=2, directoryId=AAAAAAAAAAAAAAAAAAAAAQ), ReplicaKey(id=1, directoryId=3nUKPmAlQDWd0e7QDIJuvw)]"
+        );
+        assert_eq!(
+            ReplicaKey::of_id(1).to_string(),
+            "ReplicaKey(id=1, directoryId=<undefined>)"
+        );
     }
 }
