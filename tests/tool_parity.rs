@@ -381,6 +381,9 @@ fn static_quorum_tools_show_the_same_on_kafka_and_ferrokraft() {
     );
 }
 
+/// A voter change that both quorums must refuse alike.
+type Refusal = (&'static str, fn(&Cluster) -> ToolOutput);
+
 /// A KIP-853 quorum of `kind`: node 1 formatted `--standalone` leads, nodes 2 and 3 formatted
 /// `--no-initial-controllers` follow as observers.
 fn dynamic_quorum(name: &str, kind: Impl) -> Cluster {
@@ -456,7 +459,7 @@ fn dynamic_quorum_tools_show_the_same_on_kafka_and_ferrokraft() {
     diffs.extend(describe_both(&k, &f, "standalone"));
     // Refusals, each with Kafka's message and exit code: removing an observer, removing the
     // leader under another directory id.
-    let refusals: [(&str, fn(&Cluster) -> ToolOutput); 2] = [
+    let refusals: [Refusal; 2] = [
         ("remove an observer", |c: &Cluster| {
             c.remove_controller(3, &c.directory_id(3), 1)
         }),
