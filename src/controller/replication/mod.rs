@@ -41,6 +41,17 @@ const UNCLEAN_LEADER_ELECTION: &str = "unclean.leader.election.enable";
 
 /// Whether `topic` allows unclean leader elections (its own config, else the cluster's).
 fn unclean_election_enabled(image: &MetadataImage, topic: &str) -> bool {
+    topic_or_cluster_config(image, topic, UNCLEAN_LEADER_ELECTION)
+        .map(|v| v.eq_ignore_ascii_case("true"))
+        .unwrap_or(false)
+}
+
+/// A topic's config value: its own (TOPIC resource), else the cluster default (BROKER "").
+fn topic_or_cluster_config<'a>(
+    image: &'a MetadataImage,
+    topic: &str,
+    key: &str,
+) -> Option<&'a str> {
     let get = |resource_type: i8, name: &str| {
         image
             .configs
@@ -48,10 +59,10 @@ fn unclean_election_enabled(image: &MetadataImage, topic: &str) -> bool {
                 resource_type,
                 resource_name: name.to_string(),
             })
-            .and_then(|c| c.get(UNCLEAN_LEADER_ELECTION))
-            .map(|v| v.eq_ignore_ascii_case("true"))
+            .and_then(|c| c.get(key))
+            .map(String::as_str)
     };
-    get(2, topic).or_else(|| get(4, "")).unwrap_or(false)
+    get(2, topic).or_else(|| get(4, ""))
 }
 
 /// Topic config (and cluster default) that sets the ISR size ELR tracking keeps.
@@ -69,18 +80,8 @@ pub fn elr_enabled(image: &MetadataImage) -> bool {
 /// default (BROKER ""), else the controller's own, capped at the topic's replication factor
 /// (that of partition 0).
 pub fn effective_min_isr(image: &MetadataImage, cfg: &ControllerConfig, topic: &str) -> usize {
-    let get = |resource_type: i8, name: &str| {
-        image
-            .configs
-            .get(&crate::metadata::image::ConfigResource {
-                resource_type,
-                resource_name: name.to_string(),
-            })
-            .and_then(|c| c.get(MIN_INSYNC_REPLICAS))
-            .and_then(|v| v.trim().parse::<i32>().ok())
-    };
-    let configured = get(2, topic)
-        .or_else(|| get(4, ""))
+    let configured = topic_or_cluster_config(image, topic, MIN_INSYNC_REPLICAS)
+        .and_then(|v| v.trim().parse::<i32>().ok())
         .unwrap_or(cfg.min_insync_replicas);
     let replication_factor = image
         .topic_by_name(topic)
