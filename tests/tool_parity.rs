@@ -396,13 +396,49 @@ fn dynamic_quorum(name: &str, kind: Impl) -> Cluster {
     c
 }
 
-/// [`normalise`], and each node's directory id as `DIR<id>`.
+/// [`normalise`], and each node's directory id as `DIR<id>`. Lists whose order follows the
+/// hash of random directory ids (Kafka prints `HashSet<ReplicaKey>`s and its observers'
+/// `HashMap<ReplicaKey, _>`) are sorted: two runs with other ids differ there by chance.
+/// ferrokraft prints voter sets in the same hash order (unit-tested against the 4.1.2 jars);
+/// its observers come in id order (docs/interop.md).
 fn normalise_dirs(c: &Cluster, text: &str) -> String {
     let mut s = normalise(c, text);
     for id in 1..=3 {
         s = s.replace(&c.directory_id(id), &format!("DIR{id}"));
     }
-    s
+    s.lines().map(sorted_lists).collect::<Vec<_>>().join("\n")
+}
+
+/// A line with its `[ReplicaKey(…), …]` list, or its `CurrentObservers` JSON list, sorted.
+fn sorted_lists(line: &str) -> String {
+    let (Some(i), Some(j)) = (line.find('['), line.rfind(']')) else {
+        return line.to_string();
+    };
+    let inner = &line[i + 1..j];
+    let items: Option<Vec<String>> = if inner.starts_with("ReplicaKey(") {
+        Some(
+            inner
+                .split("), ")
+                .map(|s| format!("{})", s.trim_end_matches(')')))
+                .collect(),
+        )
+    } else if line.starts_with("CurrentObservers:") && inner.starts_with('{') {
+        Some(
+            inner
+                .split("}, {")
+                .map(|s| format!("{{{}}}", s.trim_start_matches('{').trim_end_matches('}')))
+                .collect(),
+        )
+    } else {
+        None
+    };
+    match items {
+        Some(mut items) => {
+            items.sort();
+            format!("{}{}{}", &line[..=i], items.join(", "), &line[j..])
+        }
+        None => line.to_string(),
+    }
 }
 
 /// A voter-change tool's outcome: exit code and what it printed, without log-line timestamps.
