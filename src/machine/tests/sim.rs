@@ -468,8 +468,11 @@ impl Sim {
             return;
         };
         let offset = m.core().high_watermark().unwrap_or(0);
-        let image = m.committed_image().clone();
-        let Some((body, _)) = self.brokers.random_request(&mut self.rng, &image, offset) else {
+        // Disjoint fields: the image is borrowed, not copied, for each request.
+        let Some((body, _)) =
+            self.brokers
+                .random_request(&mut self.rng, m.committed_image(), offset)
+        else {
             return;
         };
         let id = self.next_request_id;
