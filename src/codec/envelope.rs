@@ -118,7 +118,7 @@ fn rejected(error_code: i16, reason: impl Into<String>) -> EnvelopeRejected {
 
 /// Checks an envelope in Kafka's order and decodes its inner request.
 ///
-/// An inner API that is forwardable but not served by ferrokraft yet (DeleteTopics, …) is
+/// An inner API that is forwardable but not served by ferrokraft yet (CreateAcls, …) is
 /// refused with UNSUPPORTED_VERSION. Kafka's controller serves them all; for a broker this
 /// code means "the controller's API versions changed under you": it closes the client's
 /// connection so the client reconnects and sees the broker's ApiVersions, which only lists the
@@ -250,6 +250,9 @@ fn error_codes(body: &ResponseBody) -> Vec<i16> {
             )
             .collect(),
         ResponseBody::AddRaftVoter(r) => vec![r.error_code],
+        ResponseBody::CreateTopics(r) => r.topics.iter().map(|t| t.error_code).collect(),
+        ResponseBody::DeleteTopics(r) => r.responses.iter().map(|t| t.error_code).collect(),
+        ResponseBody::CreatePartitions(r) => r.results.iter().map(|t| t.error_code).collect(),
         ResponseBody::RemoveRaftVoter(r) => vec![r.error_code],
         _ => Vec::new(),
     }

@@ -12,7 +12,8 @@ use kafka_protocol::messages::{
     AssignReplicasToDirsResponse, BeginQuorumEpochRequest, BeginQuorumEpochResponse,
     BrokerHeartbeatRequest, BrokerHeartbeatResponse, BrokerRegistrationRequest,
     BrokerRegistrationResponse, ControllerRegistrationRequest, ControllerRegistrationResponse,
-    CreateTopicsRequest, CreateTopicsResponse, DescribeClusterRequest, DescribeClusterResponse,
+    CreatePartitionsRequest, CreatePartitionsResponse, CreateTopicsRequest, CreateTopicsResponse,
+    DeleteTopicsRequest, DeleteTopicsResponse, DescribeClusterRequest, DescribeClusterResponse,
     DescribeQuorumRequest, DescribeQuorumResponse, EndQuorumEpochRequest, EndQuorumEpochResponse,
     EnvelopeRequest, EnvelopeResponse, FetchRequest, FetchResponse, FetchSnapshotRequest,
     FetchSnapshotResponse, RemoveRaftVoterRequest, RemoveRaftVoterResponse,
@@ -119,6 +120,8 @@ kraft_apis! {
     UpdateRaftVoter => UpdateRaftVoterRequest, UpdateRaftVoterResponse;
     ControllerRegistration => ControllerRegistrationRequest, ControllerRegistrationResponse;
     CreateTopics => CreateTopicsRequest, CreateTopicsResponse;
+    DeleteTopics => DeleteTopicsRequest, DeleteTopicsResponse;
+    CreatePartitions => CreatePartitionsRequest, CreatePartitionsResponse;
     AlterPartition => AlterPartitionRequest, AlterPartitionResponse;
     BrokerRegistration => BrokerRegistrationRequest, BrokerRegistrationResponse;
     BrokerHeartbeat => BrokerHeartbeatRequest, BrokerHeartbeatResponse;

@@ -40,6 +40,9 @@ pub const ADVERTISED: &[ApiRange] = &[
     api(ApiKey::ApiVersions, 0, 4),
     // KIP-896 (Kafka 4.0) removed CreateTopics v0-1.
     api(ApiKey::CreateTopics, 2, 7),
+    // KIP-896 removed DeleteTopics v0.
+    api(ApiKey::DeleteTopics, 1, 6),
+    api(ApiKey::CreatePartitions, 0, 3),
     api(ApiKey::Vote, 0, 2),
     api(ApiKey::BeginQuorumEpoch, 0, 1),
     api(ApiKey::EndQuorumEpoch, 0, 1),

@@ -154,6 +154,8 @@ pub struct Config {
     pub num_partitions: i32,
     /// `default.replication.factor`: replication factor of a topic created with -1.
     pub default_replication_factor: i16,
+    /// `delete.topic.enable`: whether DeleteTopics may remove topics.
+    pub delete_topic_enable: bool,
     /// `controller.quorum.election.timeout.ms`.
     pub quorum_election_timeout_ms: u64,
     /// `controller.quorum.fetch.timeout.ms`.
@@ -614,6 +616,7 @@ impl Config {
             broker_heartbeat_interval_ms: parse_num(props, "broker.heartbeat.interval.ms", 2000)?,
             num_partitions: positive(props, "num.partitions", 1)?,
             default_replication_factor: positive(props, "default.replication.factor", 1)?,
+            delete_topic_enable: parse_bool(props, "delete.topic.enable", true)?,
             quorum_election_timeout_ms: parse_num(
                 props,
                 "controller.quorum.election.timeout.ms",

@@ -34,6 +34,17 @@ struct Parked {
     body: ResponseBody,
 }
 
+/// What a request is served against besides the active state.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Env<'a> {
+    /// The time now.
+    pub(super) now_ms: u64,
+    /// The controller's settings.
+    pub(super) cfg: &'a ControllerConfig,
+    /// The committed image: Kafka resolves some names at the last committed offset.
+    pub(super) committed: &'a MetadataImage,
+}
+
 /// The active controller of one epoch.
 #[derive(Debug)]
 pub(super) struct ActiveController {
@@ -367,13 +378,17 @@ impl ActiveController {
     /// Serves one controller request.
     pub(super) fn handle_request(
         &mut self,
-        now_ms: u64,
-        cfg: &ControllerConfig,
+        env: Env<'_>,
         rng: &mut Rng,
         appender: &mut dyn MetadataAppender,
         request: InboundRequest,
         outputs: &mut VecDeque<ControllerOutput>,
     ) {
+        let Env {
+            now_ms,
+            cfg,
+            committed,
+        } = env;
         let next_offset = appender.next_write_offset().unwrap_or(-1);
         let version = request.api_version;
         match &request.body {
@@ -488,6 +503,27 @@ impl ActiveController {
                     outputs,
                 );
             }
+            RequestBody::DeleteTopics(req) => {
+                let result =
+                    replication::delete_topics(committed, &self.image, cfg, rng, req, version);
+                self.complete(
+                    appender,
+                    &request,
+                    result,
+                    ResponseBody::DeleteTopics,
+                    outputs,
+                );
+            }
+            RequestBody::CreatePartitions(req) => {
+                let result = replication::create_partitions(&self.image, rng, req);
+                self.complete(
+                    appender,
+                    &request,
+                    result,
+                    ResponseBody::CreatePartitions,
+                    outputs,
+                );
+            }
             RequestBody::AlterPartition(req) => {
                 let result = replication::alter_partition(&self.image, cfg, req, version);
                 self.complete(
@@ -571,6 +607,20 @@ fn not_controller_body(body: &ResponseBody, error: &ApiError) -> ResponseBody {
         ResponseBody::AssignReplicasToDirs(r) => ResponseBody::AssignReplicasToDirs(
             r.with_error_code(error.code).with_directories(Vec::new()),
         ),
+        ResponseBody::DeleteTopics(mut r) => {
+            for t in &mut r.responses {
+                t.error_code = error.code;
+                t.error_message = None;
+            }
+            ResponseBody::DeleteTopics(r)
+        }
+        ResponseBody::CreatePartitions(mut r) => {
+            for t in &mut r.results {
+                t.error_code = error.code;
+                t.error_message = message();
+            }
+            ResponseBody::CreatePartitions(r)
+        }
         ResponseBody::CreateTopics(mut r) => {
             for t in &mut r.topics {
                 t.error_code = error.code;

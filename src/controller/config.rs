@@ -15,6 +15,8 @@ pub struct ControllerConfig {
     pub default_replication_factor: i16,
     /// `min.insync.replicas` (1): the cluster default the activation writes with ELR on.
     pub min_insync_replicas: i32,
+    /// `delete.topic.enable` (true): whether DeleteTopics may remove topics.
+    pub delete_topic_enable: bool,
     /// The kraft.version in effect (brokers must support it to register).
     pub kraft_version: i16,
     /// Seed of topic ids and placement offsets.
@@ -31,6 +33,7 @@ impl ControllerConfig {
             num_partitions: 1,
             default_replication_factor: 1,
             min_insync_replicas: 1,
+            delete_topic_enable: true,
             kraft_version: 0,
             rng_seed: 0,
         }
@@ -45,6 +48,7 @@ impl ControllerConfig {
             num_partitions: config.num_partitions,
             default_replication_factor: config.default_replication_factor,
             min_insync_replicas: config.min_insync_replicas,
+            delete_topic_enable: config.delete_topic_enable,
             kraft_version: 0,
             rng_seed,
         }

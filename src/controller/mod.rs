@@ -55,6 +55,8 @@ const REPLAY_READ_BYTES: usize = 1 << 20;
 /// The APIs the controller layer serves (the rest go to the Raft core or the node).
 pub const CONTROLLER_APIS: &[ApiKey] = &[
     ApiKey::CreateTopics,
+    ApiKey::DeleteTopics,
+    ApiKey::CreatePartitions,
     ApiKey::AlterPartition,
     ApiKey::BrokerRegistration,
     ApiKey::BrokerHeartbeat,
@@ -307,8 +309,11 @@ impl QuorumController {
             return;
         };
         a.handle_request(
-            now_ms,
-            &self.cfg,
+            active::Env {
+                now_ms,
+                cfg: &self.cfg,
+                committed: &self.committed,
+            },
             &mut self.rng,
             appender,
             request,
@@ -429,6 +434,12 @@ pub fn error_response(body: &RequestBody, version: i16, error: &ApiError) -> Res
                     .collect(),
             ),
         ),
+        RequestBody::DeleteTopics(req) => {
+            ResponseBody::DeleteTopics(replication::delete_topics_error(req, version, error))
+        }
+        RequestBody::CreatePartitions(req) => {
+            ResponseBody::CreatePartitions(replication::create_partitions_error(req, error))
+        }
         // Not a controller API: routing sends none here. Answer as Kafka answers an API a
         // controller does not serve.
         other => crate::node::not_ready_response(other, version).unwrap_or_else(|| {

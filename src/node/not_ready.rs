@@ -101,6 +101,8 @@ pub fn not_ready_response(body: &RequestBody, version: i16) -> Option<ResponseBo
         // The controller APIs: a node that is not running its controller is not the active
         // controller (brokers then look for it elsewhere).
         RequestBody::CreateTopics(_)
+        | RequestBody::DeleteTopics(_)
+        | RequestBody::CreatePartitions(_)
         | RequestBody::AlterPartition(_)
         | RequestBody::BrokerRegistration(_)
         | RequestBody::BrokerHeartbeat(_)

@@ -98,6 +98,8 @@ impl RaftCore {
             | RequestBody::DescribeCluster(_)
             | RequestBody::ControllerRegistration(_)
             | RequestBody::CreateTopics(_)
+            | RequestBody::DeleteTopics(_)
+            | RequestBody::CreatePartitions(_)
             | RequestBody::AlterPartition(_)
             | RequestBody::BrokerRegistration(_)
             | RequestBody::BrokerHeartbeat(_)

@@ -98,7 +98,7 @@ fn requested_partitions(t: &CreatableTopic, default_partitions: i32) -> u64 {
 }
 
 /// Brokers placement may use: registered, not in controlled shutdown.
-fn usable_brokers(image: &MetadataImage) -> Vec<UsableBroker> {
+pub(super) fn usable_brokers(image: &MetadataImage) -> Vec<UsableBroker> {
     image
         .brokers
         .values()
@@ -271,7 +271,6 @@ fn create_topic(
     while image.topics.contains_key(&topic_id) || planned.iter().any(|(_, id)| *id == topic_id) {
         topic_id = random_topic_id(rng);
     }
-    let level = image.metadata_version().unwrap_or(1);
     let mut records = vec![RecordOut::new(
         MetadataRecord::Topic(TopicRecord {
             name: name.clone(),
@@ -307,31 +306,13 @@ fn create_topic(
             0,
         ));
     }
-    let version = partition_record_version(image);
     for (partition_id, (replicas, isr)) in assignments.iter().enumerate() {
-        let directories = if level >= mv::DIRECTORY_ASSIGNMENT {
-            replicas.iter().map(|r| default_dir(image, *r)).collect()
-        } else {
-            Vec::new()
-        };
-        records.push(RecordOut::new(
-            MetadataRecord::Partition(PartitionRecord {
-                partition_id: partition_id as i32,
-                topic_id,
-                replicas: replicas.clone(),
-                isr: isr.clone(),
-                removing_replicas: Vec::new(),
-                adding_replicas: Vec::new(),
-                leader: isr[0],
-                leader_recovery_state: 0,
-                leader_epoch: 0,
-                partition_epoch: 0,
-                directories,
-                eligible_leader_replicas: None,
-                last_known_elr: None,
-                ..Default::default()
-            }),
-            version,
+        records.push(new_partition_record(
+            image,
+            topic_id,
+            partition_id as i32,
+            replicas,
+            isr,
         ));
     }
     let replication_factor = assignments.first().map_or(0, |(r, _)| r.len() as i16);
@@ -355,8 +336,83 @@ fn create_topic(
     Ok((result, records, topic_id))
 }
 
+/// Kafka's `validateManualPartitionAssignment`: the replicas are registered brokers, each
+/// once, and as many as `replication_factor` when it is known.
+pub(super) fn validate_manual_assignment(
+    image: &MetadataImage,
+    replicas: &[i32],
+    replication_factor: Option<usize>,
+) -> Result<(), ApiError> {
+    let bad = |m: String| ApiError::new(errors::INVALID_REPLICA_ASSIGNMENT, m);
+    if replicas.is_empty() {
+        return Err(bad(
+            "The manual partition assignment includes an empty replica list.".into(),
+        ));
+    }
+    let mut sorted = replicas.to_vec();
+    sorted.sort_unstable();
+    for (i, id) in sorted.iter().enumerate() {
+        if !image.brokers.contains_key(id) {
+            return Err(bad(format!(
+                "The manual partition assignment includes broker {id}, but no such broker is \
+                 registered."
+            )));
+        }
+        if i > 0 && sorted[i - 1] == *id {
+            return Err(bad(format!(
+                "The manual partition assignment includes the broker {id} more than once."
+            )));
+        }
+    }
+    match replication_factor {
+        Some(rf) if rf != replicas.len() => Err(bad(format!(
+            "The manual partition assignment includes a partition with {} replica(s), but this \
+             is not consistent with previous partitions, which have {rf} replica(s).",
+            replicas.len()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// A new partition's record (Kafka's `buildPartitionRegistration(...).toRecord`): the
+/// leader is the first of the ISR; each replica in its broker's only directory where the
+/// metadata.version records directories.
+pub(super) fn new_partition_record(
+    image: &MetadataImage,
+    topic_id: Uuid,
+    partition_id: i32,
+    replicas: &[i32],
+    isr: &[i32],
+) -> RecordOut {
+    let level = image.metadata_version().unwrap_or(1);
+    let directories = if level >= mv::DIRECTORY_ASSIGNMENT {
+        replicas.iter().map(|r| default_dir(image, *r)).collect()
+    } else {
+        Vec::new()
+    };
+    RecordOut::new(
+        MetadataRecord::Partition(PartitionRecord {
+            partition_id,
+            topic_id,
+            replicas: replicas.to_vec(),
+            isr: isr.to_vec(),
+            removing_replicas: Vec::new(),
+            adding_replicas: Vec::new(),
+            leader: isr.first().copied().unwrap_or(-1),
+            leader_recovery_state: 0,
+            leader_epoch: 0,
+            partition_epoch: 0,
+            directories,
+            eligible_leader_replicas: None,
+            last_known_elr: None,
+            ..Default::default()
+        }),
+        partition_record_version(image),
+    )
+}
+
 /// The ISR a new partition starts with: its active replicas, in replica order.
-fn active_replicas(image: &MetadataImage, replicas: &[i32]) -> Vec<i32> {
+pub(super) fn active_replicas(image: &MetadataImage, replicas: &[i32]) -> Vec<i32> {
     replicas
         .iter()
         .copied()
@@ -401,39 +457,8 @@ fn assign(
                 )));
             }
             let replicas: Vec<i32> = a.broker_ids.iter().map(|b| b.0).collect();
-            if replicas.is_empty() {
-                return Err(bad(
-                    "The manual partition assignment includes an empty replica list.".into(),
-                ));
-            }
-            let mut sorted = replicas.clone();
-            sorted.sort_unstable();
-            for (i, id) in sorted.iter().enumerate() {
-                if !image.brokers.contains_key(id) {
-                    return Err(bad(format!(
-                        "The manual partition assignment includes broker {id}, but no such \
-                         broker is registered."
-                    )));
-                }
-                if i > 0 && sorted[i - 1] == *id {
-                    return Err(bad(format!(
-                        "The manual partition assignment includes the broker {id} more than \
-                         once."
-                    )));
-                }
-            }
-            match rf {
-                None => rf = Some(replicas.len()),
-                Some(n) if n != replicas.len() => {
-                    return Err(bad(format!(
-                        "The manual partition assignment includes a partition with {} \
-                         replica(s), but this is not consistent with previous partitions, which \
-                         have {n} replica(s).",
-                        replicas.len()
-                    )))
-                }
-                Some(_) => {}
-            }
+            validate_manual_assignment(image, &replicas, rf)?;
+            rf.get_or_insert(replicas.len());
             let isr = active_replicas(image, &replicas);
             if isr.is_empty() {
                 return Err(bad(format!(

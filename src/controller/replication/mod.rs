@@ -10,7 +10,9 @@
 //! ```
 
 mod alter_partition;
+mod create_partitions;
 mod create_topics;
+mod delete_topics;
 pub mod partition_change;
 pub mod placement;
 pub mod topic_configs;
@@ -23,7 +25,9 @@ use kafka_protocol::messages::{
 };
 
 pub use alter_partition::alter_partition;
+pub use create_partitions::{create_partitions, create_partitions_error};
 pub use create_topics::create_topics;
+pub use delete_topics::{delete_topics, delete_topics_error};
 
 use super::cluster::{check_broker_epoch, is_active};
 use super::config::ControllerConfig;

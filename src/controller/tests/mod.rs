@@ -12,3 +12,4 @@ mod quorum_controller;
 mod replication;
 mod sim;
 pub(crate) mod sim_support;
+mod topic_admin;

@@ -1,0 +1,221 @@
+//! CreatePartitions (Kafka 4.1's `ControllerApis.createPartitions` and
+//! `ReplicationControlManager.createPartitions`): a topic grows to `count` partitions, placed
+//! like a new topic's with the topic's replication factor, or as assigned.
+//!
+//! ```text
+//!   topics ─▶ duplicates refused ─▶ per topic (Java HashSet order): count, assignments,
+//!          ─▶ placement ─▶ PartitionRecord per new partition ─▶ one batch for the request
+//! ```
+
+use std::collections::BTreeSet;
+
+use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
+use kafka_protocol::messages::create_partitions_response::CreatePartitionsTopicResult;
+use kafka_protocol::messages::{CreatePartitionsRequest, CreatePartitionsResponse};
+use kafka_protocol::protocol::StrBytes;
+
+use super::create_topics::{
+    active_replicas, new_partition_record, usable_brokers, validate_manual_assignment,
+    MAX_PARTITIONS_PER_REQUEST,
+};
+use super::placement::place;
+use crate::controller::errors::{self, ApiError};
+use crate::controller::result::{ControllerResult, RecordOut};
+use crate::metadata::image::java_order::{java_hash_map_order, Built};
+use crate::metadata::image::MetadataImage;
+use crate::raft::Rng;
+
+fn result(name: &str, error: &ApiError) -> CreatePartitionsTopicResult {
+    CreatePartitionsTopicResult::default()
+        .with_name(StrBytes::from_string(name.to_string()).into())
+        .with_error_code(error.code)
+        .with_error_message(error.message.clone().map(StrBytes::from_string))
+}
+
+/// Every topic of the request refused with `error` (Kafka's
+/// `CreatePartitionsRequest.getErrorResponse`).
+pub fn create_partitions_error(
+    req: &CreatePartitionsRequest,
+    error: &ApiError,
+) -> CreatePartitionsResponse {
+    CreatePartitionsResponse::default().with_results(
+        req.topics
+            .iter()
+            .map(|t| result(t.name.0.as_str(), error))
+            .collect(),
+    )
+}
+
+/// Kafka's CreatePartitions.
+pub fn create_partitions(
+    image: &MetadataImage,
+    rng: &mut Rng,
+    req: &CreatePartitionsRequest,
+) -> ControllerResult<CreatePartitionsResponse> {
+    // ControllerApis: a name given twice is refused whole. The rest go on in the order of
+    // the Java HashSet that collected them.
+    let mut seen = BTreeSet::new();
+    let mut duplicates = Vec::new();
+    let mut unique: Vec<&str> = Vec::new();
+    for t in &req.topics {
+        let name = t.name.0.as_str();
+        if seen.insert(name) {
+            unique.push(name);
+        } else if !duplicates.contains(&name) {
+            duplicates.push(name);
+        }
+    }
+    unique.retain(|n| !duplicates.contains(n));
+    java_hash_map_order(&mut duplicates, Built::Default, |s| s);
+    java_hash_map_order(&mut unique, Built::Default, |s| s);
+    let mut results: Vec<CreatePartitionsTopicResult> = duplicates
+        .iter()
+        .map(|n| {
+            result(
+                n,
+                &ApiError::new(errors::INVALID_REQUEST, "Duplicate topic name."),
+            )
+        })
+        .collect();
+    let mut records = Vec::new();
+    for name in unique {
+        // The first entry of a name: duplicates never get here.
+        let Some(topic) = req.topics.iter().find(|t| t.name.0.as_str() == name) else {
+            continue;
+        };
+        let error = match create_partitions_of(image, rng, topic, &mut records) {
+            Ok(()) => ApiError::code(errors::NONE),
+            Err(e) => {
+                tracing::info!(
+                    "CreatePartitions refused {name}: error {} ({:?})",
+                    e.code,
+                    e.message
+                );
+                e
+            }
+        };
+        results.push(result(name, &error));
+    }
+    if records.len() as u64 > MAX_PARTITIONS_PER_REQUEST {
+        // Kafka's bounded record list overflows: the whole request fails.
+        let e = ApiError::new(
+            errors::POLICY_VIOLATION,
+            "Unable to perform excessively large batch operation.",
+        );
+        return ControllerResult::response_only(create_partitions_error(req, &e));
+    }
+    let response = CreatePartitionsResponse::default().with_results(results);
+    if req.validate_only {
+        return ControllerResult::response_only(response);
+    }
+    ControllerResult::of(records, response)
+}
+
+/// One topic's new partitions, appended to `records` (as Kafka, a partition refused after
+/// others were placed leaves those in the list).
+fn create_partitions_of(
+    image: &MetadataImage,
+    rng: &mut Rng,
+    topic: &CreatePartitionsTopic,
+    records: &mut Vec<RecordOut>,
+) -> Result<(), ApiError> {
+    let name = topic.name.0.as_str();
+    let unknown = || ApiError::code(errors::UNKNOWN_TOPIC_OR_PARTITION);
+    let topic_id = *image.topic_ids.get(name).ok_or_else(unknown)?;
+    let current = image.topics.get(&topic_id).ok_or_else(unknown)?;
+    let existing = current.partitions.len() as i32;
+    let invalid = |m: String| ApiError::new(errors::INVALID_PARTITIONS, m);
+    if topic.count == existing {
+        return Err(invalid(format!(
+            "Topic already has {existing} partition(s)."
+        )));
+    }
+    if topic.count < existing {
+        return Err(invalid(format!(
+            "The topic {name} currently has {existing} partition(s); {} would not be an \
+             increase.",
+            topic.count
+        )));
+    }
+    let additional = topic.count - existing;
+    if let Some(assignments) = &topic.assignments {
+        if assignments.len() as i64 != i64::from(additional) {
+            return Err(ApiError::new(
+                errors::INVALID_REPLICA_ASSIGNMENT,
+                format!(
+                    "Attempted to add {additional} additional partition(s), but only {} \
+                     assignment(s) were specified.",
+                    assignments.len()
+                ),
+            ));
+        }
+    }
+    let Some(first) = current.partitions.values().next() else {
+        return Err(ApiError::new(
+            errors::UNKNOWN_SERVER_ERROR,
+            format!("Invalid state: topic {name} appears to have no partitions."),
+        ));
+    };
+    let replication_factor = first.replicas.len();
+    let rf = i16::try_from(replication_factor).map_err(|_| {
+        ApiError::new(
+            errors::UNKNOWN_SERVER_ERROR,
+            format!(
+                "Invalid replication factor {replication_factor}: expected a number equal to \
+                 less than {}",
+                i16::MAX
+            ),
+        )
+    })?;
+    let placed: Vec<(Vec<i32>, Vec<i32>)> = match &topic.assignments {
+        Some(assignments) => {
+            let mut placed = Vec::with_capacity(assignments.len());
+            for (i, a) in assignments.iter().enumerate() {
+                let replicas: Vec<i32> = a.broker_ids.iter().map(|b| b.0).collect();
+                validate_manual_assignment(image, &replicas, Some(replication_factor))?;
+                let isr = active_replicas(image, &replicas);
+                if isr.is_empty() {
+                    return Err(ApiError::new(
+                        errors::INVALID_REPLICA_ASSIGNMENT,
+                        format!(
+                            "All brokers specified in the manual partition assignment for \
+                             partition {} are fenced or in controlled shutdown.",
+                            existing + i as i32
+                        ),
+                    ));
+                }
+                placed.push((replicas, isr));
+            }
+            placed
+        }
+        None => place(&usable_brokers(image), additional, rf, rng)
+            // Unlike CreateTopics, Kafka passes the placer's message on as it is.
+            .map_err(|m| ApiError::new(errors::INVALID_REPLICATION_FACTOR, m))?
+            .into_iter()
+            .map(|replicas| {
+                let isr = replicas.clone();
+                (replicas, isr)
+            })
+            .collect(),
+    };
+    for (i, (replicas, isr)) in placed.iter().enumerate() {
+        let isr: Vec<i32> = active_replicas(image, isr);
+        if isr.is_empty() {
+            return Err(ApiError::new(
+                errors::INVALID_REPLICATION_FACTOR,
+                format!(
+                    "Unable to replicate the partition {rf} time(s): All brokers are currently \
+                     fenced or in controlled shutdown."
+                ),
+            ));
+        }
+        records.push(new_partition_record(
+            image,
+            topic_id,
+            existing + i as i32,
+            replicas,
+            &isr,
+        ));
+    }
+    Ok(())
+}
