@@ -53,59 +53,12 @@ const BROKERS: [i32; 2] = [100, 101];
 /// as a sorted multiset; explicitly assigned topics are compared exactly.
 const RANDOM_TOPICS: &[&str] = &["spread", "single", "defaults"];
 
-/// Controller APIs ferrokraft does not serve yet (its ApiVersions leaves them out, so a
-/// broker refuses the forwarded request with UnsupportedVersion, "The node does not
-/// support …"): CreatePartitions (`kafka-topics --alter --partitions`), DeleteTopics
-/// (`--delete`) and IncrementalAlterConfigs (`kafka-configs --alter`). The steps that need
-/// them are left out of both runs (what they change would differ in every later step); on
-/// the ferrokraft run, [`probe_not_served`] checks each is still refused, so this test fails,
-/// asking for the steps back, once one is served.
-const NOT_SERVED: &[&str] = &[
-    "CREATE_PARTITIONS",
-    "DELETE_TOPICS",
-    "INCREMENTAL_ALTER_CONFIGS",
-];
-
 /// ConfigCommand's class in this Kafka version.
 fn config_command() -> &'static str {
     kafka().class(&[
         "kafka.admin.ConfigCommand",
         "org.apache.kafka.tools.ConfigCommand",
     ])
-}
-
-fn served(api: &str) -> bool {
-    !NOT_SERVED.contains(&api)
-}
-
-/// On the ferrokraft run: each API of [`NOT_SERVED`] is still refused as unsupported.
-fn probe_not_served(run: &Run<'_>) {
-    let probes = [
-        (
-            "CREATE_PARTITIONS",
-            TOPIC_COMMAND,
-            "--alter --topic spread --partitions 8",
-        ),
-        ("DELETE_TOPICS", TOPIC_COMMAND, "--delete --topic single"),
-        (
-            "INCREMENTAL_ALTER_CONFIGS",
-            config_command(),
-            "--entity-type topics --entity-name solo --alter --add-config retention.ms=1000",
-        ),
-    ];
-    for (api, class, args) in probes {
-        let args: Vec<&str> = args.split_whitespace().collect();
-        let out = run.tool(&format!("probe {api}"), class, &args);
-        let text = format!("{}{}", out.stdout, out.stderr);
-        assert!(
-            // TopicCommand: "The node does not support DELETE_TOPICS"; ConfigCommand: "The
-            // INCREMENTAL_ALTER_CONFIGS API is not supported by the cluster."
-            !out.status.success() && text.contains(api) && text.contains("not support"),
-            "ferrokraft now serves {api}: take it out of NOT_SERVED so the script's steps \
-             that use it run again (exit {:?}):\n{text}",
-            out.status.code()
-        );
-    }
 }
 
 /// What one tool run showed.
@@ -253,9 +206,6 @@ fn play(kind: Impl) -> (Vec<Step>, Value, BTreeMap<String, String>) {
     };
     run.log(&format!("{kind:?}: controller and brokers {BROKERS:?} up"));
     script(&mut run, &mut brokers);
-    if kind == Impl::Ferrokraft {
-        probe_not_served(&run);
-    }
     let steps = std::mem::take(&mut run.steps);
     drop(run);
 
@@ -297,31 +247,27 @@ fn script(run: &mut Run<'_>, brokers: &mut [Broker]) {
         run.topics(what, &format!("--create {args}"));
     }
     run.describe_when("describe after the creations", &LASTING, in_sync);
-    if served("CREATE_PARTITIONS") {
-        run.topics(
-            "add partitions to spread",
-            "--alter --topic spread --partitions 6",
-        );
-        run.topics(
-            "remove partitions from spread",
-            "--alter --topic spread --partitions 2",
-        );
-        run.topics(
-            "add assigned partitions to fixed.assign",
-            "--alter --topic fixed.assign --partitions 4 --replica-assignment 100:101,101:100,100:101,101:100",
-        );
-    }
+    run.topics(
+        "add partitions to spread",
+        "--alter --topic spread --partitions 6",
+    );
+    run.topics(
+        "remove partitions from spread",
+        "--alter --topic spread --partitions 2",
+    );
+    run.topics(
+        "add assigned partitions to fixed.assign",
+        "--alter --topic fixed.assign --partitions 4 --replica-assignment 100:101,101:100,100:101,101:100",
+    );
     let topic = "--entity-type topics --entity-name fixed.assign";
-    if served("INCREMENTAL_ALTER_CONFIGS") {
-        let alter = [
-            ("add topic configs", format!("{topic} --alter --add-config retention.ms=86400000,cleanup.policy=compact")),
-            ("delete a topic config", format!("{topic} --alter --delete-config cleanup.policy")),
-            ("add a bad topic config value", format!("{topic} --alter --add-config min.insync.replicas=xyz")),
-            ("add a broker default config", "--entity-type brokers --entity-default --alter --add-config log.cleaner.backoff.ms=20000".to_string()),
-        ];
-        for (what, args) in alter {
-            run.configs(what, &args);
-        }
+    let alter = [
+        ("add topic configs", format!("{topic} --alter --add-config retention.ms=86400000,cleanup.policy=compact")),
+        ("delete a topic config", format!("{topic} --alter --delete-config cleanup.policy")),
+        ("add a bad topic config value", format!("{topic} --alter --add-config min.insync.replicas=xyz")),
+        ("add a broker default config", "--entity-type brokers --entity-default --alter --add-config log.cleaner.backoff.ms=20000".to_string()),
+    ];
+    for (what, args) in alter {
+        run.configs(what, &args);
     }
     run.configs("describe topic configs", &format!("{topic} --describe"));
     produce_and_restart(run, brokers);
@@ -388,10 +334,8 @@ fn produce_and_restart(run: &mut Run<'_>, brokers: &mut [Broker]) {
     );
     let all = ["fixed.assign", "solo", "spread", "single", "defaults"];
     run.describe_when("describe the new topics", &all, in_sync);
-    if served("DELETE_TOPICS") {
-        run.topics("delete single", "--delete --topic single");
-        run.topics("delete a missing topic", "--delete --topic missing");
-    }
+    run.topics("delete single", "--delete --topic single");
+    run.topics("delete a missing topic", "--delete --topic missing");
     run.topics("list", "--list");
 }
 

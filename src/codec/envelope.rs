@@ -253,6 +253,10 @@ fn error_codes(body: &ResponseBody) -> Vec<i16> {
         ResponseBody::CreateTopics(r) => r.topics.iter().map(|t| t.error_code).collect(),
         ResponseBody::DeleteTopics(r) => r.responses.iter().map(|t| t.error_code).collect(),
         ResponseBody::CreatePartitions(r) => r.results.iter().map(|t| t.error_code).collect(),
+        ResponseBody::IncrementalAlterConfigs(r) => {
+            r.responses.iter().map(|t| t.error_code).collect()
+        }
+        ResponseBody::AlterConfigs(r) => r.responses.iter().map(|t| t.error_code).collect(),
         ResponseBody::RemoveRaftVoter(r) => vec![r.error_code],
         _ => Vec::new(),
     }

@@ -7,16 +7,17 @@
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{
     AddRaftVoterRequest, AddRaftVoterResponse, AllocateProducerIdsRequest,
-    AllocateProducerIdsResponse, AlterPartitionRequest, AlterPartitionResponse, ApiKey,
-    ApiVersionsRequest, ApiVersionsResponse, AssignReplicasToDirsRequest,
-    AssignReplicasToDirsResponse, BeginQuorumEpochRequest, BeginQuorumEpochResponse,
-    BrokerHeartbeatRequest, BrokerHeartbeatResponse, BrokerRegistrationRequest,
-    BrokerRegistrationResponse, ControllerRegistrationRequest, ControllerRegistrationResponse,
-    CreatePartitionsRequest, CreatePartitionsResponse, CreateTopicsRequest, CreateTopicsResponse,
-    DeleteTopicsRequest, DeleteTopicsResponse, DescribeClusterRequest, DescribeClusterResponse,
-    DescribeQuorumRequest, DescribeQuorumResponse, EndQuorumEpochRequest, EndQuorumEpochResponse,
-    EnvelopeRequest, EnvelopeResponse, FetchRequest, FetchResponse, FetchSnapshotRequest,
-    FetchSnapshotResponse, RemoveRaftVoterRequest, RemoveRaftVoterResponse,
+    AllocateProducerIdsResponse, AlterConfigsRequest, AlterConfigsResponse, AlterPartitionRequest,
+    AlterPartitionResponse, ApiKey, ApiVersionsRequest, ApiVersionsResponse,
+    AssignReplicasToDirsRequest, AssignReplicasToDirsResponse, BeginQuorumEpochRequest,
+    BeginQuorumEpochResponse, BrokerHeartbeatRequest, BrokerHeartbeatResponse,
+    BrokerRegistrationRequest, BrokerRegistrationResponse, ControllerRegistrationRequest,
+    ControllerRegistrationResponse, CreatePartitionsRequest, CreatePartitionsResponse,
+    CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest, DeleteTopicsResponse,
+    DescribeClusterRequest, DescribeClusterResponse, DescribeQuorumRequest, DescribeQuorumResponse,
+    EndQuorumEpochRequest, EndQuorumEpochResponse, EnvelopeRequest, EnvelopeResponse, FetchRequest,
+    FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse, IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse, RemoveRaftVoterRequest, RemoveRaftVoterResponse,
     UnregisterBrokerRequest, UnregisterBrokerResponse, UpdateRaftVoterRequest,
     UpdateRaftVoterResponse, VoteRequest, VoteResponse,
 };
@@ -122,6 +123,8 @@ kraft_apis! {
     CreateTopics => CreateTopicsRequest, CreateTopicsResponse;
     DeleteTopics => DeleteTopicsRequest, DeleteTopicsResponse;
     CreatePartitions => CreatePartitionsRequest, CreatePartitionsResponse;
+    AlterConfigs => AlterConfigsRequest, AlterConfigsResponse;
+    IncrementalAlterConfigs => IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse;
     AlterPartition => AlterPartitionRequest, AlterPartitionResponse;
     BrokerRegistration => BrokerRegistrationRequest, BrokerRegistrationResponse;
     BrokerHeartbeat => BrokerHeartbeatRequest, BrokerHeartbeatResponse;

@@ -42,7 +42,9 @@ pub const ADVERTISED: &[ApiRange] = &[
     api(ApiKey::CreateTopics, 2, 7),
     // KIP-896 removed DeleteTopics v0.
     api(ApiKey::DeleteTopics, 1, 6),
+    api(ApiKey::AlterConfigs, 0, 2),
     api(ApiKey::CreatePartitions, 0, 3),
+    api(ApiKey::IncrementalAlterConfigs, 0, 1),
     api(ApiKey::Vote, 0, 2),
     api(ApiKey::BeginQuorumEpoch, 0, 1),
     api(ApiKey::EndQuorumEpoch, 0, 1),

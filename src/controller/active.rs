@@ -18,7 +18,7 @@ use super::errors::{ApiError, ControllerError};
 use super::heartbeats::BrokerHeartbeatManager;
 use super::io::{ControllerOutput, MetadataAppender};
 use super::result::{ControllerResult, RecordOut};
-use super::{cluster, encode_records, error_response, not_controller, producer_ids};
+use super::{cluster, configuration, encode_records, error_response, not_controller, producer_ids};
 use super::{propose_error, replication};
 use crate::codec::{RequestBody, ResponseBody};
 use crate::metadata::image::MetadataImage;
@@ -524,6 +524,26 @@ impl ActiveController {
                     outputs,
                 );
             }
+            RequestBody::IncrementalAlterConfigs(req) => {
+                let result = configuration::incremental_alter_configs(&self.image, req);
+                self.complete(
+                    appender,
+                    &request,
+                    result,
+                    ResponseBody::IncrementalAlterConfigs,
+                    outputs,
+                );
+            }
+            RequestBody::AlterConfigs(req) => {
+                let result = configuration::legacy_alter_configs(&self.image, req);
+                self.complete(
+                    appender,
+                    &request,
+                    result,
+                    ResponseBody::AlterConfigs,
+                    outputs,
+                );
+            }
             RequestBody::AlterPartition(req) => {
                 let result = replication::alter_partition(&self.image, cfg, req, version);
                 self.complete(
@@ -607,6 +627,20 @@ fn not_controller_body(body: &ResponseBody, error: &ApiError) -> ResponseBody {
         ResponseBody::AssignReplicasToDirs(r) => ResponseBody::AssignReplicasToDirs(
             r.with_error_code(error.code).with_directories(Vec::new()),
         ),
+        ResponseBody::IncrementalAlterConfigs(mut r) => {
+            for t in &mut r.responses {
+                t.error_code = error.code;
+                t.error_message = message();
+            }
+            ResponseBody::IncrementalAlterConfigs(r)
+        }
+        ResponseBody::AlterConfigs(mut r) => {
+            for t in &mut r.responses {
+                t.error_code = error.code;
+                t.error_message = message();
+            }
+            ResponseBody::AlterConfigs(r)
+        }
         ResponseBody::DeleteTopics(mut r) => {
             for t in &mut r.responses {
                 t.error_code = error.code;

@@ -22,6 +22,7 @@
 pub mod activation;
 pub mod cluster;
 pub mod config;
+pub mod configuration;
 pub mod errors;
 pub mod features;
 pub mod heartbeats;
@@ -57,6 +58,8 @@ pub const CONTROLLER_APIS: &[ApiKey] = &[
     ApiKey::CreateTopics,
     ApiKey::DeleteTopics,
     ApiKey::CreatePartitions,
+    ApiKey::AlterConfigs,
+    ApiKey::IncrementalAlterConfigs,
     ApiKey::AlterPartition,
     ApiKey::BrokerRegistration,
     ApiKey::BrokerHeartbeat,
@@ -434,6 +437,12 @@ pub fn error_response(body: &RequestBody, version: i16, error: &ApiError) -> Res
                     .collect(),
             ),
         ),
+        RequestBody::IncrementalAlterConfigs(req) => ResponseBody::IncrementalAlterConfigs(
+            configuration::incremental_alter_configs_error(req, error),
+        ),
+        RequestBody::AlterConfigs(req) => {
+            ResponseBody::AlterConfigs(configuration::legacy_alter_configs_error(req, error))
+        }
         RequestBody::DeleteTopics(req) => {
             ResponseBody::DeleteTopics(replication::delete_topics_error(req, version, error))
         }

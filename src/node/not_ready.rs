@@ -103,6 +103,8 @@ pub fn not_ready_response(body: &RequestBody, version: i16) -> Option<ResponseBo
         RequestBody::CreateTopics(_)
         | RequestBody::DeleteTopics(_)
         | RequestBody::CreatePartitions(_)
+        | RequestBody::AlterConfigs(_)
+        | RequestBody::IncrementalAlterConfigs(_)
         | RequestBody::AlterPartition(_)
         | RequestBody::BrokerRegistration(_)
         | RequestBody::BrokerHeartbeat(_)

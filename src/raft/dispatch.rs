@@ -100,6 +100,8 @@ impl RaftCore {
             | RequestBody::CreateTopics(_)
             | RequestBody::DeleteTopics(_)
             | RequestBody::CreatePartitions(_)
+            | RequestBody::AlterConfigs(_)
+            | RequestBody::IncrementalAlterConfigs(_)
             | RequestBody::AlterPartition(_)
             | RequestBody::BrokerRegistration(_)
             | RequestBody::BrokerHeartbeat(_)

@@ -218,6 +218,22 @@ impl Cluster {
         )
     }
 
+    /// An admin tool (`class`) through `bootstrap` with the short-timeout admin config, the
+    /// tool's own arguments after those; panics if it does not finish.
+    pub fn admin_tool(
+        &self,
+        bootstrap: &str,
+        what: &str,
+        class: &str,
+        args: &[&str],
+    ) -> ToolOutput {
+        let config = self.admin_config();
+        let mut full = vec!["--bootstrap-server", bootstrap, "--command-config", &config];
+        full.extend(args);
+        self.broker_tool(what, class, &full)
+            .unwrap_or_else(|| panic!("{what}: the tool did not finish"))
+    }
+
     /// `kafka-cluster list-endpoints --bootstrap-server <bootstrap> --include-fenced-brokers`:
     /// every registered broker and whether it is fenced, as the broker answering sees it.
     /// `None` if the tool failed.

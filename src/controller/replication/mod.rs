@@ -26,7 +26,7 @@ use kafka_protocol::messages::{
 
 pub use alter_partition::alter_partition;
 pub use create_partitions::{create_partitions, create_partitions_error};
-pub use create_topics::create_topics;
+pub use create_topics::{create_topics, validate_topic_name};
 pub use delete_topics::{delete_topics, delete_topics_error};
 
 use super::cluster::{check_broker_epoch, is_active};

@@ -44,6 +44,8 @@ pub struct TopicConfigDef {
     pub default: &'static str,
     /// Lowest value (numbers), Kafka's `atLeast`.
     pub at_least: Option<i64>,
+    /// Highest value (numbers), Kafka's `between`.
+    pub at_most: Option<i64>,
     /// Allowed values (strings and lists), Kafka's `in`/`ValidList`.
     pub one_of: &'static [&'static str],
 }
@@ -59,6 +61,24 @@ const fn def(
         kind,
         default,
         at_least,
+        at_most: None,
+        one_of: &[],
+    }
+}
+
+const fn between(
+    name: &'static str,
+    kind: ConfigType,
+    default: &'static str,
+    min: i64,
+    max: i64,
+) -> TopicConfigDef {
+    TopicConfigDef {
+        name,
+        kind,
+        default,
+        at_least: Some(min),
+        at_most: Some(max),
         one_of: &[],
     }
 }
@@ -74,6 +94,7 @@ const fn one_of(
         kind,
         default,
         at_least: None,
+        at_most: None,
         one_of: values,
     }
 }
@@ -88,15 +109,16 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
         "delete",
         &["compact", "delete"],
     ),
+    // Checked by GZIP_LEVEL_MESSAGE's rule, not a range.
     def("compression.gzip.level", ConfigType::Int, "-1", None),
-    def("compression.lz4.level", ConfigType::Int, "9", None),
+    between("compression.lz4.level", ConfigType::Int, "9", 1, 17),
     one_of(
         "compression.type",
         ConfigType::String,
         "producer",
         &["uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"],
     ),
-    def("compression.zstd.level", ConfigType::Int, "3", None),
+    between("compression.zstd.level", ConfigType::Int, "3", -131_072, 22),
     def("delete.retention.ms", ConfigType::Long, "86400000", Some(0)),
     def("file.delete.delay.ms", ConfigType::Long, "60000", Some(0)),
     def("flush.messages", ConfigType::Long, MAX_LONG, Some(1)),
@@ -108,6 +130,8 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
         None,
     ),
     def("index.interval.bytes", ConfigType::Int, "4096", Some(0)),
+    // Kafka 4.1's internal override of segment.bytes' lower bound (tests use it).
+    def("internal.segment.bytes", ConfigType::Int, "", None),
     def(
         "leader.replication.throttled.replicas",
         ConfigType::List,
@@ -136,12 +160,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
         "CreateTime",
         &["CreateTime", "LogAppendTime"],
     ),
-    def(
-        "min.cleanable.dirty.ratio",
-        ConfigType::Double,
-        "0.5",
-        Some(0),
-    ),
+    between("min.cleanable.dirty.ratio", ConfigType::Double, "0.5", 0, 1),
     def("min.compaction.lag.ms", ConfigType::Long, "0", Some(0)),
     def("min.insync.replicas", ConfigType::Int, "1", Some(1)),
     def("preallocate", ConfigType::Boolean, "false", None),
@@ -160,7 +179,12 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     def("remote.storage.enable", ConfigType::Boolean, "false", None),
     def("retention.bytes", ConfigType::Long, "-1", None),
     def("retention.ms", ConfigType::Long, "604800000", Some(-1)),
-    def("segment.bytes", ConfigType::Int, "1073741824", Some(14)),
+    def(
+        "segment.bytes",
+        ConfigType::Int,
+        "1073741824",
+        Some(1_048_576),
+    ),
     def("segment.index.bytes", ConfigType::Int, "10485760", Some(4)),
     def("segment.jitter.ms", ConfigType::Long, "0", Some(0)),
     def("segment.ms", ConfigType::Long, "604800000", Some(1)),
@@ -171,6 +195,103 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
         None,
     ),
 ];
+
+/// The keys in `LogConfig`'s definition order, the order Kafka parses (and so refuses) them.
+const DEFINITION_ORDER: &[&str] = &[
+    "segment.bytes",
+    "segment.ms",
+    "segment.jitter.ms",
+    "segment.index.bytes",
+    "flush.messages",
+    "flush.ms",
+    "retention.bytes",
+    "retention.ms",
+    "max.message.bytes",
+    "index.interval.bytes",
+    "delete.retention.ms",
+    "min.compaction.lag.ms",
+    "max.compaction.lag.ms",
+    "file.delete.delay.ms",
+    "min.cleanable.dirty.ratio",
+    "cleanup.policy",
+    "unclean.leader.election.enable",
+    "min.insync.replicas",
+    "compression.type",
+    "compression.gzip.level",
+    "compression.lz4.level",
+    "compression.zstd.level",
+    "preallocate",
+    "message.timestamp.type",
+    "message.timestamp.before.max.ms",
+    "message.timestamp.after.max.ms",
+    "leader.replication.throttled.replicas",
+    "follower.replication.throttled.replicas",
+    "remote.storage.enable",
+    "local.retention.ms",
+    "local.retention.bytes",
+    "remote.log.copy.disable",
+    "remote.log.delete.on.disable",
+    "internal.segment.bytes",
+];
+
+/// What Kafka's gzip level validator says.
+const GZIP_LEVEL_MESSAGE: &str = "Value must be between 1 and 9 or equal to -1";
+
+/// Kafka's `LogConfig.validate` for a topic's whole config set after a change (`all`, the
+/// stored values with the change applied; `old`, the stored values): unknown names first,
+/// then each value in definition order, then the rules between values. Remote storage is off
+/// on a ferrokraft-served cluster's brokers by default, as in Kafka
+/// (`remote.log.storage.system.enable=false`). INVALID_CONFIG's message when refused.
+pub fn validate_topic_configs(
+    all: &std::collections::BTreeMap<String, String>,
+    old: Option<&std::collections::BTreeMap<String, String>>,
+) -> Result<(), String> {
+    if let Some(unknown) = all.keys().find(|k| topic_config(k).is_none()) {
+        return Err(format!("Unknown topic config name: {unknown}"));
+    }
+    for name in DEFINITION_ORDER {
+        if let Some(v) = all.get(*name) {
+            validate_topic_config(name, v)?;
+        }
+    }
+    let long = |k: &str| -> Option<i64> { all.get(k).and_then(|v| v.trim().parse().ok()) };
+    let min_lag = long("min.compaction.lag.ms").unwrap_or(0);
+    let max_lag = long("max.compaction.lag.ms").unwrap_or(i64::MAX);
+    if min_lag > max_lag {
+        return Err(format!(
+            "conflict topic config setting min.compaction.lag.ms ({min_lag}) > \
+             max.compaction.lag.ms ({max_lag})"
+        ));
+    }
+    let is_true = |m: Option<&std::collections::BTreeMap<String, String>>, k: &str| {
+        m.and_then(|m| m.get(k))
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+    };
+    if is_true(Some(all), "remote.storage.enable") {
+        return Err(
+            "Tiered Storage functionality is disabled in the broker. Topic cannot be \
+                    configured with remote log storage."
+                .into(),
+        );
+    }
+    if is_true(old, "remote.storage.enable") && !is_true(Some(all), "remote.log.delete.on.disable")
+    {
+        return Err(
+            "It is invalid to disable remote storage without deleting remote data. If \
+                    you want to keep the remote data and turn to read only, please set \
+                    `remote.storage.enable=true,remote.log.copy.disable=true`. If you want to \
+                    disable remote storage and delete all remote data, please set \
+                    `remote.storage.enable=false,remote.log.delete.on.disable=true`."
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// Whether `name` is a topic config of type LIST (APPEND and SUBTRACT work on it).
+pub fn is_list_topic_config(name: &str) -> bool {
+    topic_config(name).is_some_and(|d| d.kind == ConfigType::List)
+}
 
 /// The definition of `name`, if it is a topic config.
 pub fn topic_config(name: &str) -> Option<&'static TopicConfigDef> {
@@ -201,8 +322,11 @@ pub fn validate_topic_config(name: &str, value: &str) -> Result<(), String> {
             let v: f64 = trimmed
                 .parse()
                 .map_err(|_| invalid(format!("Not a number of type {}", d.kind.name())))?;
-            if name == "min.cleanable.dirty.ratio" && !(0.0..=1.0).contains(&v) {
-                return Err(invalid("Value must be no more than 1".into()));
+            if let Some(min) = d.at_least.filter(|m| v < *m as f64) {
+                return Err(invalid(format!("Value must be at least {min}")));
+            }
+            if let Some(max) = d.at_most.filter(|m| v > *m as f64) {
+                return Err(invalid(format!("Value must be no more than {max}")));
             }
             None
         }
@@ -238,6 +362,38 @@ pub fn validate_topic_config(name: &str, value: &str) -> Result<(), String> {
     if let (Some(n), Some(min)) = (number, d.at_least) {
         if n < min {
             return Err(invalid(format!("Value must be at least {min}")));
+        }
+    }
+    if let (Some(n), Some(max)) = (number, d.at_most) {
+        if n > max {
+            return Err(invalid(format!("Value must be no more than {max}")));
+        }
+    }
+    if name == "compression.gzip.level" && number.is_some_and(|n| n != -1 && !(1..=9).contains(&n))
+    {
+        return Err(invalid(GZIP_LEVEL_MESSAGE.into()));
+    }
+    if name.ends_with(".replication.throttled.replicas") {
+        let items: Vec<&str> = if trimmed.is_empty() {
+            Vec::new()
+        } else {
+            trimmed.split(',').map(str::trim).collect()
+        };
+        let replica = |s: &str| {
+            s.split_once(':').is_some_and(|(p, b)| {
+                !p.is_empty()
+                    && !b.is_empty()
+                    && p.chars().all(|c| c.is_ascii_digit())
+                    && b.chars().all(|c| c.is_ascii_digit())
+            })
+        };
+        if !(items == ["*"] || items.iter().all(|s| replica(s))) {
+            return Err(format!(
+                "Invalid value [{}] for configuration {name}: {name} must be the literal '*' or \
+                 a list of replicas in the following format: \
+                 [partitionId]:[brokerId],[partitionId]:[brokerId],...",
+                items.join(", ")
+            ));
         }
     }
     Ok(())
@@ -276,6 +432,7 @@ pub fn effective_topic_configs(
     let cluster = dynamic("");
     TOPIC_CONFIGS
         .iter()
+        .filter(|d| d.name != "internal.segment.bytes")
         .map(|d| {
             if let Some((_, v)) = set.iter().rev().find(|(k, _)| k == d.name) {
                 (d.name, v.clone(), source::TOPIC_CONFIG)

@@ -3,6 +3,7 @@
 //! `ProducerIdControlManagerTest`, `QuorumControllerTest`).
 
 mod cluster;
+mod configuration;
 pub(crate) mod context;
 mod elr;
 mod heartbeats;

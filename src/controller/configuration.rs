@@ -1,0 +1,544 @@
+//! Dynamic configs (Kafka 4.1's `ControllerApis` config handlers and
+//! `ConfigurationControlManager`): IncrementalAlterConfigs and the legacy AlterConfigs for
+//! TOPIC, BROKER, CLIENT_METRICS and GROUP resources.
+//!
+//! ```text
+//!   resources ─▶ unknown type / duplicates answered ─▶ per resource: new values from the ops
+//!             ─▶ ELR and size rules ─▶ the type's validator ─▶ existence ─▶ ConfigRecords
+//!   all resources' records + a ClearElrRecord per min.insync.replicas record ─▶ one batch
+//! ```
+//!
+//! One error per resource; a resource that fails writes nothing, the others still do.
+//! BROKER_LOGGER (the controller's own log levels) is not applied by ferrokraft: each such
+//! resource is refused with INVALID_REQUEST, logged.
+
+use std::collections::BTreeMap;
+
+use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceResponse as LegacyResult;
+use kafka_protocol::messages::incremental_alter_configs_response::AlterConfigsResourceResponse;
+use kafka_protocol::messages::{
+    AlterConfigsRequest, AlterConfigsResponse, IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+};
+use kafka_protocol::protocol::StrBytes;
+
+use super::errors::{self, ApiError};
+use super::replication::elr_enabled;
+use super::replication::topic_configs::{
+    is_list_topic_config, topic_config, validate_topic_configs,
+};
+use super::replication::validate_topic_name;
+use super::result::{ControllerResult, RecordOut};
+use crate::metadata::image::{ConfigResource, MetadataImage};
+use crate::metadata::record::MetadataRecord;
+use crate::metadata::records::{ClearElrRecord, ConfigRecord};
+
+mod validate;
+
+/// `ConfigResource.Type` ids.
+pub mod resource {
+    /// A topic.
+    pub const TOPIC: i8 = 2;
+    /// A broker (by id), or the cluster default ("").
+    pub const BROKER: i8 = 4;
+    /// A node's log levels.
+    pub const BROKER_LOGGER: i8 = 8;
+    /// A client-metrics subscription.
+    pub const CLIENT_METRICS: i8 = 16;
+    /// A consumer, share or streams group.
+    pub const GROUP: i8 = 32;
+}
+
+/// `AlterConfigOp.OpType` ids.
+mod op {
+    pub const SET: i8 = 0;
+    pub const DELETE: i8 = 1;
+    pub const APPEND: i8 = 2;
+    pub const SUBTRACT: i8 = 3;
+}
+
+/// BROKER_ID_NOT_REGISTERED.
+const BROKER_ID_NOT_REGISTERED: i16 = 102;
+/// The longest value Kafka 4.1 stores (it counts UTF-16 units).
+const MAX_VALUE_LENGTH: usize = 32_767;
+/// Kafka's `MAX_RECORDS_PER_USER_OP`.
+const MAX_RECORDS: usize = 10_000;
+const MIN_INSYNC_REPLICAS: &str = "min.insync.replicas";
+
+/// One resource's requested change, keyed by config name (the last op of a name wins).
+enum Change {
+    /// IncrementalAlterConfigs: (op, value) per key.
+    Incremental(BTreeMap<String, (i8, Option<String>)>),
+    /// AlterConfigs: the whole new set (keys left out are deleted).
+    Legacy(BTreeMap<String, Option<String>>),
+}
+
+/// The answer to one resource.
+struct Outcome {
+    resource_type: i8,
+    resource_name: String,
+    error: ApiError,
+}
+
+/// The resources of a request, screened as `ControllerApis` does.
+struct Screened {
+    /// Answered already (unknown type, duplicate, BROKER_LOGGER), in the order met.
+    early: Vec<Outcome>,
+    /// To compute, in request order.
+    changes: Vec<(ConfigResource, Change)>,
+}
+
+fn screen(resources: Vec<(i8, String, Change)>, legacy: bool) -> Screened {
+    let mut early = Vec::new();
+    let mut changes: Vec<(ConfigResource, Change)> = Vec::new();
+    let mut duplicates: Vec<ConfigResource> = Vec::new();
+    for (resource_type, resource_name, change) in resources {
+        let known = matches!(
+            resource_type,
+            resource::TOPIC
+                | resource::BROKER
+                | resource::BROKER_LOGGER
+                | resource::CLIENT_METRICS
+                | resource::GROUP
+        );
+        if !known {
+            early.push(Outcome {
+                resource_type,
+                resource_name,
+                error: ApiError::new(
+                    errors::UNSUPPORTED_VERSION,
+                    format!("Unknown resource type {resource_type}."),
+                ),
+            });
+            continue;
+        }
+        if resource_type == resource::BROKER_LOGGER {
+            let error = if legacy {
+                ApiError::new(
+                    errors::INVALID_REQUEST,
+                    "Unexpected resource type BROKER_LOGGER.",
+                )
+            } else {
+                tracing::info!(
+                    "IncrementalAlterConfigs for BROKER_LOGGER {resource_name} refused: \
+                     ferrokraft does not change its log levels at run time"
+                );
+                ApiError::new(
+                    errors::INVALID_REQUEST,
+                    "ferrokraft does not change its log levels at run time (set RUST_LOG).",
+                )
+            };
+            early.push(Outcome {
+                resource_type,
+                resource_name,
+                error,
+            });
+            continue;
+        }
+        let key = ConfigResource {
+            resource_type,
+            resource_name,
+        };
+        if duplicates.contains(&key) {
+            continue;
+        }
+        if let Some(i) = changes.iter().position(|(k, _)| *k == key) {
+            changes.remove(i);
+            early.push(Outcome {
+                resource_type: key.resource_type,
+                resource_name: key.resource_name.clone(),
+                error: ApiError::new(errors::INVALID_REQUEST, "Duplicate resource."),
+            });
+            duplicates.push(key);
+            continue;
+        }
+        changes.push((key, change));
+    }
+    Screened { early, changes }
+}
+
+/// Kafka's IncrementalAlterConfigs on the active controller.
+pub fn incremental_alter_configs(
+    image: &MetadataImage,
+    req: &IncrementalAlterConfigsRequest,
+) -> ControllerResult<IncrementalAlterConfigsResponse> {
+    let resources = req
+        .resources
+        .iter()
+        .map(|r| {
+            let mut ops = BTreeMap::new();
+            for c in &r.configs {
+                ops.insert(
+                    c.name.to_string(),
+                    (c.config_operation, c.value.as_ref().map(|v| v.to_string())),
+                );
+            }
+            (
+                r.resource_type,
+                r.resource_name.to_string(),
+                Change::Incremental(ops),
+            )
+        })
+        .collect();
+    let (outcomes, records) = alter(image, screen(resources, false), req.validate_only);
+    let result = |o: Outcome| {
+        AlterConfigsResourceResponse::default()
+            .with_resource_type(o.resource_type)
+            .with_resource_name(StrBytes::from_string(o.resource_name))
+            .with_error_code(o.error.code)
+            .with_error_message(o.error.message.map(StrBytes::from_string))
+    };
+    let response = match outcomes {
+        Ok(outcomes) => IncrementalAlterConfigsResponse::default()
+            .with_responses(outcomes.into_iter().map(result).collect()),
+        Err(e) => incremental_alter_configs_error(req, &e),
+    };
+    ControllerResult::of(records, response)
+}
+
+/// Every resource of the request refused with `error` (Kafka's `getErrorResponse`).
+pub fn incremental_alter_configs_error(
+    req: &IncrementalAlterConfigsRequest,
+    error: &ApiError,
+) -> IncrementalAlterConfigsResponse {
+    IncrementalAlterConfigsResponse::default().with_responses(
+        req.resources
+            .iter()
+            .map(|r| {
+                AlterConfigsResourceResponse::default()
+                    .with_resource_type(r.resource_type)
+                    .with_resource_name(r.resource_name.clone())
+                    .with_error_code(error.code)
+                    .with_error_message(error.message.clone().map(StrBytes::from_string))
+            })
+            .collect(),
+    )
+}
+
+/// Kafka's legacy AlterConfigs on the active controller: each resource's set replaces its
+/// stored one.
+pub fn legacy_alter_configs(
+    image: &MetadataImage,
+    req: &AlterConfigsRequest,
+) -> ControllerResult<AlterConfigsResponse> {
+    let resources = req
+        .resources
+        .iter()
+        .map(|r| {
+            let mut set = BTreeMap::new();
+            for c in &r.configs {
+                set.insert(c.name.to_string(), c.value.as_ref().map(|v| v.to_string()));
+            }
+            (
+                r.resource_type,
+                r.resource_name.to_string(),
+                Change::Legacy(set),
+            )
+        })
+        .collect();
+    let (outcomes, records) = alter(image, screen(resources, true), req.validate_only);
+    let result = |o: Outcome| {
+        LegacyResult::default()
+            .with_resource_type(o.resource_type)
+            .with_resource_name(StrBytes::from_string(o.resource_name))
+            .with_error_code(o.error.code)
+            .with_error_message(o.error.message.map(StrBytes::from_string))
+    };
+    let response = match outcomes {
+        Ok(outcomes) => AlterConfigsResponse::default()
+            .with_responses(outcomes.into_iter().map(result).collect()),
+        Err(e) => legacy_alter_configs_error(req, &e),
+    };
+    ControllerResult::of(records, response)
+}
+
+/// Every resource of the legacy request refused with `error`.
+pub fn legacy_alter_configs_error(
+    req: &AlterConfigsRequest,
+    error: &ApiError,
+) -> AlterConfigsResponse {
+    AlterConfigsResponse::default().with_responses(
+        req.resources
+            .iter()
+            .map(|r| {
+                LegacyResult::default()
+                    .with_resource_type(r.resource_type)
+                    .with_resource_name(r.resource_name.clone())
+                    .with_error_code(error.code)
+                    .with_error_message(error.message.clone().map(StrBytes::from_string))
+            })
+            .collect(),
+    )
+}
+
+/// The outcome of every resource (early ones first) and the records to write; `Err` when the
+/// whole request fails.
+fn alter(
+    image: &MetadataImage,
+    screened: Screened,
+    validate_only: bool,
+) -> (Result<Vec<Outcome>, ApiError>, Vec<RecordOut>) {
+    let mut outcomes = screened.early;
+    let mut records = Vec::new();
+    for (key, change) in screened.changes {
+        let error = match alter_resource(image, &key, &change) {
+            Ok(mut written) => {
+                records.append(&mut written);
+                ApiError::code(errors::NONE)
+            }
+            Err(e) => {
+                tracing::info!(
+                    "config change of resource {}:{:?} refused: error {} ({:?})",
+                    key.resource_type,
+                    key.resource_name,
+                    e.code,
+                    e.message
+                );
+                e
+            }
+        };
+        outcomes.push(Outcome {
+            resource_type: key.resource_type,
+            resource_name: key.resource_name,
+            error,
+        });
+    }
+    // Kafka 4.1 clears the ELRs chosen under an old min.insync.replicas.
+    if elr_enabled(image) {
+        let clears: Vec<RecordOut> = records
+            .iter()
+            .filter_map(|r| match &r.record {
+                MetadataRecord::Config(c) if c.name == MIN_INSYNC_REPLICAS => {
+                    let topic_name = if c.resource_type == resource::TOPIC {
+                        c.resource_name.clone()
+                    } else {
+                        String::new()
+                    };
+                    Some(RecordOut::new(
+                        MetadataRecord::ClearElr(ClearElrRecord {
+                            topic_name,
+                            ..Default::default()
+                        }),
+                        0,
+                    ))
+                }
+                _ => None,
+            })
+            .collect();
+        records.extend(clears);
+    }
+    if records.len() > MAX_RECORDS {
+        return (
+            Err(ApiError::new(
+                errors::POLICY_VIOLATION,
+                "Unable to perform excessively large batch operation.",
+            )),
+            Vec::new(),
+        );
+    }
+    if validate_only {
+        records.clear();
+    }
+    (Ok(outcomes), records)
+}
+
+/// Whether `key` of a resource of `resource_type` is a LIST config (APPEND/SUBTRACT work).
+fn splittable(resource_type: i8, key: &str) -> Option<&'static str> {
+    match resource_type {
+        resource::TOPIC if is_list_topic_config(key) => topic_config(key).map(|d| d.default),
+        resource::BROKER => validate::broker_list_default(key),
+        _ => None,
+    }
+}
+
+/// Kafka's `ConfigurationControlManager.incrementalAlterConfigResource` /
+/// `legacyAlterConfigResource`: the records of one resource, or its error.
+fn alter_resource(
+    image: &MetadataImage,
+    key: &ConfigResource,
+    change: &Change,
+) -> Result<Vec<RecordOut>, ApiError> {
+    let stored = image.configs.get(key);
+    let current = |k: &str| stored.and_then(|m| m.get(k)).cloned();
+    let always = key.resource_type == resource::BROKER;
+    // (key, new value or None to delete), explicit changes first.
+    let mut explicit: Vec<(String, Option<String>)> = Vec::new();
+    let mut implicit: Vec<(String, Option<String>)> = Vec::new();
+    match change {
+        Change::Incremental(ops) => {
+            for (k, (operation, value)) in ops {
+                let new = match *operation {
+                    op::SET => value.clone(),
+                    op::DELETE => None,
+                    op::APPEND | op::SUBTRACT => {
+                        let verb = if *operation == op::APPEND {
+                            "APPEND"
+                        } else {
+                            "SUBTRACT"
+                        };
+                        let Some(default) = splittable(key.resource_type, k) else {
+                            return Err(ApiError::new(
+                                errors::INVALID_CONFIG,
+                                format!("Can't {verb} to key {k} because its type is not LIST."),
+                            ));
+                        };
+                        let Some(value) = value else {
+                            // Kafka's controller fails the whole request here (a null
+                            // pointer); one resource's error is the safe answer.
+                            return Err(ApiError::code(errors::UNKNOWN_SERVER_ERROR));
+                        };
+                        let base = current(k).unwrap_or_else(|| default.to_string());
+                        let mut parts: Vec<String> = base
+                            .split(',')
+                            .filter(|p| !p.is_empty())
+                            .map(String::from)
+                            .collect();
+                        for item in java_split(value) {
+                            if *operation == op::APPEND {
+                                if !parts.iter().any(|p| p == item) {
+                                    parts.push(item.to_string());
+                                }
+                            } else if let Some(i) = parts.iter().position(|p| p == item) {
+                                parts.remove(i);
+                            }
+                        }
+                        Some(parts.join(","))
+                    }
+                    other => {
+                        return Err(ApiError::new(
+                            errors::INVALID_REQUEST,
+                            format!("Unknown operations type {other}"),
+                        ))
+                    }
+                };
+                if always || current(k) != new {
+                    explicit.push((k.clone(), new));
+                }
+            }
+        }
+        Change::Legacy(set) => {
+            for (k, v) in set {
+                if always || current(k) != *v {
+                    explicit.push((k.clone(), v.clone()));
+                }
+            }
+            if let Some(stored) = stored {
+                for k in stored.keys().filter(|k| !set.contains_key(*k)) {
+                    implicit.push((k.clone(), None));
+                }
+            }
+        }
+    }
+    // ELR and size rules, per record.
+    let elr = elr_enabled(image);
+    for (i, (k, v)) in explicit.iter().chain(implicit.iter()).enumerate() {
+        let is_explicit = i < explicit.len();
+        if elr && k == MIN_INSYNC_REPLICAS && key.resource_type == resource::BROKER {
+            if !key.resource_name.is_empty() {
+                return Err(ApiError::new(
+                    errors::INVALID_CONFIG,
+                    "Broker-level min.insync.replicas cannot be altered while ELR is enabled.",
+                ));
+            }
+            if v.is_none() {
+                return Err(ApiError::new(
+                    errors::INVALID_CONFIG,
+                    "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.",
+                ));
+            }
+        }
+        if is_explicit
+            && v.as_ref()
+                .is_some_and(|v| v.encode_utf16().count() > MAX_VALUE_LENGTH)
+        {
+            return Err(ApiError::new(
+                errors::INVALID_CONFIG,
+                "The configuration value cannot be added because it exceeds the maximum value \
+                 size of 32767 bytes.",
+            ));
+        }
+    }
+    let mut all: BTreeMap<String, String> = stored.cloned().unwrap_or_default();
+    for (k, v) in explicit.iter().chain(implicit.iter()) {
+        match v {
+            Some(v) => {
+                all.insert(k.clone(), v.clone());
+            }
+            None => {
+                all.remove(k);
+            }
+        }
+    }
+    match key.resource_type {
+        resource::TOPIC => {
+            if key.resource_name.is_empty() {
+                return Err(ApiError::new(
+                    errors::INVALID_REQUEST,
+                    "Default topic resources are not allowed.",
+                ));
+            }
+            validate_topic_name(&key.resource_name).map_err(|reason| {
+                ApiError::new(
+                    errors::INVALID_TOPIC_EXCEPTION,
+                    format!("Topic name is invalid: {reason}"),
+                )
+            })?;
+            validate_topic_configs(&all, stored)
+                .map_err(|m| ApiError::new(errors::INVALID_CONFIG, m))?;
+            if !image.topic_ids.contains_key(&key.resource_name) {
+                return Err(ApiError::new(
+                    errors::UNKNOWN_TOPIC_OR_PARTITION,
+                    format!("The topic '{}' does not exist.", key.resource_name),
+                ));
+            }
+        }
+        resource::BROKER => {
+            if !key.resource_name.is_empty() {
+                let id = validate::broker_name(&key.resource_name)?;
+                if !image.brokers.contains_key(&id) && !image.controllers.contains_key(&id) {
+                    return Err(ApiError::new(
+                        BROKER_ID_NOT_REGISTERED,
+                        format!("No node with id {id} found."),
+                    ));
+                }
+            }
+        }
+        resource::CLIENT_METRICS => validate::client_metrics(&key.resource_name, &all)?,
+        resource::GROUP => validate::group(&key.resource_name, &all)?,
+        other => {
+            return Err(ApiError::new(
+                errors::INVALID_REQUEST,
+                format!("Unknown resource type {other}"),
+            ))
+        }
+    }
+    Ok(explicit
+        .into_iter()
+        .chain(implicit)
+        .map(|(name, value)| {
+            RecordOut::new(
+                MetadataRecord::Config(ConfigRecord {
+                    resource_type: key.resource_type,
+                    resource_name: key.resource_name.clone(),
+                    name,
+                    value,
+                    ..Default::default()
+                }),
+                0,
+            )
+        })
+        .collect())
+}
+
+/// Java's `String.split(",")`: trailing empty parts dropped, `""` gives `[""]`.
+fn java_split(s: &str) -> Vec<&str> {
+    let mut parts: Vec<&str> = s.split(',').collect();
+    while parts.len() > 1 && parts.last() == Some(&"") {
+        parts.pop();
+    }
+    if parts.len() == 1 && parts[0].is_empty() && !s.is_empty() {
+        // "," alone: every part empty, all dropped.
+        return Vec::new();
+    }
+    parts
+}

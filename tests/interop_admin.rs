@@ -1,0 +1,258 @@
+//! Kafka's admin tools through real brokers on a ferrokraft quorum (#15), with a producer
+//! running: `kafka-topics --alter --partitions` grows the produced topic, `--delete` removes
+//! a topic from the cluster and from every broker's disk, refusals carry Kafka's messages,
+//! and every acked message is read back. One quorum and one set of brokers serve the whole
+//! file (three ferrokraft controllers, three Kafka 4.1.2 brokers; `KAFKA_VERSION` selects
+//! another Kafka). Needs Java 17 + Maven.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    missing_docs
+)]
+
+mod support;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use support::clients::{
+    bootstrap_servers, check_delivery, PartitionState, ProduceSpec, BROKER_IDS, TOPIC_COMMAND,
+};
+use support::cluster::{serial, Cluster, Impl};
+
+/// The topic produced to throughout.
+const TOPIC: &str = "orders";
+
+fn in_sync(n: usize) -> impl Fn(&[PartitionState]) -> bool {
+    move |parts| {
+        parts.len() == n
+            && parts
+                .iter()
+                .all(|p| p.leader.is_some() && p.isr.len() == p.replicas.len())
+    }
+}
+
+/// The partition directories of `topic` a broker still has under `dir` (a deleted one is
+/// first renamed `<topic>-<n>.<id>-delete`, then removed).
+fn partition_dirs(dir: &Path, topic: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| {
+            n.strip_prefix(&format!("{topic}-"))
+                .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit()))
+        })
+        .collect()
+}
+
+fn step(clock: &Instant, what: &str) {
+    eprintln!("[{:6.1} s] {what}", clock.elapsed().as_secs_f64());
+}
+
+/// Topic administration with a producer running: partitions added to the produced topic
+/// (placed on the brokers, led and in sync), a second topic deleted (gone from the cluster
+/// and from every broker's log directory), Kafka's refusals for shrinking, for a topic that
+/// does not exist and for a bad assignment; nothing acked is lost.
+#[test]
+fn topic_admin_through_brokers_with_a_producer_running() {
+    let _serial = serial();
+    let clock = Instant::now();
+    let mut c = Cluster::new("interop-admin", &[Impl::Ferrokraft; 3], &[]);
+    c.start_all();
+    let brokers = c.start_brokers(&BROKER_IDS);
+    let via: Vec<_> = brokers.iter().collect();
+    c.wait_brokers_unfenced(&via, &BROKER_IDS, Duration::from_secs(120));
+    let all = bootstrap_servers(&brokers);
+    step(&clock, "quorum and brokers up");
+
+    c.create_topic(&all, TOPIC, 3, 3, &[("min.insync.replicas", "2")]);
+    c.wait_topic(
+        &all,
+        TOPIC,
+        "3 partitions in sync",
+        Duration::from_secs(60),
+        in_sync(3),
+    );
+    let mut producer = c.start_producer(
+        &all,
+        &ProduceSpec {
+            topic: TOPIC.into(),
+            max_messages: 100_000,
+            throughput: 300,
+            value_prefix: 1,
+        },
+    );
+    producer.wait_acked(300, Duration::from_secs(60));
+    step(&clock, "producing");
+
+    // Grow the produced topic: the new partitions are placed, led and in sync, and the
+    // producer writes to them.
+    let grow = c.admin_tool(
+        &all,
+        "grow-orders",
+        TOPIC_COMMAND,
+        &["--alter", "--topic", TOPIC, "--partitions", "6"],
+    );
+    grow.assert_ok("kafka-topics --alter --partitions 6");
+    let parts = c.wait_topic(
+        &all,
+        TOPIC,
+        "6 partitions in sync",
+        Duration::from_secs(60),
+        in_sync(6),
+    );
+    assert!(
+        parts.iter().all(|p| p.replicas.len() == 3),
+        "RF 3 kept: {parts:?}"
+    );
+    step(&clock, &format!("{TOPIC} grown to 6: {parts:?}"));
+    // The running producer keeps its metadata for minutes; a second one sees six partitions
+    // from its start and writes to the new ones too.
+    let acked = producer.report().acked.len();
+    producer.wait_acked(acked + 300, Duration::from_secs(60));
+    let first = producer.stop(Duration::from_secs(60));
+    assert!(
+        first.errors.is_empty(),
+        "{:?}",
+        &first.errors[..first.errors.len().min(5)]
+    );
+    let mut producer = c.start_producer(
+        &all,
+        &ProduceSpec {
+            topic: TOPIC.into(),
+            max_messages: 100_000,
+            throughput: 300,
+            value_prefix: 2,
+        },
+    );
+    producer.wait_acked(300, Duration::from_secs(60));
+
+    // Refusals, with Kafka's messages.
+    let shrink = c.admin_tool(
+        &all,
+        "shrink-orders",
+        TOPIC_COMMAND,
+        &["--alter", "--topic", TOPIC, "--partitions", "2"],
+    );
+    let text = format!("{}{}", shrink.stdout, shrink.stderr);
+    assert!(
+        !shrink.status.success()
+            && text.contains("InvalidPartitionsException")
+            && text.contains(
+                "The topic orders currently has 6 partition(s); 2 would not be an increase."
+            ),
+        "shrinking refused:\n{text}"
+    );
+    let bad = c.admin_tool(
+        &all,
+        "assign-unknown-broker",
+        TOPIC_COMMAND,
+        &[
+            "--alter",
+            "--topic",
+            TOPIC,
+            "--partitions",
+            "7",
+            "--replica-assignment",
+            "100:101:102,100:101:102,100:101:102,100:101:102,100:101:102,100:101:102,100:101:999",
+        ],
+    );
+    let text = format!("{}{}", bad.stdout, bad.stderr);
+    assert!(
+        !bad.status.success()
+            && text.contains(
+                "The manual partition assignment includes broker 999, but no such broker is registered."
+            ),
+        "an assignment to an unknown broker refused:\n{text}"
+    );
+    let missing = c.admin_tool(
+        &all,
+        "delete-missing",
+        TOPIC_COMMAND,
+        &["--delete", "--topic", "missing"],
+    );
+    let text = format!("{}{}", missing.stdout, missing.stderr);
+    assert!(
+        !missing.status.success() && text.contains("missing"),
+        "deleting a topic that does not exist fails:\n{text}"
+    );
+    step(&clock, "refusals checked");
+
+    // Delete a topic with data: it leaves the cluster and every broker's disk.
+    c.create_topic(&all, "scratch", 3, 2, &[]);
+    c.wait_topic(
+        &all,
+        "scratch",
+        "in sync",
+        Duration::from_secs(60),
+        in_sync(3),
+    );
+    let dirs: Vec<_> = BROKER_IDS
+        .iter()
+        .map(|id| c.art.path(&format!("broker{id}")))
+        .collect();
+    let held: usize = dirs
+        .iter()
+        .map(|d| partition_dirs(d, "scratch").len())
+        .sum();
+    assert_eq!(held, 6, "3 partitions × RF 2 on the brokers' disks");
+    let delete = c.admin_tool(
+        &all,
+        "delete-scratch",
+        TOPIC_COMMAND,
+        &["--delete", "--topic", "scratch"],
+    );
+    delete.assert_ok("kafka-topics --delete --topic scratch");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let list = c.admin_tool(&all, "list", TOPIC_COMMAND, &["--list"]);
+        let left: Vec<String> = dirs
+            .iter()
+            .flat_map(|d| partition_dirs(d, "scratch"))
+            .collect();
+        let listed = list.stdout.lines().any(|l| l.trim() == "scratch");
+        if !listed && left.is_empty() {
+            assert!(list.stdout.lines().any(|l| l.trim() == TOPIC));
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "scratch still listed ({listed}) or on disk: {left:?}"
+        );
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    step(
+        &clock,
+        "scratch deleted from the cluster and the brokers' disks",
+    );
+
+    // Everything acked is there, on all six partitions.
+    let acked = producer.report().acked.len();
+    producer.wait_acked(acked + 600, Duration::from_secs(60));
+    let p = producer.stop(Duration::from_secs(60));
+    assert!(
+        p.errors.is_empty(),
+        "{:?}",
+        &p.errors[..p.errors.len().min(5)]
+    );
+    let used: std::collections::BTreeSet<i32> = p.acked.iter().map(|a| a.partition).collect();
+    assert!(
+        used.iter().any(|p| *p >= 3),
+        "the producer wrote to the new partitions: {used:?}"
+    );
+    let every = [first.acked, p.acked].concat();
+    let r = c.consume(&all, TOPIC, "g-admin", &every, Duration::from_secs(90));
+    let d = check_delivery(&every, &r.records);
+    step(
+        &clock,
+        &format!(
+            "{} acked, {} consumed, {} redelivered",
+            d.acked, d.consumed, d.redelivered
+        ),
+    );
+    d.assert_ok("after the topic changes");
+}
