@@ -13,11 +13,11 @@ use kafka_protocol::messages::{
     BrokerHeartbeatRequest, BrokerHeartbeatResponse, BrokerRegistrationRequest,
     BrokerRegistrationResponse, ControllerRegistrationRequest, ControllerRegistrationResponse,
     CreateTopicsRequest, CreateTopicsResponse, DescribeClusterRequest, DescribeClusterResponse,
-    DescribeQuorumRequest, DescribeQuorumResponse, EndQuorumEpochRequest, EndQuorumEpochResponse,
-    EnvelopeRequest, EnvelopeResponse, FetchRequest, FetchResponse, FetchSnapshotRequest,
-    FetchSnapshotResponse, RemoveRaftVoterRequest, RemoveRaftVoterResponse,
-    UnregisterBrokerRequest, UnregisterBrokerResponse, UpdateRaftVoterRequest,
-    UpdateRaftVoterResponse, VoteRequest, VoteResponse,
+    DescribeQuorumRequest, DescribeQuorumResponse, ElectLeadersRequest, ElectLeadersResponse,
+    EndQuorumEpochRequest, EndQuorumEpochResponse, EnvelopeRequest, EnvelopeResponse, FetchRequest,
+    FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse, RemoveRaftVoterRequest,
+    RemoveRaftVoterResponse, UnregisterBrokerRequest, UnregisterBrokerResponse,
+    UpdateRaftVoterRequest, UpdateRaftVoterResponse, VoteRequest, VoteResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable};
 
@@ -125,4 +125,5 @@ kraft_apis! {
     UnregisterBroker => UnregisterBrokerRequest, UnregisterBrokerResponse;
     AllocateProducerIds => AllocateProducerIdsRequest, AllocateProducerIdsResponse;
     AssignReplicasToDirs => AssignReplicasToDirsRequest, AssignReplicasToDirsResponse;
+    ElectLeaders => ElectLeadersRequest, ElectLeadersResponse;
 }

@@ -40,6 +40,7 @@ pub const ADVERTISED: &[ApiRange] = &[
     api(ApiKey::ApiVersions, 0, 4),
     // KIP-896 (Kafka 4.0) removed CreateTopics v0-1.
     api(ApiKey::CreateTopics, 2, 7),
+    api(ApiKey::ElectLeaders, 0, 2),
     api(ApiKey::Vote, 0, 2),
     api(ApiKey::BeginQuorumEpoch, 0, 1),
     api(ApiKey::EndQuorumEpoch, 0, 1),

@@ -154,6 +154,11 @@ pub struct Config {
     pub num_partitions: i32,
     /// `default.replication.factor`: replication factor of a topic created with -1.
     pub default_replication_factor: i16,
+    /// `auto.leader.rebalance.enable`: the active controller moves leaders back to preferred
+    /// replicas.
+    pub auto_leader_rebalance_enable: bool,
+    /// `leader.imbalance.check.interval.seconds`: the delay of that balancing check.
+    pub leader_imbalance_check_interval_seconds: u64,
     /// `controller.quorum.election.timeout.ms`.
     pub quorum_election_timeout_ms: u64,
     /// `controller.quorum.fetch.timeout.ms`.
@@ -215,6 +220,8 @@ const KNOWN_KEYS: &[&str] = &[
     "broker.heartbeat.interval.ms",
     "num.partitions",
     "default.replication.factor",
+    "auto.leader.rebalance.enable",
+    "leader.imbalance.check.interval.seconds",
     "controller.quorum.election.timeout.ms",
     "controller.quorum.fetch.timeout.ms",
     "controller.quorum.election.backoff.max.ms",
@@ -614,6 +621,13 @@ impl Config {
             broker_heartbeat_interval_ms: parse_num(props, "broker.heartbeat.interval.ms", 2000)?,
             num_partitions: positive(props, "num.partitions", 1)?,
             default_replication_factor: positive(props, "default.replication.factor", 1)?,
+            auto_leader_rebalance_enable: parse_bool(props, "auto.leader.rebalance.enable", true)?,
+            // Kafka's ConfigDef: LONG, atLeast(1).
+            leader_imbalance_check_interval_seconds: positive(
+                props,
+                "leader.imbalance.check.interval.seconds",
+                300,
+            )?,
             quorum_election_timeout_ms: parse_num(
                 props,
                 "controller.quorum.election.timeout.ms",

@@ -1,7 +1,8 @@
 //! Topics, partitions and the brokers under them (Kafka's `ReplicationControlManager`):
 //! creation (`create_topics.rs`), ISR changes from partition leaders (`alter_partition.rs`),
-//! the partition changes a broker's fencing, unfencing and controlled shutdown cause (here),
-//! placement (`placement.rs`) and the election rules (`partition_change.rs`).
+//! admin elections and preferred-leader balancing (`elect_leaders.rs`), the partition changes
+//! a broker's fencing, unfencing and controlled shutdown cause (here), placement
+//! (`placement.rs`) and the election rules (`partition_change.rs`).
 //!
 //! ```text
 //!   heartbeat ─▶ next broker state ─▶ fenced:    PartitionChangeRecords (leaves ISRs) + BRCR fenced
@@ -11,6 +12,7 @@
 
 mod alter_partition;
 mod create_topics;
+pub mod elect_leaders;
 pub mod partition_change;
 pub mod placement;
 pub mod topic_configs;
@@ -24,6 +26,9 @@ use kafka_protocol::messages::{
 
 pub use alter_partition::alter_partition;
 pub use create_topics::create_topics;
+pub use elect_leaders::{
+    are_partition_leaders_imbalanced, balance_partition_leaders, elect_leaders,
+};
 
 use super::cluster::{check_broker_epoch, is_active};
 use super::config::ControllerConfig;

@@ -17,7 +17,7 @@
 
 mod cluster;
 mod configs;
-mod java_order;
+pub(crate) mod java_order;
 mod json;
 mod security;
 mod topics;
