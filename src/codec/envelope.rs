@@ -45,7 +45,9 @@ pub const INVALID_REQUEST: i16 = 42;
 pub const PRINCIPAL_DESERIALIZATION_FAILURE: i16 = 97;
 
 /// The APIs Kafka 4.1 marks forwardable (`ApiKeys.forwardable`): only these may arrive inside
-/// an envelope. ferrokraft serves three of them so far (see [`unwrap_envelope`]).
+/// an envelope. ferrokraft serves those it advertises ([`versions::ADVERTISED`]: CreateTopics,
+/// ElectLeaders, DescribeQuorum, UnregisterBroker, AllocateProducerIds, AddRaftVoter,
+/// RemoveRaftVoter; see [`unwrap_envelope`]).
 const FORWARDABLE: &[ApiKey] = &[
     ApiKey::CreateTopics,
     ApiKey::DeleteTopics,

@@ -15,11 +15,12 @@ use kafka_protocol::messages::{
     ControllerRegistrationResponse, CreatePartitionsRequest, CreatePartitionsResponse,
     CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest, DeleteTopicsResponse,
     DescribeClusterRequest, DescribeClusterResponse, DescribeQuorumRequest, DescribeQuorumResponse,
-    EndQuorumEpochRequest, EndQuorumEpochResponse, EnvelopeRequest, EnvelopeResponse, FetchRequest,
-    FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse, IncrementalAlterConfigsRequest,
-    IncrementalAlterConfigsResponse, RemoveRaftVoterRequest, RemoveRaftVoterResponse,
-    UnregisterBrokerRequest, UnregisterBrokerResponse, UpdateRaftVoterRequest,
-    UpdateRaftVoterResponse, VoteRequest, VoteResponse,
+    ElectLeadersRequest, ElectLeadersResponse, EndQuorumEpochRequest, EndQuorumEpochResponse,
+    EnvelopeRequest, EnvelopeResponse, FetchRequest, FetchResponse, FetchSnapshotRequest,
+    FetchSnapshotResponse, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse,
+    RemoveRaftVoterRequest, RemoveRaftVoterResponse, UnregisterBrokerRequest,
+    UnregisterBrokerResponse, UpdateRaftVoterRequest, UpdateRaftVoterResponse, VoteRequest,
+    VoteResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable};
 
@@ -131,4 +132,5 @@ kraft_apis! {
     UnregisterBroker => UnregisterBrokerRequest, UnregisterBrokerResponse;
     AllocateProducerIds => AllocateProducerIdsRequest, AllocateProducerIdsResponse;
     AssignReplicasToDirs => AssignReplicasToDirsRequest, AssignReplicasToDirsResponse;
+    ElectLeaders => ElectLeadersRequest, ElectLeadersResponse;
 }

@@ -44,6 +44,7 @@ pub const ADVERTISED: &[ApiRange] = &[
     api(ApiKey::DeleteTopics, 1, 6),
     api(ApiKey::AlterConfigs, 0, 2),
     api(ApiKey::CreatePartitions, 0, 3),
+    api(ApiKey::ElectLeaders, 0, 2),
     api(ApiKey::IncrementalAlterConfigs, 0, 1),
     api(ApiKey::Vote, 0, 2),
     api(ApiKey::BeginQuorumEpoch, 0, 1),

@@ -156,6 +156,11 @@ pub struct Config {
     pub default_replication_factor: i16,
     /// `delete.topic.enable`: whether DeleteTopics may remove topics.
     pub delete_topic_enable: bool,
+    /// `auto.leader.rebalance.enable`: the active controller moves leaders back to preferred
+    /// replicas.
+    pub auto_leader_rebalance_enable: bool,
+    /// `leader.imbalance.check.interval.seconds`: the delay of that balancing check.
+    pub leader_imbalance_check_interval_seconds: u64,
     /// `controller.quorum.election.timeout.ms`.
     pub quorum_election_timeout_ms: u64,
     /// `controller.quorum.fetch.timeout.ms`.
@@ -217,6 +222,8 @@ const KNOWN_KEYS: &[&str] = &[
     "broker.heartbeat.interval.ms",
     "num.partitions",
     "default.replication.factor",
+    "auto.leader.rebalance.enable",
+    "leader.imbalance.check.interval.seconds",
     "controller.quorum.election.timeout.ms",
     "controller.quorum.fetch.timeout.ms",
     "controller.quorum.election.backoff.max.ms",
@@ -617,6 +624,13 @@ impl Config {
             num_partitions: positive(props, "num.partitions", 1)?,
             default_replication_factor: positive(props, "default.replication.factor", 1)?,
             delete_topic_enable: parse_bool(props, "delete.topic.enable", true)?,
+            auto_leader_rebalance_enable: parse_bool(props, "auto.leader.rebalance.enable", true)?,
+            // Kafka's ConfigDef: LONG, atLeast(1).
+            leader_imbalance_check_interval_seconds: positive(
+                props,
+                "leader.imbalance.check.interval.seconds",
+                300,
+            )?,
             quorum_election_timeout_ms: parse_num(
                 props,
                 "controller.quorum.election.timeout.ms",

@@ -7,6 +7,8 @@
 //!          ─▶ replay into the speculative image ─▶ park (last offset, reply)
 //!   high watermark ─▶ replies with offset < hw released, in offset order
 //!   committed image at the last write offset ─▶ must equal the speculative image
+//!   any write, leaders imbalanced ─▶ balancing due after leader.imbalance.check.interval
+//!          ─▶ handle_timeout past it ─▶ preferred elections (≤ 1,000; more: again in 10 ms)
 //! ```
 
 use std::collections::{BTreeMap, VecDeque};
@@ -32,7 +34,14 @@ struct Parked {
     offset: i64,
     request_id: u64,
     body: ResponseBody,
+    /// The request and its version, kept for the APIs whose error answer Kafka builds from
+    /// the request rather than the reply (ElectLeaders' `getErrorResponse`).
+    request: Option<(i16, RequestBody)>,
 }
+
+/// Kafka's delay of a balancing run rescheduled at once (10 ms, so that queued events go
+/// first).
+const BALANCE_AGAIN_MS: u64 = 10;
 
 /// What a request is served against besides the active state.
 #[derive(Debug, Clone, Copy)]
@@ -60,6 +69,14 @@ pub(super) struct ActiveController {
     pub(super) registration_offsets: BTreeMap<i32, i64>,
     /// An append found the Raft layer not leading this epoch any more.
     pub(super) lost_leadership: bool,
+    /// When the preferred-leader balancing runs (Kafka's SCHEDULED state), if it is due.
+    pub(super) balance_at_ms: Option<u64>,
+    /// The last run hit its record limit: the next one runs 10 ms after scheduling, not
+    /// after the check interval (Kafka's IMMEDIATELY rather than DEFERRED).
+    balance_again_soon: bool,
+    /// `last_write_offset` when the image was last found balanced: no write since, no need
+    /// to look again.
+    balanced_at_offset: Option<i64>,
 }
 
 impl ActiveController {
@@ -85,6 +102,9 @@ impl ActiveController {
             heartbeats,
             registration_offsets: registration_offsets.clone(),
             lost_leadership: false,
+            balance_at_ms: None,
+            balance_again_soon: false,
+            balanced_at_offset: None,
         }
     }
 
@@ -216,11 +236,7 @@ impl ActiveController {
         if result.records.is_empty() {
             // Nothing to write: the answer still waits for everything written before it, so
             // it never reports state that could be lost.
-            self.park(
-                self.last_write_offset,
-                request_id,
-                into_body(result.response),
-            );
+            self.park(self.last_write_offset, request, into_body(result.response));
             return None;
         }
         let values = match encode_records(&result.records) {
@@ -241,7 +257,7 @@ impl ActiveController {
                     self.replay(last - count + 1 + i as i64, r.record);
                 }
                 self.check_invariants();
-                self.park(last, request_id, into_body(result.response));
+                self.park(last, request, into_body(result.response));
                 Some(last)
             }
             Err(ControllerError::Propose(e)) => {
@@ -276,11 +292,13 @@ impl ActiveController {
         }
     }
 
-    fn park(&mut self, offset: i64, request_id: u64, body: ResponseBody) {
+    fn park(&mut self, offset: i64, request: &InboundRequest, body: ResponseBody) {
+        let keep_request = matches!(request.body, RequestBody::ElectLeaders(_));
         self.parked.push_back(Parked {
             offset,
-            request_id,
+            request_id: request.request_id,
             body,
+            request: keep_request.then(|| (request.api_version, request.body.clone())),
         });
     }
 
@@ -337,7 +355,10 @@ impl ActiveController {
     ) {
         let error = not_controller(leader_id);
         for p in self.parked.drain(..) {
-            let body = not_controller_body(&p.body, &error);
+            let body = match &p.request {
+                Some((version, request)) => error_response(request, *version, &error),
+                None => not_controller_body(&p.body, &error),
+            };
             outputs.push_back(ControllerOutput::Respond {
                 request_id: p.request_id,
                 body,
@@ -373,6 +394,59 @@ impl ActiveController {
             self.heartbeats.fence(broker_id);
             self.write_unanswered(appender, records);
         }
+    }
+
+    /// After a write (Kafka's `maybeScheduleNextBalancePartitionLeaders`): with balancing on,
+    /// none due yet and some partition not led by its preferred replica, the balancing is due
+    /// after the check interval (10 ms when the last run hit its limit).
+    pub(super) fn maybe_schedule_balance(&mut self, now_ms: u64, cfg: &ControllerConfig) {
+        if self.balance_at_ms.is_some() || self.balanced_at_offset == Some(self.last_write_offset) {
+            return;
+        }
+        let Some(interval_ms) = cfg.leader_imbalance_check_interval_ms() else {
+            return;
+        };
+        if !replication::are_partition_leaders_imbalanced(&self.image) {
+            self.balanced_at_offset = Some(self.last_write_offset);
+            return;
+        }
+        let delay_ms = if self.balance_again_soon {
+            BALANCE_AGAIN_MS
+        } else {
+            interval_ms
+        };
+        self.balance_at_ms = Some(now_ms.saturating_add(delay_ms));
+    }
+
+    /// The balancing, when due by `now_ms` (Kafka's `maybeBalancePartitionLeaders` event):
+    /// preferred elections, their records written unanswered.
+    pub(super) fn maybe_balance(
+        &mut self,
+        now_ms: u64,
+        cfg: &ControllerConfig,
+        appender: &mut dyn MetadataAppender,
+    ) {
+        if self.lost_leadership || self.balance_at_ms.is_none_or(|at| at > now_ms) {
+            return;
+        }
+        self.balance_at_ms = None;
+        let result = replication::balance_partition_leaders(
+            &self.image,
+            cfg,
+            replication::elect_leaders::MAX_ELECTIONS_PER_IMBALANCE,
+        );
+        tracing::info!(
+            "maybeBalancePartitionLeaders: generated {} records.{}",
+            result.records.len(),
+            if result.response {
+                " Rescheduling immediately."
+            } else {
+                ""
+            }
+        );
+        self.balance_again_soon = result.response;
+        self.write_unanswered(appender, result.records);
+        self.maybe_schedule_balance(now_ms, cfg);
     }
 
     /// Serves one controller request.
@@ -553,6 +627,24 @@ impl ActiveController {
                     ResponseBody::AlterPartition,
                     outputs,
                 );
+            }
+            RequestBody::ElectLeaders(req) => {
+                match replication::elect_leaders(&self.image, cfg, req) {
+                    Ok(result) => {
+                        self.complete(
+                            appender,
+                            &request,
+                            result,
+                            ResponseBody::ElectLeaders,
+                            outputs,
+                        );
+                    }
+                    // Kafka's event fails: the error on every partition asked for, at once.
+                    Err(e) => outputs.push_back(ControllerOutput::Respond {
+                        request_id: request.request_id,
+                        body: error_response(&request.body, version, &e),
+                    }),
+                }
             }
             RequestBody::AssignReplicasToDirs(req) => {
                 let result = replication::assign_replicas_to_dirs(&self.image, cfg, req);

@@ -17,6 +17,12 @@ pub struct ControllerConfig {
     pub min_insync_replicas: i32,
     /// `delete.topic.enable` (true): whether DeleteTopics may remove topics.
     pub delete_topic_enable: bool,
+    /// `auto.leader.rebalance.enable` (true): the active controller moves leadership back to
+    /// preferred replicas on its own.
+    pub auto_leader_rebalance_enable: bool,
+    /// `leader.imbalance.check.interval.seconds` (300): how long after a write the balancing
+    /// check runs when leaders are imbalanced.
+    pub leader_imbalance_check_interval_seconds: u64,
     /// The kraft.version in effect (brokers must support it to register).
     pub kraft_version: i16,
     /// Seed of topic ids and placement offsets.
@@ -24,6 +30,15 @@ pub struct ControllerConfig {
 }
 
 impl ControllerConfig {
+    /// The delay of the balancing check (Kafka's `leaderImbalanceCheckIntervalNs`), `None`
+    /// when balancing is off.
+    pub fn leader_imbalance_check_interval_ms(&self) -> Option<u64> {
+        self.auto_leader_rebalance_enable.then(|| {
+            self.leader_imbalance_check_interval_seconds
+                .saturating_mul(1000)
+        })
+    }
+
     /// Kafka's defaults for node `node_id` of cluster `cluster_id`.
     pub fn new(node_id: i32, cluster_id: impl Into<String>) -> Self {
         Self {
@@ -34,6 +49,8 @@ impl ControllerConfig {
             default_replication_factor: 1,
             min_insync_replicas: 1,
             delete_topic_enable: true,
+            auto_leader_rebalance_enable: true,
+            leader_imbalance_check_interval_seconds: 300,
             kraft_version: 0,
             rng_seed: 0,
         }
@@ -49,6 +66,8 @@ impl ControllerConfig {
             default_replication_factor: config.default_replication_factor,
             min_insync_replicas: config.min_insync_replicas,
             delete_topic_enable: config.delete_topic_enable,
+            auto_leader_rebalance_enable: config.auto_leader_rebalance_enable,
+            leader_imbalance_check_interval_seconds: config.leader_imbalance_check_interval_seconds,
             kraft_version: 0,
             rng_seed,
         }

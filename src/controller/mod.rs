@@ -10,7 +10,8 @@
 //!   request ──handle_request──▶ manager(speculative image) ─▶ ControllerResult{records, reply}
 //!        ─▶ appender.append(epoch, records) ─▶ replay into the speculative image
 //!        ─▶ reply parked until the high watermark passes its last offset
-//!   timer ──handle_timeout──▶ stale brokers fenced (records written, no reply)
+//!   timer ──handle_timeout──▶ stale brokers fenced, preferred leaders elected once the
+//!        balancing check is due (records written, no reply)
 //!   resignation ─▶ speculative image dropped, every parked reply NOT_CONTROLLER
 //! ```
 //!
@@ -67,6 +68,7 @@ pub const CONTROLLER_APIS: &[ApiKey] = &[
     ApiKey::AllocateProducerIds,
     ApiKey::ControllerRegistration,
     ApiKey::AssignReplicasToDirs,
+    ApiKey::ElectLeaders,
 ];
 
 /// Whether `api_key` is served by the controller layer.
@@ -171,9 +173,15 @@ impl QuorumController {
     /// When [`Self::handle_timeout`] should next be called.
     pub fn poll_timeout(&self) -> Option<u64> {
         match &self.leadership {
-            Leadership::Active(a) => a
-                .heartbeats
-                .next_expiry_ms(self.cfg.broker_session_timeout_ms),
+            Leadership::Active(a) => {
+                let expiry = a
+                    .heartbeats
+                    .next_expiry_ms(self.cfg.broker_session_timeout_ms);
+                match (expiry, a.balance_at_ms) {
+                    (Some(e), Some(b)) => Some(e.min(b)),
+                    (e, b) => e.or(b),
+                }
+            }
             _ => None,
         }
     }
@@ -280,12 +288,15 @@ impl QuorumController {
     }
 
     /// Fences the brokers whose session expired by `now_ms` (Kafka fences one per event; the
-    /// records of each are their own batch).
+    /// records of each are their own batch), then runs the preferred-leader balancing when it
+    /// is due.
     pub fn handle_timeout(&mut self, now_ms: u64, appender: &mut dyn MetadataAppender) {
         let Leadership::Active(a) = &mut self.leadership else {
             return;
         };
         a.fence_stale_brokers(now_ms, &self.cfg, appender);
+        a.maybe_schedule_balance(now_ms, &self.cfg);
+        a.maybe_balance(now_ms, &self.cfg, appender);
         self.after_write(appender);
     }
 
@@ -299,6 +310,17 @@ impl QuorumController {
     ) {
         let request_id = request.request_id;
         let version = request.api_version;
+        if let RequestBody::ElectLeaders(req) = &request.body {
+            if req.topic_partitions.as_ref().is_some_and(Vec::is_empty) {
+                // Kafka answers an empty (not null) list at once, without an event, active or
+                // not.
+                self.outputs.push_back(ControllerOutput::Respond {
+                    request_id,
+                    body: ResponseBody::ElectLeaders(Default::default()),
+                });
+                return;
+            }
+        }
         let Leadership::Active(a) = &mut self.leadership else {
             let leader = match self.leadership {
                 Leadership::Standby { leader_id } => leader_id,
@@ -322,6 +344,9 @@ impl QuorumController {
             request,
             &mut self.outputs,
         );
+        // Every controller request is one of Kafka's write events, after which it schedules
+        // the balancing.
+        a.maybe_schedule_balance(now_ms, &self.cfg);
         self.after_write(appender);
     }
 
@@ -355,6 +380,8 @@ impl QuorumController {
             "Becoming the active controller at epoch {epoch}, next write offset {}",
             appender.next_write_offset().unwrap_or(-1)
         );
+        // Kafka schedules the periodic tasks once the activation records are applied.
+        active.maybe_schedule_balance(now_ms, &self.cfg);
         self.leadership = Leadership::Active(Box::new(active));
     }
 
@@ -421,6 +448,33 @@ pub fn error_response(body: &RequestBody, version: i16, error: &ApiError) -> Res
         ),
         RequestBody::AssignReplicasToDirs(_) => ResponseBody::AssignReplicasToDirs(
             AssignReplicasToDirsResponse::default().with_error_code(error.code),
+        ),
+        // Kafka's `ElectLeadersRequest.getErrorResponse`: the top-level code from v1, and the
+        // error on every partition asked for (none for a null list).
+        RequestBody::ElectLeaders(req) => ResponseBody::ElectLeaders(
+            ElectLeadersResponse::default()
+                .with_error_code(if version >= 1 { error.code } else { 0 })
+                .with_replica_election_results(
+                    req.topic_partitions
+                        .iter()
+                        .flatten()
+                        .map(|t| {
+                            elect_leaders_response::ReplicaElectionResult::default()
+                                .with_topic(t.topic.clone())
+                                .with_partition_result(
+                                    t.partitions
+                                        .iter()
+                                        .map(|p| {
+                                            elect_leaders_response::PartitionResult::default()
+                                                .with_partition_id(*p)
+                                                .with_error_code(error.code)
+                                                .with_error_message(message())
+                                        })
+                                        .collect(),
+                                )
+                        })
+                        .collect(),
+                ),
         ),
         RequestBody::CreateTopics(req) => ResponseBody::CreateTopics(
             CreateTopicsResponse::default().with_topics(

@@ -110,7 +110,8 @@ pub fn not_ready_response(body: &RequestBody, version: i16) -> Option<ResponseBo
         | RequestBody::BrokerHeartbeat(_)
         | RequestBody::UnregisterBroker(_)
         | RequestBody::AllocateProducerIds(_)
-        | RequestBody::AssignReplicasToDirs(_) => crate::controller::error_response(
+        | RequestBody::AssignReplicasToDirs(_)
+        | RequestBody::ElectLeaders(_) => crate::controller::error_response(
             body,
             version,
             &crate::controller::not_controller(None),

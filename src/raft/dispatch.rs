@@ -107,7 +107,8 @@ impl RaftCore {
             | RequestBody::BrokerHeartbeat(_)
             | RequestBody::UnregisterBroker(_)
             | RequestBody::AllocateProducerIds(_)
-            | RequestBody::AssignReplicasToDirs(_) => {
+            | RequestBody::AssignReplicasToDirs(_)
+            | RequestBody::ElectLeaders(_) => {
                 tracing::warn!(
                     "request {:?} is not the Raft core's to answer",
                     request.body.api_key()

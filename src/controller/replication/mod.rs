@@ -1,7 +1,8 @@
 //! Topics, partitions and the brokers under them (Kafka's `ReplicationControlManager`):
 //! creation (`create_topics.rs`), ISR changes from partition leaders (`alter_partition.rs`),
-//! the partition changes a broker's fencing, unfencing and controlled shutdown cause (here),
-//! placement (`placement.rs`) and the election rules (`partition_change.rs`).
+//! admin elections and preferred-leader balancing (`elect_leaders.rs`), the partition changes
+//! a broker's fencing, unfencing and controlled shutdown cause (here), placement
+//! (`placement.rs`) and the election rules (`partition_change.rs`).
 //!
 //! ```text
 //!   heartbeat ─▶ next broker state ─▶ fenced:    PartitionChangeRecords (leaves ISRs) + BRCR fenced
@@ -13,6 +14,7 @@ mod alter_partition;
 mod create_partitions;
 mod create_topics;
 mod delete_topics;
+pub mod elect_leaders;
 pub mod partition_change;
 pub mod placement;
 pub mod topic_configs;
@@ -28,6 +30,9 @@ pub use alter_partition::alter_partition;
 pub use create_partitions::{create_partitions, create_partitions_error};
 pub use create_topics::{create_topics, validate_topic_name};
 pub use delete_topics::{delete_topics, delete_topics_error};
+pub use elect_leaders::{
+    are_partition_leaders_imbalanced, balance_partition_leaders, elect_leaders,
+};
 
 use super::cluster::{check_broker_epoch, is_active};
 use super::config::ControllerConfig;

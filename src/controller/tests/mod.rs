@@ -1,10 +1,12 @@
 //! Controller tests, one file per manager, named after the Kafka test each mirrors
 //! (`ClusterControlManagerTest`, `BrokerHeartbeatManagerTest`, `ReplicationControlManagerTest`,
-//! `ProducerIdControlManagerTest`, `QuorumControllerTest`).
+//! `ProducerIdControlManagerTest`, `QuorumControllerTest`; `elect_leaders.rs`: the election and
+//! balancing cases of ReplicationControlManagerTest and QuorumControllerTest).
 
 mod cluster;
 mod configuration;
 pub(crate) mod context;
+mod elect_leaders;
 mod elr;
 mod heartbeats;
 pub(crate) mod invariants;

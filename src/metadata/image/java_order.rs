@@ -4,7 +4,7 @@
 //! bucket keep their insertion order (given here as the input order).
 
 /// `String.hashCode()` over UTF-16 code units.
-fn java_string_hash(s: &str) -> i32 {
+pub fn java_string_hash(s: &str) -> i32 {
     s.encode_utf16()
         .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
 }
@@ -51,6 +51,38 @@ pub fn java_hash_map_order<T>(items: &mut [T], built: Built, key: impl Fn(&T) ->
     items.sort_by_key(|item| spread(java_string_hash(key(item))) & mask);
 }
 
+/// Kafka's `BaseHashTable.findSlot`: Fibonacci hashing of `hash`, the top bits that index a
+/// table of `table_len` (a power of two) slots.
+fn timeline_slot(hash: i32, table_len: usize) -> u64 {
+    let log2size = 32 - (table_len as u32).leading_zeros();
+    let shift = 65 - log2size;
+    (i64::from(hash).wrapping_mul(-7_046_029_254_386_353_131) as u64) >> shift
+}
+
+/// The table length of a Kafka `TimelineHashMap`/`TimelineHashSet` created with expected
+/// size 0 after `n` insertions: 2 slots, doubled whenever one more entry would pass a 0.75
+/// load.
+fn timeline_table_len(n: usize) -> usize {
+    let mut len = 2usize;
+    for size in 0..n {
+        if (size + 1) as f64 * 0.75 > len as f64 {
+            len *= 2;
+        }
+    }
+    len
+}
+
+/// Reorders `items` as a Kafka `TimelineHashMap` (or set) created empty and filled with them
+/// in this order iterates them: slot by slot, the entries sharing a slot last inserted first
+/// (a slot keeps insertion order, rehashes too, and the iterator pops each slot's list from
+/// its end). Removals are not modelled: a table that once held more entries is larger.
+pub fn timeline_hash_order<T>(items: &mut [T], hash: impl Fn(&T) -> i32) {
+    let len = timeline_table_len(items.len());
+    // Reversed, then a stable sort: within a slot, the last inserted first.
+    items.reverse();
+    items.sort_by_key(|item| timeline_slot(hash(item), len));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,5 +123,50 @@ mod tests {
         assert_eq!(table_size(Built::Copy, 12), 32);
         assert_eq!(table_size(Built::Default, 12), 16);
         assert_eq!(table_size(Built::WithCapacity, 2), 4);
+    }
+
+    /// Orders printed by Kafka 4.1.2's own `TimelineHashMap` (a `SnapshotRegistry`-backed map
+    /// created with expected size 0) filled in the input order.
+    #[test]
+    fn timeline_hash_order_matches_kafka() {
+        let mut names = vec![
+            "foo",
+            "bar",
+            "baz",
+            "__consumer_offsets",
+            "t0",
+            "t1",
+            "t2",
+            "t3",
+            "t4",
+            "t5",
+            "t6",
+            "t7",
+            "t8",
+            "t9",
+            "orders",
+            "payments",
+        ];
+        timeline_hash_order(&mut names, |n| java_string_hash(n));
+        assert_eq!(
+            names.join(","),
+            "t8,baz,t0,bar,foo,t5,__consumer_offsets,t2,t7,orders,t4,t9,t1,t6,payments,t3"
+        );
+        let ids = |n: i32| {
+            let mut v: Vec<i32> = (0..n).collect();
+            timeline_hash_order(&mut v, |i| *i);
+            v
+        };
+        assert_eq!(ids(1), [0]);
+        assert_eq!(ids(3), [2, 0, 1]);
+        assert_eq!(ids(5), [2, 0, 4, 1, 3]);
+        assert_eq!(ids(12), [0, 5, 10, 2, 7, 4, 9, 1, 6, 11, 3, 8]);
+        assert_eq!(
+            ids(40),
+            [
+                34, 0, 13, 26, 5, 39, 18, 31, 10, 23, 36, 2, 15, 28, 7, 20, 33, 12, 25, 38, 4, 17,
+                30, 9, 22, 1, 35, 14, 27, 6, 19, 32, 11, 24, 37, 3, 16, 29, 8, 21
+            ]
+        );
     }
 }
