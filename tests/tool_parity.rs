@@ -50,8 +50,6 @@ const APIS_NOT_YET_SERVED: &[(i16, &str)] = &[
     (39, "RenewDelegationToken: #16"),
     (40, "ExpireDelegationToken: #16"),
     (41, "DescribeDelegationToken: #16"),
-    (45, "AlterPartitionReassignments: #15"),
-    (46, "ListPartitionReassignments: #15"),
     (49, "AlterClientQuotas: #16"),
     (50, "DescribeUserScramCredentials: #16"),
     (51, "AlterUserScramCredentials: #16"),

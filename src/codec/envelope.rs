@@ -259,6 +259,21 @@ fn error_codes(body: &ResponseBody) -> Vec<i16> {
             r.responses.iter().map(|t| t.error_code).collect()
         }
         ResponseBody::AlterConfigs(r) => r.responses.iter().map(|t| t.error_code).collect(),
+        ResponseBody::AlterPartitionReassignments(r) => std::iter::once(r.error_code)
+            .chain(
+                r.responses
+                    .iter()
+                    .flat_map(|t| t.partitions.iter().map(|p| p.error_code)),
+            )
+            .collect(),
+        ResponseBody::ListPartitionReassignments(r) => vec![r.error_code],
+        ResponseBody::ElectLeaders(r) => std::iter::once(r.error_code)
+            .chain(
+                r.replica_election_results
+                    .iter()
+                    .flat_map(|t| t.partition_result.iter().map(|p| p.error_code)),
+            )
+            .collect(),
         ResponseBody::RemoveRaftVoter(r) => vec![r.error_code],
         _ => Vec::new(),
     }

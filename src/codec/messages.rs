@@ -7,7 +7,8 @@
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{
     AddRaftVoterRequest, AddRaftVoterResponse, AllocateProducerIdsRequest,
-    AllocateProducerIdsResponse, AlterConfigsRequest, AlterConfigsResponse, AlterPartitionRequest,
+    AllocateProducerIdsResponse, AlterConfigsRequest, AlterConfigsResponse,
+    AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse, AlterPartitionRequest,
     AlterPartitionResponse, ApiKey, ApiVersionsRequest, ApiVersionsResponse,
     AssignReplicasToDirsRequest, AssignReplicasToDirsResponse, BeginQuorumEpochRequest,
     BeginQuorumEpochResponse, BrokerHeartbeatRequest, BrokerHeartbeatResponse,
@@ -18,9 +19,9 @@ use kafka_protocol::messages::{
     ElectLeadersRequest, ElectLeadersResponse, EndQuorumEpochRequest, EndQuorumEpochResponse,
     EnvelopeRequest, EnvelopeResponse, FetchRequest, FetchResponse, FetchSnapshotRequest,
     FetchSnapshotResponse, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse,
-    RemoveRaftVoterRequest, RemoveRaftVoterResponse, UnregisterBrokerRequest,
-    UnregisterBrokerResponse, UpdateRaftVoterRequest, UpdateRaftVoterResponse, VoteRequest,
-    VoteResponse,
+    ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse, RemoveRaftVoterRequest,
+    RemoveRaftVoterResponse, UnregisterBrokerRequest, UnregisterBrokerResponse,
+    UpdateRaftVoterRequest, UpdateRaftVoterResponse, VoteRequest, VoteResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable};
 
@@ -133,4 +134,6 @@ kraft_apis! {
     AllocateProducerIds => AllocateProducerIdsRequest, AllocateProducerIdsResponse;
     AssignReplicasToDirs => AssignReplicasToDirsRequest, AssignReplicasToDirsResponse;
     ElectLeaders => ElectLeadersRequest, ElectLeadersResponse;
+    AlterPartitionReassignments => AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse;
+    ListPartitionReassignments => ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse;
 }

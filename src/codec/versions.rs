@@ -46,6 +46,8 @@ pub const ADVERTISED: &[ApiRange] = &[
     api(ApiKey::CreatePartitions, 0, 3),
     api(ApiKey::ElectLeaders, 0, 2),
     api(ApiKey::IncrementalAlterConfigs, 0, 1),
+    api(ApiKey::AlterPartitionReassignments, 0, 1),
+    api(ApiKey::ListPartitionReassignments, 0, 0),
     api(ApiKey::Vote, 0, 2),
     api(ApiKey::BeginQuorumEpoch, 0, 1),
     api(ApiKey::EndQuorumEpoch, 0, 1),

@@ -598,6 +598,17 @@ impl ActiveController {
                     outputs,
                 );
             }
+            RequestBody::AlterPartitionReassignments(req) => {
+                let result =
+                    replication::alter_partition_reassignments(&self.image, cfg, req, version);
+                self.complete(
+                    appender,
+                    &request,
+                    result,
+                    ResponseBody::AlterPartitionReassignments,
+                    outputs,
+                );
+            }
             RequestBody::IncrementalAlterConfigs(req) => {
                 let result = configuration::incremental_alter_configs(&self.image, req);
                 self.complete(
@@ -719,6 +730,15 @@ fn not_controller_body(body: &ResponseBody, error: &ApiError) -> ResponseBody {
         ResponseBody::AssignReplicasToDirs(r) => ResponseBody::AssignReplicasToDirs(
             r.with_error_code(error.code).with_directories(Vec::new()),
         ),
+        ResponseBody::AlterPartitionReassignments(mut r) => {
+            r.error_code = error.code;
+            r.error_message = message();
+            for p in r.responses.iter_mut().flat_map(|t| t.partitions.iter_mut()) {
+                p.error_code = error.code;
+                p.error_message = message();
+            }
+            ResponseBody::AlterPartitionReassignments(r)
+        }
         ResponseBody::IncrementalAlterConfigs(mut r) => {
             for t in &mut r.responses {
                 t.error_code = error.code;

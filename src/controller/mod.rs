@@ -61,6 +61,8 @@ pub const CONTROLLER_APIS: &[ApiKey] = &[
     ApiKey::CreatePartitions,
     ApiKey::AlterConfigs,
     ApiKey::IncrementalAlterConfigs,
+    ApiKey::AlterPartitionReassignments,
+    ApiKey::ListPartitionReassignments,
     ApiKey::AlterPartition,
     ApiKey::BrokerRegistration,
     ApiKey::BrokerHeartbeat,
@@ -310,6 +312,26 @@ impl QuorumController {
     ) {
         let request_id = request.request_id;
         let version = request.api_version;
+        if let RequestBody::ListPartitionReassignments(req) = &request.body {
+            // A read at the committed offset (Kafka's read event), on any controller.
+            self.outputs.push_back(ControllerOutput::Respond {
+                request_id,
+                body: ResponseBody::ListPartitionReassignments(
+                    replication::list_partition_reassignments(&self.committed, req),
+                ),
+            });
+            return;
+        }
+        if let RequestBody::AlterPartitionReassignments(req) = &request.body {
+            if req.topics.is_empty() {
+                // Kafka answers an empty list at once, without an event.
+                self.outputs.push_back(ControllerOutput::Respond {
+                    request_id,
+                    body: ResponseBody::AlterPartitionReassignments(Default::default()),
+                });
+                return;
+            }
+        }
         if let RequestBody::ElectLeaders(req) = &request.body {
             if req.topic_partitions.as_ref().is_some_and(Vec::is_empty) {
                 // Kafka answers an empty (not null) list at once, without an event, active or
@@ -490,6 +512,14 @@ pub fn error_response(body: &RequestBody, version: i16, error: &ApiError) -> Res
                     })
                     .collect(),
             ),
+        ),
+        RequestBody::AlterPartitionReassignments(req) => ResponseBody::AlterPartitionReassignments(
+            replication::alter_partition_reassignments_error(req, error),
+        ),
+        RequestBody::ListPartitionReassignments(_) => ResponseBody::ListPartitionReassignments(
+            ListPartitionReassignmentsResponse::default()
+                .with_error_code(error.code)
+                .with_error_message(message()),
         ),
         RequestBody::IncrementalAlterConfigs(req) => ResponseBody::IncrementalAlterConfigs(
             configuration::incremental_alter_configs_error(req, error),

@@ -105,6 +105,8 @@ pub fn not_ready_response(body: &RequestBody, version: i16) -> Option<ResponseBo
         | RequestBody::CreatePartitions(_)
         | RequestBody::AlterConfigs(_)
         | RequestBody::IncrementalAlterConfigs(_)
+        | RequestBody::AlterPartitionReassignments(_)
+        | RequestBody::ListPartitionReassignments(_)
         | RequestBody::AlterPartition(_)
         | RequestBody::BrokerRegistration(_)
         | RequestBody::BrokerHeartbeat(_)

@@ -102,6 +102,8 @@ impl RaftCore {
             | RequestBody::CreatePartitions(_)
             | RequestBody::AlterConfigs(_)
             | RequestBody::IncrementalAlterConfigs(_)
+            | RequestBody::AlterPartitionReassignments(_)
+            | RequestBody::ListPartitionReassignments(_)
             | RequestBody::AlterPartition(_)
             | RequestBody::BrokerRegistration(_)
             | RequestBody::BrokerHeartbeat(_)

@@ -17,6 +17,7 @@ mod delete_topics;
 pub mod elect_leaders;
 pub mod partition_change;
 pub mod placement;
+pub mod reassignments;
 pub mod topic_configs;
 
 use std::collections::BTreeMap;
@@ -32,6 +33,10 @@ pub use create_topics::{create_topics, validate_topic_name};
 pub use delete_topics::{delete_topics, delete_topics_error};
 pub use elect_leaders::{
     are_partition_leaders_imbalanced, balance_partition_leaders, elect_leaders,
+};
+pub use reassignments::{
+    alter_partition_reassignments, alter_partition_reassignments_error,
+    list_partition_reassignments,
 };
 
 use super::cluster::{check_broker_epoch, is_active};

@@ -57,6 +57,9 @@ pub struct PartitionChangeBuilder<'a> {
     /// Replicas that shut down uncleanly (KIP-966): they may have lost data, so they never
     /// become eligible.
     unclean_shutdown_replicas: Vec<i32>,
+    /// Where a replica new to the partition goes, when the metadata.version records
+    /// directories (Kafka's `DefaultDirProvider`); `None`: directories are left as they are.
+    new_replica_dir: Option<Box<dyn Fn(i32) -> Uuid + 'a>>,
 }
 
 /// The outcome of an election.
@@ -91,7 +94,65 @@ impl<'a> PartitionChangeBuilder<'a> {
             min_isr: 1,
             target_elr: partition.elr.clone(),
             unclean_shutdown_replicas: Vec::new(),
+            new_replica_dir: None,
         }
+    }
+
+    /// The replica list to reach.
+    pub fn target_replicas(mut self, replicas: Vec<i32>) -> Self {
+        self.target_replicas = replicas;
+        self
+    }
+
+    /// The replicas a reassignment is removing.
+    pub fn target_removing(mut self, removing: Vec<i32>) -> Self {
+        self.target_removing = removing;
+        self
+    }
+
+    /// The replicas a reassignment is adding.
+    pub fn target_adding(mut self, adding: Vec<i32>) -> Self {
+        self.target_adding = adding;
+        self
+    }
+
+    /// Record each replica's directory (existing replicas keep theirs, new ones get
+    /// `provider`'s), as Kafka does from metadata.version 3.7-IV2; `None` below it.
+    pub fn directories_of_new_replicas(
+        mut self,
+        provider: Option<Box<dyn Fn(i32) -> Uuid + 'a>>,
+    ) -> Self {
+        self.new_replica_dir = provider;
+        self
+    }
+
+    /// Kafka's `completeReassignmentIfNeeded`: once the ISR holds every target replica (and
+    /// one that stays, when replicas are removed), the reassignment ends: replicas become
+    /// the target, the removed ones leave the ISR, the lists are cleared.
+    fn complete_reassignment_if_needed(&mut self) {
+        if self.target_removing.is_empty() && self.target_adding.is_empty() {
+            return;
+        }
+        let removing = &self.target_removing;
+        let isr: Vec<i32> = self
+            .target_isr
+            .iter()
+            .copied()
+            .filter(|r| !removing.contains(r))
+            .collect();
+        let replicas: Vec<i32> = self
+            .target_replicas
+            .iter()
+            .copied()
+            .filter(|r| !removing.contains(r))
+            .collect();
+        if isr.is_empty() || replicas.is_empty() || !replicas.iter().all(|r| isr.contains(r)) {
+            return;
+        }
+        self.target_isr = isr;
+        self.target_replicas = replicas;
+        self.target_removing.clear();
+        self.target_adding.clear();
     }
 
     /// Track eligible leader replicas (eligible.leader.replicas.version ≥ 1) against the
@@ -227,6 +288,7 @@ impl<'a> PartitionChangeBuilder<'a> {
             leader_recovery_state: -1,
             ..Default::default()
         };
+        self.complete_reassignment_if_needed();
         self.populate_target_elr();
         let elected = self.elect();
         if elected.node != self.partition.leader {
@@ -277,8 +339,30 @@ impl<'a> PartitionChangeBuilder<'a> {
             }
         }
         self.update_last_known_leader(&mut record);
-        if self.target_replicas != self.partition.replicas {
-            record.replicas = Some(self.target_replicas.clone());
+        if !self.target_replicas.is_empty() {
+            // Directories follow the replicas wherever the partition records them (a
+            // completed reassignment drops some in any change of the partition).
+            if self.new_replica_dir.is_some() || !self.partition.directories.is_empty() {
+                let directories: Vec<Uuid> = self
+                    .target_replicas
+                    .iter()
+                    .map(|r| {
+                        self.partition
+                            .replicas
+                            .iter()
+                            .position(|x| x == r)
+                            .and_then(|i| self.partition.directories.get(i).copied())
+                            .or_else(|| self.new_replica_dir.as_ref().map(|f| f(*r)))
+                            .unwrap_or_else(Uuid::nil)
+                    })
+                    .collect();
+                if directories != self.partition.directories {
+                    record.directories = Some(directories);
+                }
+            }
+            if self.target_replicas != self.partition.replicas {
+                record.replicas = Some(self.target_replicas.clone());
+            }
         }
         if self.target_removing != self.partition.removing_replicas {
             record.removing_replicas = Some(self.target_removing.clone());

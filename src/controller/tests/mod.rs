@@ -12,6 +12,7 @@ mod heartbeats;
 pub(crate) mod invariants;
 mod producer_ids;
 mod quorum_controller;
+mod reassignments;
 mod replication;
 mod sim;
 pub(crate) mod sim_support;
