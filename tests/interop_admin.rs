@@ -49,6 +49,206 @@ fn partition_dirs(dir: &Path, topic: &str) -> Vec<String> {
         .collect()
 }
 
+const REASSIGN_COMMAND: &str = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand";
+const LEADER_ELECTION_COMMAND: &str = "org.apache.kafka.tools.LeaderElectionCommand";
+
+fn text(out: &support::kafka::ToolOutput) -> String {
+    format!("{}{}", out.stdout, out.stderr)
+}
+
+/// `kafka-reassign-partitions` --generate, --execute (throttled), --verify and --cancel of a
+/// move, a reorder of the produced topic's replicas and `kafka-leader-election` to its new
+/// preferred leader, with the producer running.
+fn reassign_and_elect(c: &Cluster, all: &str, clock: &Instant) {
+    c.create_topic(all, "moves", 1, 1, &[]);
+    let placed = c.wait_topic(all, "moves", "led", Duration::from_secs(60), in_sync(1));
+    let from = placed[0].replicas[0];
+    let to = BROKER_IDS.iter().copied().find(|b| *b != from).unwrap();
+    // Data to move, so that a throttled move takes long enough to cancel.
+    let p = c.produce(
+        all,
+        &ProduceSpec {
+            topic: "moves".into(),
+            max_messages: 20_000,
+            throughput: 20_000,
+            value_prefix: 9,
+        },
+        Duration::from_secs(120),
+    );
+    assert_eq!(p.acked.len(), 20_000, "{:?}", p.errors.first());
+    let topics = c.art.path("moves-topics.json");
+    std::fs::write(&topics, r#"{"version":1,"topics":[{"topic":"moves"}]}"#).unwrap();
+    let to_list = to.to_string();
+    let generate = c.admin_tool(
+        all,
+        "reassign-generate",
+        REASSIGN_COMMAND,
+        &[
+            "--generate",
+            "--topics-to-move-json-file",
+            topics.to_str().unwrap(),
+            "--broker-list",
+            &to_list,
+        ],
+    );
+    generate.assert_ok("kafka-reassign-partitions --generate");
+    assert!(
+        generate
+            .stdout
+            .contains("Proposed partition reassignment configuration")
+            && generate.stdout.contains(&format!("\"replicas\":[{to}]")),
+        "--generate proposes moving to {to}:\n{}",
+        generate.stdout
+    );
+    let plan = c.art.path("moves-plan.json");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"{{"version":1,"partitions":[{{"topic":"moves","partition":0,"replicas":[{to}]}}]}}"#
+        ),
+    )
+    .unwrap();
+    let plan = plan.to_str().unwrap();
+    let execute = c.admin_tool(
+        all,
+        "reassign-execute",
+        REASSIGN_COMMAND,
+        &[
+            "--execute",
+            "--reassignment-json-file",
+            plan,
+            "--throttle",
+            "1000",
+        ],
+    );
+    execute.assert_ok("kafka-reassign-partitions --execute --throttle");
+    assert!(
+        text(&execute).contains("Successfully started partition reassignment"),
+        "{}",
+        text(&execute)
+    );
+    let moving = c.describe_topic(all, "moves").unwrap();
+    let mut replicas = moving[0].replicas.clone();
+    replicas.sort_unstable();
+    let mut both = vec![from, to];
+    both.sort_unstable();
+    assert_eq!(replicas, both, "both replicas while moving: {moving:?}");
+    let verify = c.admin_tool(
+        all,
+        "reassign-verify",
+        REASSIGN_COMMAND,
+        &["--verify", "--reassignment-json-file", plan],
+    );
+    assert!(
+        text(&verify).contains("Reassignment of partition moves-0 is still in progress."),
+        "throttled to 1 kB/s, 20,000 messages are still moving:\n{}",
+        text(&verify)
+    );
+    let cancel = c.admin_tool(
+        all,
+        "reassign-cancel",
+        REASSIGN_COMMAND,
+        &["--cancel", "--reassignment-json-file", plan],
+    );
+    cancel.assert_ok("kafka-reassign-partitions --cancel");
+    assert!(
+        text(&cancel).contains("Successfully cancelled partition reassignment"),
+        "{}",
+        text(&cancel)
+    );
+    let back = c.wait_topic(
+        all,
+        "moves",
+        "back on its broker",
+        Duration::from_secs(30),
+        |p| p.len() == 1 && p[0].replicas == [from],
+    );
+    step(
+        clock,
+        &format!("moves-0: throttled move to {to} started, cancelled: {back:?}"),
+    );
+
+    // The produced topic: reverse partition 0's replicas (complete at once: all in sync),
+    // then elect the new preferred leader.
+    let before = c.describe_topic(all, TOPIC).unwrap();
+    let mut reversed = before[0].replicas.clone();
+    reversed.reverse();
+    let plan = c.art.path("orders-plan.json");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"{{"version":1,"partitions":[{{"topic":"{TOPIC}","partition":0,"replicas":{reversed:?}}}]}}"#
+        ),
+    )
+    .unwrap();
+    let plan = plan.to_str().unwrap();
+    c.admin_tool(
+        all,
+        "reorder",
+        REASSIGN_COMMAND,
+        &["--execute", "--reassignment-json-file", plan],
+    )
+    .assert_ok("kafka-reassign-partitions --execute (reorder)");
+    let verify = c.admin_tool(
+        all,
+        "reorder-verify",
+        REASSIGN_COMMAND,
+        &["--verify", "--reassignment-json-file", plan],
+    );
+    assert!(
+        text(&verify).contains(&format!(
+            "Reassignment of partition {TOPIC}-0 is completed."
+        )),
+        "{}",
+        text(&verify)
+    );
+    let elect = c.admin_tool(
+        all,
+        "elect-preferred",
+        LEADER_ELECTION_COMMAND,
+        &["--election-type", "PREFERRED", "--all-topic-partitions"],
+    );
+    elect.assert_ok("kafka-leader-election --election-type PREFERRED");
+    assert!(
+        text(&elect).contains("Successfully completed leader election (PREFERRED) for partitions")
+            && text(&elect).contains(&format!("{TOPIC}-0")),
+        "{}",
+        text(&elect)
+    );
+    let after = c.wait_topic(
+        all,
+        TOPIC,
+        "the preferred leader leads",
+        Duration::from_secs(30),
+        |p| p[0].leader == Some(reversed[0]),
+    );
+    step(
+        clock,
+        &format!(
+            "{TOPIC}-0 reordered to {reversed:?}, led by {:?}",
+            after[0].leader
+        ),
+    );
+    let again = c.admin_tool(
+        all,
+        "elect-again",
+        LEADER_ELECTION_COMMAND,
+        &[
+            "--election-type",
+            "PREFERRED",
+            "--topic",
+            TOPIC,
+            "--partition",
+            "0",
+        ],
+    );
+    assert!(
+        text(&again).contains("Valid replica already elected for partitions"),
+        "{}",
+        text(&again)
+    );
+}
+
 fn step(clock: &Instant, what: &str) {
     eprintln!("[{:6.1} s] {what}", clock.elapsed().as_secs_f64());
 }
@@ -181,6 +381,8 @@ fn topic_admin_through_brokers_with_a_producer_running() {
         "deleting a topic that does not exist fails:\n{text}"
     );
     step(&clock, "refusals checked");
+
+    reassign_and_elect(&c, &all, &clock);
 
     // Delete a topic with data: it leaves the cluster and every broker's disk.
     c.create_topic(&all, "scratch", 3, 2, &[]);

@@ -87,7 +87,7 @@ impl Run<'_> {
     fn tool(&self, what: &str, class: &str, args: &[&str]) -> ToolOutput {
         let config = self.c.admin_config();
         let mut full: Vec<&str> = vec!["--bootstrap-server", &self.bootstrap];
-        full.extend(["--command-config", &config]);
+        full.extend([support::clients::config_option(class), &config]);
         full.extend(args);
         let name: String = what
             .chars()
@@ -270,7 +270,94 @@ fn script(run: &mut Run<'_>, brokers: &mut [Broker]) {
         run.configs(what, &args);
     }
     run.configs("describe topic configs", &format!("{topic} --describe"));
+    reassign_and_elect(run);
     produce_and_restart(run, brokers);
+}
+
+/// The tools' classes.
+const REASSIGN_COMMAND: &str = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand";
+const LEADER_ELECTION_COMMAND: &str = "org.apache.kafka.tools.LeaderElectionCommand";
+
+/// Reassignments of explicitly placed partitions (a reorder, which completes at once, and a
+/// move, which completes once the new replica is in sync), a cancel with nothing running, and
+/// leader elections.
+fn reassign_and_elect(run: &mut Run<'_>) {
+    let plan = run.c.art.path("reassignment.json");
+    std::fs::write(
+        &plan,
+        r#"{"version":1,"partitions":[{"topic":"fixed.assign","partition":0,"replicas":[101,100]},{"topic":"solo","partition":0,"replicas":[100]}]}"#,
+    )
+    .unwrap();
+    let plan = plan.display().to_string();
+    let file = ["--reassignment-json-file", plan.as_str()];
+    run.step(
+        "reassign fixed.assign-0 (reorder) and solo-0 (move to 100)",
+        REASSIGN_COMMAND,
+        &[&["--execute"][..], &file].concat(),
+    );
+    // `--verify` until the move is done (how long it takes is timing); that output is
+    // recorded, and it clears the throttles through IncrementalAlterConfigs.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let what = "verify the reassignments";
+        let out = run.tool(what, REASSIGN_COMMAND, &[&["--verify"][..], &file].concat());
+        if !out.stdout.contains("still in progress") {
+            run.record(what, &out);
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: still in progress:\n{}",
+            out.stdout
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    run.step(
+        "cancel with no reassignment running",
+        REASSIGN_COMMAND,
+        &[&["--cancel"][..], &file].concat(),
+    );
+    run.step(
+        "preferred leader election of every partition",
+        LEADER_ELECTION_COMMAND,
+        &["--election-type", "PREFERRED", "--all-topic-partitions"],
+    );
+    run.step(
+        "preferred leader election of a partition already led by it",
+        LEADER_ELECTION_COMMAND,
+        &[
+            "--election-type",
+            "PREFERRED",
+            "--topic",
+            "fixed.assign",
+            "--partition",
+            "0",
+        ],
+    );
+    run.step(
+        "unclean leader election of a led partition",
+        LEADER_ELECTION_COMMAND,
+        &[
+            "--election-type",
+            "UNCLEAN",
+            "--topic",
+            "solo",
+            "--partition",
+            "1",
+        ],
+    );
+    run.step(
+        "preferred leader election of a missing partition",
+        LEADER_ELECTION_COMMAND,
+        &[
+            "--election-type",
+            "PREFERRED",
+            "--topic",
+            "solo",
+            "--partition",
+            "9",
+        ],
+    );
 }
 
 /// The topics created first, which live through the broker restart.

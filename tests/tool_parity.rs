@@ -44,7 +44,6 @@ const APIS_NOT_YET_SERVED: &[(i16, &str)] = &[
     (29, "DescribeAcls: #16"),
     (30, "CreateAcls: #16"),
     (31, "DeleteAcls: #16"),
-    (32, "DescribeConfigs: #15"),
     (36, "SaslAuthenticate: #16"),
     (38, "CreateDelegationToken: #16"),
     (39, "RenewDelegationToken: #16"),

@@ -15,10 +15,11 @@ use kafka_protocol::messages::{
     BrokerRegistrationRequest, BrokerRegistrationResponse, ControllerRegistrationRequest,
     ControllerRegistrationResponse, CreatePartitionsRequest, CreatePartitionsResponse,
     CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest, DeleteTopicsResponse,
-    DescribeClusterRequest, DescribeClusterResponse, DescribeQuorumRequest, DescribeQuorumResponse,
-    ElectLeadersRequest, ElectLeadersResponse, EndQuorumEpochRequest, EndQuorumEpochResponse,
-    EnvelopeRequest, EnvelopeResponse, FetchRequest, FetchResponse, FetchSnapshotRequest,
-    FetchSnapshotResponse, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse,
+    DescribeClusterRequest, DescribeClusterResponse, DescribeConfigsRequest,
+    DescribeConfigsResponse, DescribeQuorumRequest, DescribeQuorumResponse, ElectLeadersRequest,
+    ElectLeadersResponse, EndQuorumEpochRequest, EndQuorumEpochResponse, EnvelopeRequest,
+    EnvelopeResponse, FetchRequest, FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse,
+    IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse,
     ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse, RemoveRaftVoterRequest,
     RemoveRaftVoterResponse, UnregisterBrokerRequest, UnregisterBrokerResponse,
     UpdateRaftVoterRequest, UpdateRaftVoterResponse, VoteRequest, VoteResponse,
@@ -125,6 +126,7 @@ kraft_apis! {
     CreateTopics => CreateTopicsRequest, CreateTopicsResponse;
     DeleteTopics => DeleteTopicsRequest, DeleteTopicsResponse;
     CreatePartitions => CreatePartitionsRequest, CreatePartitionsResponse;
+    DescribeConfigs => DescribeConfigsRequest, DescribeConfigsResponse;
     AlterConfigs => AlterConfigsRequest, AlterConfigsResponse;
     IncrementalAlterConfigs => IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse;
     AlterPartition => AlterPartitionRequest, AlterPartitionResponse;

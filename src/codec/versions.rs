@@ -42,6 +42,8 @@ pub const ADVERTISED: &[ApiRange] = &[
     api(ApiKey::CreateTopics, 2, 7),
     // KIP-896 removed DeleteTopics v0.
     api(ApiKey::DeleteTopics, 1, 6),
+    // KIP-896 removed DescribeConfigs v0.
+    api(ApiKey::DescribeConfigs, 1, 4),
     api(ApiKey::AlterConfigs, 0, 2),
     api(ApiKey::CreatePartitions, 0, 3),
     api(ApiKey::ElectLeaders, 0, 2),

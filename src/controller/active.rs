@@ -610,7 +610,8 @@ impl ActiveController {
                 );
             }
             RequestBody::IncrementalAlterConfigs(req) => {
-                let result = configuration::incremental_alter_configs(&self.image, req);
+                let result =
+                    configuration::incremental_alter_configs(&self.image, cfg.node_id, req);
                 self.complete(
                     appender,
                     &request,
@@ -620,7 +621,7 @@ impl ActiveController {
                 );
             }
             RequestBody::AlterConfigs(req) => {
-                let result = configuration::legacy_alter_configs(&self.image, req);
+                let result = configuration::legacy_alter_configs(&self.image, cfg.node_id, req);
                 self.complete(
                     appender,
                     &request,

@@ -33,6 +33,7 @@ use crate::metadata::image::{ConfigResource, MetadataImage};
 use crate::metadata::record::MetadataRecord;
 use crate::metadata::records::{ClearElrRecord, ConfigRecord};
 
+pub mod describe;
 mod validate;
 
 /// `ConfigResource.Type` ids.
@@ -160,6 +161,7 @@ fn screen(resources: Vec<(i8, String, Change)>, legacy: bool) -> Screened {
 /// Kafka's IncrementalAlterConfigs on the active controller.
 pub fn incremental_alter_configs(
     image: &MetadataImage,
+    node_id: i32,
     req: &IncrementalAlterConfigsRequest,
 ) -> ControllerResult<IncrementalAlterConfigsResponse> {
     let resources = req
@@ -180,7 +182,7 @@ pub fn incremental_alter_configs(
             )
         })
         .collect();
-    let (outcomes, records) = alter(image, screen(resources, false), req.validate_only);
+    let (outcomes, records) = alter(image, node_id, screen(resources, false), req.validate_only);
     let result = |o: Outcome| {
         AlterConfigsResourceResponse::default()
             .with_resource_type(o.resource_type)
@@ -219,6 +221,7 @@ pub fn incremental_alter_configs_error(
 /// stored one.
 pub fn legacy_alter_configs(
     image: &MetadataImage,
+    node_id: i32,
     req: &AlterConfigsRequest,
 ) -> ControllerResult<AlterConfigsResponse> {
     let resources = req
@@ -236,7 +239,7 @@ pub fn legacy_alter_configs(
             )
         })
         .collect();
-    let (outcomes, records) = alter(image, screen(resources, true), req.validate_only);
+    let (outcomes, records) = alter(image, node_id, screen(resources, true), req.validate_only);
     let result = |o: Outcome| {
         LegacyResult::default()
             .with_resource_type(o.resource_type)
@@ -275,13 +278,14 @@ pub fn legacy_alter_configs_error(
 /// whole request fails.
 fn alter(
     image: &MetadataImage,
+    node_id: i32,
     screened: Screened,
     validate_only: bool,
 ) -> (Result<Vec<Outcome>, ApiError>, Vec<RecordOut>) {
     let mut outcomes = screened.early;
     let mut records = Vec::new();
     for (key, change) in screened.changes {
-        let error = match alter_resource(image, &key, &change) {
+        let error = match alter_resource(image, node_id, &key, &change) {
             Ok(mut written) => {
                 records.append(&mut written);
                 ApiError::code(errors::NONE)
@@ -355,6 +359,7 @@ fn splittable(resource_type: i8, key: &str) -> Option<&'static str> {
 /// `legacyAlterConfigResource`: the records of one resource, or its error.
 fn alter_resource(
     image: &MetadataImage,
+    node_id: i32,
     key: &ConfigResource,
     change: &Change,
 ) -> Result<Vec<RecordOut>, ApiError> {
@@ -495,7 +500,12 @@ fn alter_resource(
         resource::BROKER => {
             if !key.resource_name.is_empty() {
                 let id = validate::broker_name(&key.resource_name)?;
-                if !image.brokers.contains_key(&id) && !image.controllers.contains_key(&id) {
+                // Kafka: a registered broker or a controller of the quorum (this one, or any
+                // that registered).
+                let known = image.brokers.contains_key(&id)
+                    || image.controllers.contains_key(&id)
+                    || id == node_id;
+                if !known {
                     return Err(ApiError::new(
                         BROKER_ID_NOT_REGISTERED,
                         format!("No node with id {id} found."),

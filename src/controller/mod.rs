@@ -59,6 +59,7 @@ pub const CONTROLLER_APIS: &[ApiKey] = &[
     ApiKey::CreateTopics,
     ApiKey::DeleteTopics,
     ApiKey::CreatePartitions,
+    ApiKey::DescribeConfigs,
     ApiKey::AlterConfigs,
     ApiKey::IncrementalAlterConfigs,
     ApiKey::AlterPartitionReassignments,
@@ -312,6 +313,23 @@ impl QuorumController {
     ) {
         let request_id = request.request_id;
         let version = request.api_version;
+        if let RequestBody::DescribeConfigs(req) = &request.body {
+            // Answered from the committed image by any controller, as Kafka's ConfigHelper
+            // answers from the controller's metadata cache.
+            let ctx = configuration::describe::DescribeContext {
+                node_id: self.cfg.node_id,
+                static_min_insync_replicas: self.cfg.min_insync_replicas,
+            };
+            self.outputs.push_back(ControllerOutput::Respond {
+                request_id,
+                body: ResponseBody::DescribeConfigs(configuration::describe::describe_configs(
+                    &self.committed,
+                    ctx,
+                    req,
+                )),
+            });
+            return;
+        }
         if let RequestBody::ListPartitionReassignments(req) = &request.body {
             // A read at the committed offset (Kafka's read event), on any controller.
             self.outputs.push_back(ControllerOutput::Respond {
@@ -520,6 +538,9 @@ pub fn error_response(body: &RequestBody, version: i16, error: &ApiError) -> Res
             ListPartitionReassignmentsResponse::default()
                 .with_error_code(error.code)
                 .with_error_message(message()),
+        ),
+        RequestBody::DescribeConfigs(req) => ResponseBody::DescribeConfigs(
+            configuration::describe::describe_configs_error(req, error),
         ),
         RequestBody::IncrementalAlterConfigs(req) => ResponseBody::IncrementalAlterConfigs(
             configuration::incremental_alter_configs_error(req, error),

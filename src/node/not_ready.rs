@@ -103,6 +103,7 @@ pub fn not_ready_response(body: &RequestBody, version: i16) -> Option<ResponseBo
         RequestBody::CreateTopics(_)
         | RequestBody::DeleteTopics(_)
         | RequestBody::CreatePartitions(_)
+        | RequestBody::DescribeConfigs(_)
         | RequestBody::AlterConfigs(_)
         | RequestBody::IncrementalAlterConfigs(_)
         | RequestBody::AlterPartitionReassignments(_)

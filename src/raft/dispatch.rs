@@ -100,6 +100,7 @@ impl RaftCore {
             | RequestBody::CreateTopics(_)
             | RequestBody::DeleteTopics(_)
             | RequestBody::CreatePartitions(_)
+            | RequestBody::DescribeConfigs(_)
             | RequestBody::AlterConfigs(_)
             | RequestBody::IncrementalAlterConfigs(_)
             | RequestBody::AlterPartitionReassignments(_)

@@ -195,6 +195,15 @@ pub fn parse_describe(out: &str, topic: &str) -> Vec<PartitionState> {
     parts
 }
 
+/// The option an admin tool takes its client properties file with.
+pub fn config_option(class: &str) -> &'static str {
+    if class.ends_with("LeaderElectionCommand") {
+        "--admin.config"
+    } else {
+        "--command-config"
+    }
+}
+
 impl Cluster {
     /// Formats and starts one broker per id with [`BROKER_PROPS`], all at once (each format
     /// is a JVM of its own: in parallel they take half the time on two cores).
@@ -228,7 +237,7 @@ impl Cluster {
         args: &[&str],
     ) -> ToolOutput {
         let config = self.admin_config();
-        let mut full = vec!["--bootstrap-server", bootstrap, "--command-config", &config];
+        let mut full = vec!["--bootstrap-server", bootstrap, config_option(class), &config];
         full.extend(args);
         self.broker_tool(what, class, &full)
             .unwrap_or_else(|| panic!("{what}: the tool did not finish"))

@@ -1,0 +1,459 @@
+//! DescribeConfigs on the controller listener (Kafka 4.1's `ControllerApis` →
+//! `ConfigHelper.describeConfigs`): answered by any controller from its committed image, in
+//! request order, without de-duplication.
+//!
+//! ```text
+//!   resources ─▶ an unknown type fails the whole request ─▶ per resource:
+//!     TOPIC          every topic config: the topic's value (source 1), else the broker
+//!                    synonym's dynamic value (2 this node, 3 cluster default), else the default
+//!     BROKER ""      the cluster-default dynamic configs (source 3)
+//!     BROKER <self>  this node's and the cluster's dynamic configs (sources 2, 3)
+//!     CLIENT_METRICS / GROUP  every key: stored (7 / 8) or the default (5)
+//! ```
+//!
+//! Differences from Kafka, by design of a controller without Kafka's `KafkaConfig`: a BROKER
+//! resource of this node lists its dynamic configs only (Kafka also lists its ~300 static
+//! ones); BROKER_LOGGER lists no loggers; broker synonyms are matched by their first name
+//! (`log.retention.ms`, not `log.retention.hours`).
+
+use std::collections::BTreeMap;
+
+use kafka_protocol::messages::describe_configs_response::{
+    DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym,
+};
+use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
+use kafka_protocol::protocol::StrBytes;
+
+use super::resource;
+use crate::controller::errors::{self, ApiError};
+use crate::controller::replication::topic_configs::{topic_config, ConfigType, TOPIC_CONFIGS};
+use crate::controller::replication::validate_topic_name;
+use crate::metadata::image::{ConfigResource, MetadataImage};
+
+/// ConfigSource ids.
+mod source {
+    pub const TOPIC_CONFIG: i8 = 1;
+    pub const DYNAMIC_BROKER_CONFIG: i8 = 2;
+    pub const DYNAMIC_DEFAULT_BROKER_CONFIG: i8 = 3;
+    pub const STATIC_BROKER_CONFIG: i8 = 4;
+    pub const DEFAULT_CONFIG: i8 = 5;
+    pub const CLIENT_METRICS_CONFIG: i8 = 7;
+    pub const GROUP_CONFIG: i8 = 8;
+}
+
+/// ConfigType ids of the response.
+fn type_id(kind: ConfigType) -> i8 {
+    match kind {
+        ConfigType::Boolean => 1,
+        ConfigType::String => 2,
+        ConfigType::Int => 3,
+        ConfigType::Long => 5,
+        ConfigType::Double => 6,
+        ConfigType::List => 7,
+    }
+}
+
+/// Each topic config's broker synonym (Kafka's `ServerTopicConfigSynonyms`, first name), and
+/// whether Kafka shows it with its default (it does when that name has a default).
+const BROKER_SYNONYMS: &[(&str, &str, bool)] = &[
+    ("cleanup.policy", "log.cleanup.policy", true),
+    ("compression.gzip.level", "compression.gzip.level", true),
+    ("compression.lz4.level", "compression.lz4.level", true),
+    ("compression.type", "compression.type", true),
+    ("compression.zstd.level", "compression.zstd.level", true),
+    (
+        "delete.retention.ms",
+        "log.cleaner.delete.retention.ms",
+        true,
+    ),
+    ("file.delete.delay.ms", "log.segment.delete.delay.ms", true),
+    ("flush.messages", "log.flush.interval.messages", true),
+    ("flush.ms", "log.flush.interval.ms", false),
+    ("index.interval.bytes", "log.index.interval.bytes", true),
+    ("local.retention.bytes", "log.local.retention.bytes", true),
+    ("local.retention.ms", "log.local.retention.ms", true),
+    (
+        "max.compaction.lag.ms",
+        "log.cleaner.max.compaction.lag.ms",
+        true,
+    ),
+    ("max.message.bytes", "message.max.bytes", true),
+    (
+        "message.timestamp.after.max.ms",
+        "log.message.timestamp.after.max.ms",
+        true,
+    ),
+    (
+        "message.timestamp.before.max.ms",
+        "log.message.timestamp.before.max.ms",
+        true,
+    ),
+    ("message.timestamp.type", "log.message.timestamp.type", true),
+    (
+        "min.cleanable.dirty.ratio",
+        "log.cleaner.min.cleanable.ratio",
+        true,
+    ),
+    (
+        "min.compaction.lag.ms",
+        "log.cleaner.min.compaction.lag.ms",
+        true,
+    ),
+    ("min.insync.replicas", "min.insync.replicas", true),
+    ("preallocate", "log.preallocate", true),
+    ("retention.bytes", "log.retention.bytes", true),
+    ("retention.ms", "log.retention.ms", false),
+    ("segment.bytes", "log.segment.bytes", true),
+    ("segment.index.bytes", "log.index.size.max.bytes", true),
+    ("segment.jitter.ms", "log.roll.jitter.ms", false),
+    ("segment.ms", "log.roll.ms", false),
+    (
+        "unclean.leader.election.enable",
+        "unclean.leader.election.enable",
+        true,
+    ),
+];
+
+/// CLIENT_METRICS keys: (name, default, type id).
+const CLIENT_METRICS_KEYS: &[(&str, &str, i8)] = &[
+    ("interval.ms", "300000", 3),
+    ("match", "", 7),
+    ("metrics", "", 7),
+];
+
+/// GROUP keys: (name, default, type id).
+const GROUP_KEYS: &[(&str, &str, i8)] = &[
+    ("consumer.heartbeat.interval.ms", "5000", 3),
+    ("consumer.session.timeout.ms", "45000", 3),
+    ("share.auto.offset.reset", "latest", 2),
+    ("share.heartbeat.interval.ms", "5000", 3),
+    ("share.isolation.level", "read_uncommitted", 2),
+    ("share.record.lock.duration.ms", "30000", 3),
+    ("share.session.timeout.ms", "45000", 3),
+    ("streams.heartbeat.interval.ms", "5000", 3),
+    ("streams.num.standby.replicas", "0", 3),
+    ("streams.session.timeout.ms", "45000", 3),
+];
+
+/// What DescribeConfigs is answered with besides the image.
+#[derive(Debug, Clone, Copy)]
+pub struct DescribeContext {
+    /// This node's id (the BROKER and BROKER_LOGGER resource it describes).
+    pub node_id: i32,
+    /// Its static `min.insync.replicas` (Kafka reports a non-default one as source 4).
+    pub static_min_insync_replicas: i32,
+}
+
+fn s(v: &str) -> StrBytes {
+    StrBytes::from_string(v.to_string())
+}
+
+fn entry(
+    name: &str,
+    value: &str,
+    config_source: i8,
+    config_type: i8,
+    synonyms: Vec<DescribeConfigsSynonym>,
+) -> DescribeConfigsResourceResult {
+    DescribeConfigsResourceResult::default()
+        .with_name(s(name))
+        .with_value(Some(s(value)))
+        .with_read_only(false)
+        .with_config_source(config_source)
+        .with_is_sensitive(false)
+        .with_synonyms(synonyms)
+        .with_config_type(config_type)
+}
+
+fn synonym(name: &str, value: &str, source: i8) -> DescribeConfigsSynonym {
+    DescribeConfigsSynonym::default()
+        .with_name(s(name))
+        .with_value(Some(s(value)))
+        .with_source(source)
+}
+
+fn stored<'a>(
+    image: &'a MetadataImage,
+    resource_type: i8,
+    name: &str,
+) -> Option<&'a BTreeMap<String, String>> {
+    image.configs.get(&ConfigResource {
+        resource_type,
+        resource_name: name.to_string(),
+    })
+}
+
+/// Kafka's DescribeConfigs on a controller.
+pub fn describe_configs(
+    image: &MetadataImage,
+    ctx: DescribeContext,
+    req: &DescribeConfigsRequest,
+) -> DescribeConfigsResponse {
+    let known = |t: i8| {
+        matches!(
+            t,
+            resource::TOPIC
+                | resource::BROKER
+                | resource::BROKER_LOGGER
+                | resource::CLIENT_METRICS
+                | resource::GROUP
+        )
+    };
+    if let Some(bad) = req.resources.iter().find(|r| !known(r.resource_type)) {
+        tracing::info!(
+            "DescribeConfigs refused: unexpected resource type {} for resource {}",
+            bad.resource_type,
+            bad.resource_name
+        );
+        return describe_configs_error(
+            req,
+            &ApiError::new(
+                errors::INVALID_REQUEST,
+                "This most likely occurs because of a request being malformed by the client \
+                 library or the message was sent to an incompatible broker. See the broker logs \
+                 for more details.",
+            ),
+        );
+    }
+    let results = req
+        .resources
+        .iter()
+        .map(|r| {
+            let name = r.resource_name.as_str();
+            let described = match r.resource_type {
+                resource::TOPIC => topic(image, ctx, name, req.include_synonyms),
+                resource::BROKER => broker(image, ctx, name, req.include_synonyms),
+                resource::BROKER_LOGGER => broker_logger(ctx, name),
+                resource::CLIENT_METRICS => keyed(
+                    image,
+                    resource::CLIENT_METRICS,
+                    name,
+                    "Client metrics subscription name must not be empty",
+                    CLIENT_METRICS_KEYS,
+                    source::CLIENT_METRICS_CONFIG,
+                    false,
+                ),
+                _ => keyed(
+                    image,
+                    resource::GROUP,
+                    name,
+                    "Group name must not be empty",
+                    GROUP_KEYS,
+                    source::GROUP_CONFIG,
+                    req.include_synonyms,
+                ),
+            };
+            let base = DescribeConfigsResult::default()
+                .with_resource_type(r.resource_type)
+                .with_resource_name(r.resource_name.clone());
+            match described {
+                Ok(mut configs) => {
+                    if let Some(keys) = &r.configuration_keys {
+                        if !keys.is_empty() {
+                            configs.retain(|c| keys.iter().any(|k| k.as_str() == c.name.as_str()));
+                        }
+                    }
+                    base.with_error_message(Some(s(""))).with_configs(configs)
+                }
+                Err(e) => base
+                    .with_error_code(e.code)
+                    .with_error_message(e.message.map(StrBytes::from_string)),
+            }
+        })
+        .collect();
+    DescribeConfigsResponse::default().with_results(results)
+}
+
+/// Every resource refused with `error` (Kafka's `DescribeConfigsRequest.getErrorResponse`).
+pub fn describe_configs_error(
+    req: &DescribeConfigsRequest,
+    error: &ApiError,
+) -> DescribeConfigsResponse {
+    DescribeConfigsResponse::default().with_results(
+        req.resources
+            .iter()
+            .map(|r| {
+                DescribeConfigsResult::default()
+                    .with_resource_type(r.resource_type)
+                    .with_resource_name(r.resource_name.clone())
+                    .with_error_code(error.code)
+                    .with_error_message(error.message.clone().map(StrBytes::from_string))
+            })
+            .collect(),
+    )
+}
+
+fn topic(
+    image: &MetadataImage,
+    ctx: DescribeContext,
+    name: &str,
+    include_synonyms: bool,
+) -> Result<Vec<DescribeConfigsResourceResult>, ApiError> {
+    validate_topic_name(name).map_err(|reason| {
+        ApiError::new(
+            errors::INVALID_TOPIC_EXCEPTION,
+            format!("Topic name is invalid: {reason}"),
+        )
+    })?;
+    if !image.topic_ids.contains_key(name) {
+        return Err(ApiError::new(errors::UNKNOWN_TOPIC_OR_PARTITION, ""));
+    }
+    let own = stored(image, resource::TOPIC, name);
+    let node = stored(image, resource::BROKER, &ctx.node_id.to_string());
+    let cluster = stored(image, resource::BROKER, "");
+    let mut out = Vec::new();
+    for d in TOPIC_CONFIGS {
+        let overridden = own.and_then(|c| c.get(d.name));
+        if d.name == "internal.segment.bytes" && overridden.is_none() {
+            continue;
+        }
+        let broker_name = BROKER_SYNONYMS
+            .iter()
+            .find(|(t, _, _)| *t == d.name)
+            .map(|(_, b, shown)| (*b, *shown));
+        let mut synonyms = Vec::new();
+        if let Some(v) = overridden {
+            synonyms.push(synonym(d.name, v, source::TOPIC_CONFIG));
+        }
+        let mut broker_value = None;
+        if let Some((b, shown)) = broker_name {
+            if let Some(v) = node.and_then(|c| c.get(b)) {
+                synonyms.push(synonym(b, v, source::DYNAMIC_BROKER_CONFIG));
+                broker_value.get_or_insert((v.clone(), source::DYNAMIC_BROKER_CONFIG));
+            }
+            if let Some(v) = cluster.and_then(|c| c.get(b)) {
+                synonyms.push(synonym(b, v, source::DYNAMIC_DEFAULT_BROKER_CONFIG));
+                broker_value.get_or_insert((v.clone(), source::DYNAMIC_DEFAULT_BROKER_CONFIG));
+            }
+            if b == "min.insync.replicas" && ctx.static_min_insync_replicas != 1 {
+                let v = ctx.static_min_insync_replicas.to_string();
+                synonyms.push(synonym(b, &v, source::STATIC_BROKER_CONFIG));
+                broker_value.get_or_insert((v, source::STATIC_BROKER_CONFIG));
+            }
+            if shown {
+                synonyms.push(synonym(b, d.default, source::DEFAULT_CONFIG));
+            }
+        }
+        let (value, src) = match (overridden, broker_value) {
+            (Some(v), _) => (v.clone(), source::TOPIC_CONFIG),
+            (None, Some((v, src))) => (v, src),
+            (None, None) => (d.default.to_string(), source::DEFAULT_CONFIG),
+        };
+        let kind = topic_config(d.name).map_or(0, |d| type_id(d.kind));
+        out.push(entry(
+            d.name,
+            &value,
+            src,
+            kind,
+            if include_synonyms {
+                synonyms
+            } else {
+                Vec::new()
+            },
+        ));
+    }
+    Ok(out)
+}
+
+fn broker(
+    image: &MetadataImage,
+    ctx: DescribeContext,
+    name: &str,
+    include_synonyms: bool,
+) -> Result<Vec<DescribeConfigsResourceResult>, ApiError> {
+    let with = |k: &str, v: &str, src: i8| {
+        let synonyms = if include_synonyms {
+            vec![synonym(k, v, src)]
+        } else {
+            Vec::new()
+        };
+        entry(k, v, src, 0, synonyms)
+    };
+    let cluster = stored(image, resource::BROKER, "");
+    if name.is_empty() {
+        return Ok(cluster
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| with(k, v, source::DYNAMIC_DEFAULT_BROKER_CONFIG))
+            .collect());
+    }
+    let Ok(id) = name.parse::<i32>() else {
+        return Err(ApiError::new(
+            errors::INVALID_REQUEST,
+            format!("Broker id must be an integer, but it is: {name}"),
+        ));
+    };
+    if id != ctx.node_id {
+        return Err(ApiError::new(
+            errors::INVALID_REQUEST,
+            format!(
+                "Unexpected broker id, expected {} or empty string, but received {name}",
+                ctx.node_id
+            ),
+        ));
+    }
+    let mut merged: BTreeMap<&str, (&str, i8)> = BTreeMap::new();
+    for (k, v) in cluster.into_iter().flatten() {
+        merged.insert(k, (v, source::DYNAMIC_DEFAULT_BROKER_CONFIG));
+    }
+    for (k, v) in stored(image, resource::BROKER, name).into_iter().flatten() {
+        merged.insert(k, (v, source::DYNAMIC_BROKER_CONFIG));
+    }
+    Ok(merged
+        .into_iter()
+        .map(|(k, (v, src))| with(k, v, src))
+        .collect())
+}
+
+fn broker_logger(
+    ctx: DescribeContext,
+    name: &str,
+) -> Result<Vec<DescribeConfigsResourceResult>, ApiError> {
+    if name.is_empty() {
+        return Err(ApiError::new(
+            errors::INVALID_REQUEST,
+            "Broker id must not be empty",
+        ));
+    }
+    if name != ctx.node_id.to_string() {
+        return Err(ApiError::new(
+            errors::INVALID_REQUEST,
+            format!(
+                "Unexpected broker id, expected {} but received {name}",
+                ctx.node_id
+            ),
+        ));
+    }
+    Ok(Vec::new())
+}
+
+/// CLIENT_METRICS and GROUP: every key, stored (`stored_source`) or its default.
+fn keyed(
+    image: &MetadataImage,
+    resource_type: i8,
+    name: &str,
+    empty_message: &str,
+    keys: &[(&str, &str, i8)],
+    stored_source: i8,
+    include_synonyms: bool,
+) -> Result<Vec<DescribeConfigsResourceResult>, ApiError> {
+    if name.is_empty() {
+        return Err(ApiError::new(errors::INVALID_REQUEST, empty_message));
+    }
+    let own = stored(image, resource_type, name);
+    Ok(keys
+        .iter()
+        .map(|(k, default, kind)| {
+            let (v, src) = match own.and_then(|c| c.get(*k)) {
+                Some(v) => (v.as_str(), stored_source),
+                None => (*default, source::DEFAULT_CONFIG),
+            };
+            let synonyms = if include_synonyms {
+                vec![synonym(k, v, src)]
+            } else {
+                Vec::new()
+            };
+            entry(k, v, src, *kind, synonyms)
+        })
+        .collect())
+}
