@@ -237,7 +237,12 @@ impl Cluster {
         args: &[&str],
     ) -> ToolOutput {
         let config = self.admin_config();
-        let mut full = vec!["--bootstrap-server", bootstrap, config_option(class), &config];
+        let mut full = vec![
+            "--bootstrap-server",
+            bootstrap,
+            config_option(class),
+            &config,
+        ];
         full.extend(args);
         self.broker_tool(what, class, &full)
             .unwrap_or_else(|| panic!("{what}: the tool did not finish"))

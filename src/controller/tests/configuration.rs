@@ -783,7 +783,8 @@ fn describe_other_resources() {
         ],
         false,
     );
-    let summary: Vec<(i16, Option<&str>, Vec<(&str, Option<&str>, i8)>)> = r
+    type Entry<'a> = (&'a str, Option<&'a str>, i8);
+    let summary: Vec<(i16, Option<&str>, Vec<Entry<'_>>)> = r
         .results
         .iter()
         .map(|x| {
