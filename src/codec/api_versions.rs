@@ -48,9 +48,10 @@ pub fn api_versions_response(
                 .with_max_version(f.max_version)
         })
         .collect();
+    // Kafka never lists a feature finalized at level 0 (`createFinalizedFeatureKeys`).
     let finalized_features = finalized
         .iter()
-        .filter(|f| request_version >= 4 || f.level != 0)
+        .filter(|f| f.level != 0)
         .map(|f| {
             FinalizedFeatureKey::default()
                 .with_name(StrBytes::from_string(f.name.clone()))

@@ -267,6 +267,9 @@ fn error_codes(body: &ResponseBody) -> Vec<i16> {
             )
             .collect(),
         ResponseBody::ListPartitionReassignments(r) => vec![r.error_code],
+        ResponseBody::UpdateFeatures(r) => std::iter::once(r.error_code)
+            .chain(r.results.iter().map(|x| x.error_code))
+            .collect(),
         ResponseBody::ElectLeaders(r) => std::iter::once(r.error_code)
             .chain(
                 r.replica_election_results

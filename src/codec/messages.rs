@@ -22,7 +22,8 @@ use kafka_protocol::messages::{
     IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse,
     ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse, RemoveRaftVoterRequest,
     RemoveRaftVoterResponse, UnregisterBrokerRequest, UnregisterBrokerResponse,
-    UpdateRaftVoterRequest, UpdateRaftVoterResponse, VoteRequest, VoteResponse,
+    UpdateFeaturesRequest, UpdateFeaturesResponse, UpdateRaftVoterRequest, UpdateRaftVoterResponse,
+    VoteRequest, VoteResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable};
 
@@ -138,4 +139,5 @@ kraft_apis! {
     ElectLeaders => ElectLeadersRequest, ElectLeadersResponse;
     AlterPartitionReassignments => AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse;
     ListPartitionReassignments => ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse;
+    UpdateFeatures => UpdateFeaturesRequest, UpdateFeaturesResponse;
 }

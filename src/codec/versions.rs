@@ -56,6 +56,7 @@ pub const ADVERTISED: &[ApiRange] = &[
     api(ApiKey::DescribeQuorum, 0, 2),
     // KIP-896 removed AlterPartition v0-1.
     api(ApiKey::AlterPartition, 2, 3),
+    api(ApiKey::UpdateFeatures, 0, 2),
     // A broker forwards DescribeQuorum/AddRaftVoter/RemoveRaftVoter only to a controller that
     // advertises Envelope (its NetworkClient refuses an API the peer does not list).
     api(ApiKey::Envelope, 0, 0),
@@ -88,23 +89,43 @@ pub struct SupportedFeature {
     pub max_version: i16,
 }
 
-/// Features this node supports, in ApiVersions and in its KIP-919 registration: the
-/// metadata.version levels it reads (3.3-IV3 … 4.1-IV1, as Kafka 4.1's controller) and
-/// `kraft.version` 0 (static voters) and 1 (KIP-853). Kafka 4.1 also supports
-/// eligible.leader.replicas.version, group.version, share.version and transaction.version;
-/// ferrokraft does not list them until it implements their controller side (#15).
+/// Features this node supports, in ApiVersions and in its KIP-919 registration, with Kafka
+/// 4.1.2's ranges: the metadata.version levels it reads (3.3-IV3 … 4.1-IV1), `kraft.version`
+/// 0 (static voters) and 1 (KIP-853), and the features whose levels a controller only
+/// validates and stores (transaction, group, share) or follows (eligible leader replicas,
+/// KIP-966). Listed in the order of Kafka's ApiVersions answer (a `new HashMap<>()` of them);
+/// [`REGISTRATION_ORDER`] is its registration's.
 pub const SUPPORTED_FEATURES: &[SupportedFeature] = &[
-    SupportedFeature {
-        name: crate::storage::features::METADATA_VERSION_FEATURE,
-        min_version: 7,
-        max_version: crate::storage::features::LATEST_PRODUCTION_LEVEL,
-    },
-    SupportedFeature {
-        name: crate::storage::features::KRAFT_VERSION_FEATURE,
-        min_version: 0,
-        max_version: 1,
-    },
+    feature("group.version", 0, 1),
+    feature(crate::storage::features::KRAFT_VERSION_FEATURE, 0, 1),
+    feature(
+        crate::storage::features::METADATA_VERSION_FEATURE,
+        7,
+        crate::storage::features::LATEST_PRODUCTION_LEVEL,
+    ),
+    feature("share.version", 0, 1),
+    feature("transaction.version", 0, 2),
+    feature("eligible.leader.replicas.version", 0, 1),
 ];
+
+/// The order of [`SUPPORTED_FEATURES`] in Kafka 4.1.2's ControllerRegistration (a
+/// `new HashMap<>(1)` filled with them).
+pub const REGISTRATION_ORDER: &[&str] = &[
+    "group.version",
+    "transaction.version",
+    "eligible.leader.replicas.version",
+    crate::storage::features::KRAFT_VERSION_FEATURE,
+    crate::storage::features::METADATA_VERSION_FEATURE,
+    "share.version",
+];
+
+const fn feature(name: &'static str, min_version: i16, max_version: i16) -> SupportedFeature {
+    SupportedFeature {
+        name,
+        min_version,
+        max_version,
+    }
+}
 
 #[cfg(test)]
 mod tests {

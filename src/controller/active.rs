@@ -598,6 +598,22 @@ impl ActiveController {
                     outputs,
                 );
             }
+            RequestBody::UpdateFeatures(req) => {
+                let result = super::feature_control::update_features(
+                    &self.image,
+                    cfg,
+                    cfg.kraft_version,
+                    req,
+                    version,
+                );
+                self.complete(
+                    appender,
+                    &request,
+                    result,
+                    ResponseBody::UpdateFeatures,
+                    outputs,
+                );
+            }
             RequestBody::AlterPartitionReassignments(req) => {
                 let result =
                     replication::alter_partition_reassignments(&self.image, cfg, req, version);
@@ -730,6 +746,11 @@ fn not_controller_body(body: &ResponseBody, error: &ApiError) -> ResponseBody {
         }
         ResponseBody::AssignReplicasToDirs(r) => ResponseBody::AssignReplicasToDirs(
             r.with_error_code(error.code).with_directories(Vec::new()),
+        ),
+        ResponseBody::UpdateFeatures(r) => ResponseBody::UpdateFeatures(
+            r.with_error_code(error.code)
+                .with_error_message(message())
+                .with_results(Vec::new()),
         ),
         ResponseBody::AlterPartitionReassignments(mut r) => {
             r.error_code = error.code;

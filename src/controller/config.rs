@@ -23,6 +23,9 @@ pub struct ControllerConfig {
     /// `leader.imbalance.check.interval.seconds` (300): how long after a write the balancing
     /// check runs when leaders are imbalanced.
     pub leader_imbalance_check_interval_seconds: u64,
+    /// The voters named in `controller.quorum.voters` (Kafka's `quorumNodeIds`: an unregistered
+    /// one blocks feature upgrades; empty for a dynamic quorum).
+    pub quorum_node_ids: Vec<i32>,
     /// The kraft.version in effect (brokers must support it to register).
     pub kraft_version: i16,
     /// Seed of topic ids and placement offsets.
@@ -49,6 +52,7 @@ impl ControllerConfig {
             default_replication_factor: 1,
             min_insync_replicas: 1,
             delete_topic_enable: true,
+            quorum_node_ids: Vec::new(),
             auto_leader_rebalance_enable: true,
             leader_imbalance_check_interval_seconds: 300,
             kraft_version: 0,
@@ -66,6 +70,7 @@ impl ControllerConfig {
             default_replication_factor: config.default_replication_factor,
             min_insync_replicas: config.min_insync_replicas,
             delete_topic_enable: config.delete_topic_enable,
+            quorum_node_ids: config.quorum_voters.iter().map(|v| v.id).collect(),
             auto_leader_rebalance_enable: config.auto_leader_rebalance_enable,
             leader_imbalance_check_interval_seconds: config.leader_imbalance_check_interval_seconds,
             kraft_version: 0,

@@ -25,6 +25,7 @@ pub mod cluster;
 pub mod config;
 pub mod configuration;
 pub mod errors;
+pub mod feature_control;
 pub mod features;
 pub mod heartbeats;
 pub mod io;
@@ -64,6 +65,7 @@ pub const CONTROLLER_APIS: &[ApiKey] = &[
     ApiKey::IncrementalAlterConfigs,
     ApiKey::AlterPartitionReassignments,
     ApiKey::ListPartitionReassignments,
+    ApiKey::UpdateFeatures,
     ApiKey::AlterPartition,
     ApiKey::BrokerRegistration,
     ApiKey::BrokerHeartbeat,
@@ -303,6 +305,12 @@ impl QuorumController {
         self.after_write(appender);
     }
 
+    /// The kraft.version the Raft layer is at (broker registrations and feature updates
+    /// check against it).
+    pub fn set_kraft_version(&mut self, kraft_version: i16) {
+        self.cfg.kraft_version = kraft_version;
+    }
+
     /// A request for the controller (one of [`CONTROLLER_APIS`]); its answer comes out of
     /// [`Self::poll_output`], at once when refused, after commit when it wrote records.
     pub fn handle_request(
@@ -539,6 +547,9 @@ pub fn error_response(body: &RequestBody, version: i16, error: &ApiError) -> Res
                 .with_error_code(error.code)
                 .with_error_message(message()),
         ),
+        RequestBody::UpdateFeatures(_) => {
+            ResponseBody::UpdateFeatures(feature_control::update_features_error(error))
+        }
         RequestBody::DescribeConfigs(req) => ResponseBody::DescribeConfigs(
             configuration::describe::describe_configs_error(req, error),
         ),

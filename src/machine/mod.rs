@@ -264,6 +264,7 @@ impl NodeMachine {
         request: InboundRequest,
     ) -> Result<(), S::Error> {
         if crate::controller::serves(request.body.api_key()) {
+            self.controller.set_kraft_version(self.core.kraft_version());
             return self
                 .with_controller(now_ms, store, |c, a| c.handle_request(now_ms, a, request));
         }

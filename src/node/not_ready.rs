@@ -104,6 +104,7 @@ pub fn not_ready_response(body: &RequestBody, version: i16) -> Option<ResponseBo
         | RequestBody::DeleteTopics(_)
         | RequestBody::CreatePartitions(_)
         | RequestBody::DescribeConfigs(_)
+        | RequestBody::UpdateFeatures(_)
         | RequestBody::AlterConfigs(_)
         | RequestBody::IncrementalAlterConfigs(_)
         | RequestBody::AlterPartitionReassignments(_)

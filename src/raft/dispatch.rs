@@ -101,6 +101,7 @@ impl RaftCore {
             | RequestBody::DeleteTopics(_)
             | RequestBody::CreatePartitions(_)
             | RequestBody::DescribeConfigs(_)
+            | RequestBody::UpdateFeatures(_)
             | RequestBody::AlterConfigs(_)
             | RequestBody::IncrementalAlterConfigs(_)
             | RequestBody::AlterPartitionReassignments(_)

@@ -261,6 +261,7 @@ pub fn alter_partition_reassignments(
     ControllerResult::of(
         records,
         AlterPartitionReassignmentsResponse::default()
+            .with_error_message(None)
             .with_allow_replication_factor_change(allow_rf_change)
             .with_responses(responses),
     )
@@ -350,5 +351,7 @@ pub fn list_partition_reassignments(
             }
         }
     }
-    ListPartitionReassignmentsResponse::default().with_topics(topics)
+    ListPartitionReassignmentsResponse::default()
+        .with_error_message(None)
+        .with_topics(topics)
 }

@@ -8,6 +8,7 @@ mod configuration;
 pub(crate) mod context;
 mod elect_leaders;
 mod elr;
+mod features;
 mod heartbeats;
 pub(crate) mod invariants;
 mod producer_ids;

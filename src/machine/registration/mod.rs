@@ -22,8 +22,10 @@ use crate::raft::Destination;
 /// Feature ranges this controller registers with (KIP-919): what it supports
 /// ([`crate::codec::versions::SUPPORTED_FEATURES`], also its ApiVersions answer).
 pub fn registered_features() -> Vec<(&'static str, i16, i16)> {
-    crate::codec::versions::SUPPORTED_FEATURES
+    use crate::codec::versions::{REGISTRATION_ORDER, SUPPORTED_FEATURES};
+    REGISTRATION_ORDER
         .iter()
+        .filter_map(|name| SUPPORTED_FEATURES.iter().find(|f| f.name == *name))
         .map(|f| (f.name, f.min_version, f.max_version))
         .collect()
 }

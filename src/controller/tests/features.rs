@@ -1,0 +1,266 @@
+//! UpdateFeatures: FeatureControlManagerTest's cases and the messages a Kafka 4.1.2
+//! controller gives (its `FeatureControlManager` run on the same updates), on an active
+//! controller over an in-memory log.
+#![allow(clippy::unwrap_used)]
+
+use bytes::Bytes;
+use kafka_protocol::messages::update_features_request::FeatureUpdateKey;
+use kafka_protocol::messages::{UpdateFeaturesRequest, UpdateFeaturesResponse};
+use kafka_protocol::protocol::StrBytes;
+
+use super::context::{registration, Ctx, CLUSTER_ID};
+use crate::codec::{RequestBody, ResponseBody};
+use crate::controller::{errors, ControllerConfig};
+use crate::storage::features::feature_level_record;
+
+const UPGRADE: i8 = 1;
+const SAFE: i8 = 2;
+const UNSAFE: i8 = 3;
+const PREFIX: &str =
+    "The update failed for all features since the following feature had an error: ";
+
+/// Node 1 active at `mv` with `features` finalized, and broker 0 registered (it supports
+/// what `registration` lists: metadata.version 7-27 and ELR 0-1).
+fn ctx_at(mv: i16, features: &[(&str, i16)]) -> Ctx {
+    let mut records = vec![Bytes::from(feature_level_record("metadata.version", mv))];
+    for (n, l) in features {
+        records.push(Bytes::from(feature_level_record(n, *l)));
+    }
+    let mut ctx = Ctx::with_bootstrap(ControllerConfig::new(1, CLUSTER_ID), records);
+    ctx.register_unfenced(0, None);
+    ctx
+}
+
+fn update(
+    ctx: &mut Ctx,
+    updates: &[(&str, i16, i8)],
+    validate_only: bool,
+    version: i16,
+) -> UpdateFeaturesResponse {
+    let req = UpdateFeaturesRequest::default()
+        .with_validate_only(validate_only)
+        .with_feature_updates(
+            updates
+                .iter()
+                .map(|(n, l, t)| {
+                    FeatureUpdateKey::default()
+                        .with_feature(StrBytes::from_string(n.to_string()))
+                        .with_max_version_level(*l)
+                        .with_upgrade_type(*t)
+                })
+                .collect(),
+        );
+    match ctx.call(RequestBody::UpdateFeatures(req), version) {
+        ResponseBody::UpdateFeatures(r) => r,
+        other => panic!("{other:?}"),
+    }
+}
+
+fn refused(r: &UpdateFeaturesResponse) -> (i16, String) {
+    assert!(r.results.is_empty(), "no results on an error");
+    (
+        r.error_code,
+        r.error_message
+            .as_deref()
+            .unwrap_or_default()
+            .strip_prefix(PREFIX)
+            .unwrap_or("<no prefix>")
+            .to_string(),
+    )
+}
+
+fn invalid(m: &str) -> (i16, String) {
+    (errors::INVALID_UPDATE_VERSION, m.to_string())
+}
+
+/// FeatureControlManagerTest.testUpdateFeaturesErrorCases and the 4.1.2 probe's refusals.
+#[test]
+fn test_update_features_error_cases() {
+    let mut ctx = ctx_at(27, &[("eligible.leader.replicas.version", 1)]);
+    let cases: &[(&str, i16, i8, &str)] = &[
+        ("foo.bar", 1, UPGRADE, "Invalid update version 1 for feature foo.bar. Local controller 1 does not support this feature."),
+        ("foo.bar", 0, SAFE, "Invalid update version 0 for feature foo.bar. Feature foo.bar not found."),
+        ("metadata.version", 28, UPGRADE, "Invalid update version 28 for feature metadata.version. Local controller 1 only supports versions 7-27"),
+        ("metadata.version", -1, UPGRADE, "Invalid update version -1 for feature metadata.version. A feature version cannot be less than 0."),
+        ("metadata.version", 26, UPGRADE, "Invalid update version 26 for feature metadata.version. Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade."),
+        ("group.version", 1, 0, "Invalid update version 1 for feature group.version. The controller does not support the given upgrade type."),
+        ("group.version", 1, 7, "Invalid update version 1 for feature group.version. The controller does not support the given upgrade type."),
+        ("group.version", 2, UPGRADE, "Invalid update version 2 for feature group.version. Local controller 1 only supports versions 0-1"),
+        // Broker 0 registered without group.version.
+        ("group.version", 1, UPGRADE, "Invalid update version 1 for feature group.version. Broker 0 does not support this feature."),
+        ("streams.version", 1, UPGRADE, "Invalid update version 1 for feature streams.version. Local controller 1 does not support this feature."),
+    ];
+    let before = ctx.log.end();
+    for (name, level, t, m) in cases {
+        let r = update(&mut ctx, &[(name, *level, *t)], false, 2);
+        assert_eq!(refused(&r), invalid(m), "{name}={level} type {t}");
+    }
+    assert_eq!(ctx.log.end(), before, "nothing written");
+}
+
+/// FeatureControlManagerTest.testCannotDowngradeToHigherVersion /
+/// testCannotUseSafeDowngradeIfMetadataChanged / testCanUseSafeDowngradeIfMetadataDidNotChange.
+#[test]
+fn test_metadata_version_downgrades() {
+    let mut ctx = ctx_at(22, &[]);
+    let r = update(&mut ctx, &[("metadata.version", 23, SAFE)], false, 2);
+    assert_eq!(
+        refused(&r),
+        invalid("Invalid update version 23 for feature metadata.version. Can't downgrade to a newer version.")
+    );
+    // 22 → 21: no level in (21, 22] changed metadata.
+    let r = update(&mut ctx, &[("metadata.version", 21, SAFE)], false, 2);
+    assert_eq!((r.error_code, r.error_message.as_deref()), (0, None));
+    assert_eq!(ctx.image().metadata_version(), Some(21));
+    // 21 → 16: 3.7-IV2 (17) added directories.
+    for (t, reason) in [
+        (SAFE, "Refusing to perform the requested downgrade because it might delete metadata information."),
+        (UNSAFE, "Unsafe metadata downgrade is not supported in this version."),
+    ] {
+        let r = update(&mut ctx, &[("metadata.version", 16, t)], false, 2);
+        assert_eq!(refused(&r), invalid(&format!("Invalid metadata.version 16. {reason}")));
+    }
+    // Upgrade back.
+    let r = update(&mut ctx, &[("metadata.version", 27, UPGRADE)], false, 2);
+    assert_eq!(r.error_code, 0);
+    assert_eq!(ctx.image().metadata_version(), Some(27));
+}
+
+/// FeatureControlManagerTest.testUpdateFeatures: levels written, results at v0/v1 only (with
+/// Kafka's "NONE" message), validate_only writes nothing, level 0 disables.
+#[test]
+fn test_update_features() {
+    let mut ctx = ctx_at(27, &[]);
+    // Broker 0 supports ELR 0-1: enabling it is allowed (it depends on metadata.version 23).
+    let before = ctx.log.end();
+    let r = update(
+        &mut ctx,
+        &[("eligible.leader.replicas.version", 1, UPGRADE)],
+        true,
+        1,
+    );
+    assert_eq!(r.error_code, 0);
+    assert_eq!(r.results.len(), 1);
+    assert_eq!(r.results[0].error_message.as_deref(), Some("NONE"));
+    assert_eq!(ctx.log.end(), before, "validate_only");
+    let r = update(
+        &mut ctx,
+        &[("eligible.leader.replicas.version", 1, UPGRADE)],
+        false,
+        2,
+    );
+    assert_eq!((r.error_code, r.results.len()), (0, 0), "v2 has no results");
+    assert_eq!(
+        ctx.image().features.get("eligible.leader.replicas.version"),
+        Some(&1)
+    );
+    // ELR on: the cluster gets a min.insync.replicas (the static one) before the feature.
+    let cluster = crate::metadata::image::ConfigResource {
+        resource_type: 4,
+        resource_name: String::new(),
+    };
+    assert_eq!(
+        ctx.image()
+            .configs
+            .get(&cluster)
+            .and_then(|c| c.get("min.insync.replicas"))
+            .map(String::as_str),
+        Some("1")
+    );
+    assert_eq!(
+        ctx.log.end(),
+        before + 2,
+        "ConfigRecord, FeatureLevelRecord"
+    );
+    // The same level again is written again (a no-op record), and level 0 disables.
+    let r = update(
+        &mut ctx,
+        &[("eligible.leader.replicas.version", 0, SAFE)],
+        false,
+        0,
+    );
+    assert_eq!(
+        refused(&r),
+        invalid("Invalid update version 0 for feature eligible.leader.replicas.version. Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade."),
+        "v0 is always an upgrade"
+    );
+    let r = update(
+        &mut ctx,
+        &[("eligible.leader.replicas.version", 0, SAFE)],
+        false,
+        1,
+    );
+    assert_eq!(r.error_code, 0);
+    assert!(!ctx
+        .image()
+        .features
+        .contains_key("eligible.leader.replicas.version"));
+}
+
+/// ELR 1 needs metadata.version 23 (4.0-IV1), in the proposed levels.
+#[test]
+fn test_elr_depends_on_metadata_version() {
+    let mut ctx = ctx_at(22, &[]);
+    let r = update(
+        &mut ctx,
+        &[("eligible.leader.replicas.version", 1, UPGRADE)],
+        false,
+        2,
+    );
+    assert_eq!(
+        refused(&r),
+        invalid("Invalid update version 1 for feature eligible.leader.replicas.version. eligible.leader.replicas.version could not be set to 1 because it depends on metadata.version level 23")
+    );
+    let r = update(
+        &mut ctx,
+        &[
+            ("eligible.leader.replicas.version", 1, UPGRADE),
+            ("metadata.version", 23, UPGRADE),
+        ],
+        false,
+        2,
+    );
+    assert_eq!(r.error_code, 0);
+    assert_eq!(ctx.image().metadata_version(), Some(23));
+}
+
+/// A broker that supports less blocks an upgrade with its id; a registered controller and an
+/// unregistered voter too (from metadata.version 3.7-IV0).
+#[test]
+fn test_update_features_checks_every_node() {
+    let mut cfg = ControllerConfig::new(1, CLUSTER_ID);
+    cfg.quorum_node_ids = vec![1, 2];
+    let mut ctx = Ctx::with_bootstrap(
+        cfg,
+        vec![Bytes::from(feature_level_record("metadata.version", 22))],
+    );
+    let mut old = registration(5, None);
+    old.features[0].max_supported_version = 22;
+    assert_eq!(ctx.register(old).error_code, 0);
+    let r = update(&mut ctx, &[("metadata.version", 23, UPGRADE)], false, 2);
+    assert_eq!(
+        refused(&r),
+        invalid("Invalid update version 23 for feature metadata.version. Broker 5 only supports versions 7-22")
+    );
+    let r = update(&mut ctx, &[("metadata.version", 22, UPGRADE)], false, 2);
+    assert_eq!(
+        refused(&r),
+        invalid("Invalid update version 22 for feature metadata.version. controller 2 has not registered, and may not support this feature")
+    );
+}
+
+/// kraft.version: the same level is a NoOpRecord; a downgrade type to another level is
+/// refused; an upgrade the Raft layer would have to make is refused (not built yet).
+#[test]
+fn kraft_version_updates() {
+    let mut ctx = ctx_at(27, &[]);
+    let before = ctx.log.end();
+    let r = update(&mut ctx, &[("kraft.version", 0, UPGRADE)], false, 2);
+    assert_eq!(r.error_code, 0);
+    assert_eq!(ctx.log.end(), before + 1, "a NoOpRecord");
+    let r = update(&mut ctx, &[("kraft.version", 0, SAFE)], false, 2);
+    assert_eq!(r.error_code, 0);
+    assert_eq!(ctx.log.end(), before + 1, "nothing");
+    let r = update(&mut ctx, &[("kraft.version", 1, UPGRADE)], false, 2);
+    assert_eq!(r.error_code, errors::INVALID_UPDATE_VERSION);
+}
