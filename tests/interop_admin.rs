@@ -432,6 +432,33 @@ fn topic_admin_through_brokers_with_a_producer_running() {
         "scratch deleted from the cluster and the brokers' disks",
     );
 
+    // Feature changes through a broker while producing.
+    let feature = "org.apache.kafka.tools.FeatureCommand";
+    for (args, said) in [
+        (
+            &["downgrade", "--feature", "transaction.version=1"][..],
+            "transaction.version was downgraded to 1.",
+        ),
+        (
+            &["upgrade", "--feature", "transaction.version=2"][..],
+            "transaction.version was upgraded to 2.",
+        ),
+    ] {
+        let out = c.admin_tool(&all, "features", feature, args);
+        assert!(
+            out.status.success() && out.stdout.contains(said),
+            "{}",
+            format!("{}{}", out.stdout, out.stderr)
+        );
+    }
+    let out = c.admin_tool(&all, "features-describe", feature, &["describe"]);
+    assert!(
+        out.stdout.contains("Feature: transaction.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 2\tFinalizedVersionLevel: 2"),
+        "{}",
+        format!("{}{}", out.stdout, out.stderr)
+    );
+    step(&clock, "transaction.version downgraded and upgraded again");
+
     // Everything acked is there, on all six partitions.
     let acked = producer.report().acked.len();
     producer.wait_acked(acked + 600, Duration::from_secs(60));

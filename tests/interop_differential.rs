@@ -271,6 +271,7 @@ fn script(run: &mut Run<'_>, brokers: &mut [Broker]) {
     }
     run.configs("describe topic configs", &format!("{topic} --describe"));
     reassign_and_elect(run);
+    features(run);
     produce_and_restart(run, brokers);
 }
 
@@ -358,6 +359,45 @@ fn reassign_and_elect(run: &mut Run<'_>) {
             "9",
         ],
     );
+}
+
+const FEATURE_COMMAND: &str = "org.apache.kafka.tools.FeatureCommand";
+
+/// `kafka-features` through a broker (it forwards UpdateFeatures to the controller): accepted
+/// upgrades, downgrades and a disable, refusals of a level the controller does not support and
+/// of a downgrade across a metadata change, and describe before and after.
+fn features(run: &mut Run<'_>) {
+    let steps: [(&str, &[&str]); 8] = [
+        ("features describe", &["describe"]),
+        (
+            "upgrade group.version to its level",
+            &["upgrade", "--feature", "group.version=1"],
+        ),
+        (
+            "downgrade transaction.version",
+            &["downgrade", "--feature", "transaction.version=1"],
+        ),
+        (
+            "dry-run upgrade of metadata.version beyond the controller",
+            &["upgrade", "--dry-run", "--feature", "metadata.version=28"],
+        ),
+        (
+            "downgrade metadata.version across a metadata change",
+            &["downgrade", "--feature", "metadata.version=16"],
+        ),
+        (
+            "downgrade metadata.version where nothing changed",
+            &["downgrade", "--feature", "metadata.version=26"],
+        ),
+        (
+            "disable share.version",
+            &["disable", "--feature", "share.version"],
+        ),
+        ("features describe after the changes", &["describe"]),
+    ];
+    for (what, args) in steps {
+        run.step(what, FEATURE_COMMAND, args);
+    }
 }
 
 /// The topics created first, which live through the broker restart.
