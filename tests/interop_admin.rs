@@ -127,12 +127,20 @@ fn reassign_and_elect(c: &Cluster, all: &str, clock: &Instant) {
         "{}",
         text(&execute)
     );
-    let moving = c.describe_topic(all, "moves").unwrap();
-    let mut replicas = moving[0].replicas.clone();
-    replicas.sort_unstable();
-    let mut both = vec![from, to];
-    both.sort_unstable();
-    assert_eq!(replicas, both, "both replicas while moving: {moving:?}");
+    // The brokers learn of the move from the metadata log, a moment later.
+    c.wait_topic(
+        all,
+        "moves",
+        "both replicas while moving",
+        Duration::from_secs(30),
+        |p| {
+            let mut replicas = p[0].replicas.clone();
+            replicas.sort_unstable();
+            let mut both = vec![from, to];
+            both.sort_unstable();
+            replicas == both
+        },
+    );
     let verify = c.admin_tool(
         all,
         "reassign-verify",

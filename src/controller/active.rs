@@ -39,6 +39,9 @@ struct Parked {
     request: Option<(i16, RequestBody)>,
 }
 
+/// Kafka's `MAX_RECORDS_PER_BATCH`.
+pub(crate) const MAX_RECORDS_PER_BATCH: usize = 10_000;
+
 /// Kafka's delay of a balancing run rescheduled at once (10 ms, so that queued events go
 /// first).
 const BALANCE_AGAIN_MS: u64 = 10;
@@ -127,7 +130,24 @@ impl ActiveController {
         Ok(last)
     }
 
+    /// Appends `values` in batches of at most [`MAX_RECORDS_PER_BATCH`] records (Kafka's
+    /// `appendRecords` splits a non-atomic result so; the managers keep atomic ones within
+    /// one batch, refusing larger requests with POLICY_VIOLATION); the last offset.
     fn append(
+        &mut self,
+        appender: &mut dyn MetadataAppender,
+        mut values: Vec<Bytes>,
+    ) -> Result<i64, ControllerError> {
+        let mut last = self.last_write_offset;
+        while !values.is_empty() {
+            let rest = values.split_off(values.len().min(MAX_RECORDS_PER_BATCH));
+            last = self.append_batch(appender, values)?;
+            values = rest;
+        }
+        Ok(last)
+    }
+
+    fn append_batch(
         &mut self,
         appender: &mut dyn MetadataAppender,
         values: Vec<Bytes>,

@@ -76,6 +76,11 @@ pub const CONTROLLER_APIS: &[ApiKey] = &[
     ApiKey::ElectLeaders,
 ];
 
+/// Kafka's `MAX_RECORDS_PER_USER_OP`: an atomic write holds at most this many records.
+pub(crate) fn active_max_records() -> usize {
+    active::MAX_RECORDS_PER_BATCH
+}
+
 /// Whether `api_key` is served by the controller layer.
 pub fn serves(api_key: ApiKey) -> bool {
     CONTROLLER_APIS.contains(&api_key)

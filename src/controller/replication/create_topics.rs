@@ -147,6 +147,7 @@ pub fn create_topics(
     let mut records = Vec::new();
     let mut results = Vec::new();
     let mut planned: Vec<(String, Uuid)> = Vec::new();
+    let mut record_count = 0usize;
     for t in &req.topics {
         let name = t.name.0.to_string();
         if duplicates.contains(&name) || name == METADATA_TOPIC {
@@ -154,6 +155,7 @@ pub fn create_topics(
         }
         match create_topic(image, cfg, rng, t, &planned) {
             Ok((result, topic_records, id)) => {
+                record_count += topic_records.len();
                 if !req.validate_only {
                     records.extend(topic_records);
                     planned.push((name, id));
@@ -184,6 +186,22 @@ pub fn create_topics(
                 format!("Creation of internal topic {METADATA_TOPIC} is prohibited."),
             ),
         ));
+    }
+    if record_count as u64 > MAX_PARTITIONS_PER_REQUEST {
+        // Kafka's bounded record list (MAX_RECORDS_PER_USER_OP) overflows: the whole request
+        // fails, validate_only too (it builds the records as well).
+        let e = ApiError::new(
+            errors::POLICY_VIOLATION,
+            "Unable to perform excessively large batch operation.",
+        );
+        return ControllerResult::response_only(
+            CreateTopicsResponse::default().with_topics(
+                req.topics
+                    .iter()
+                    .map(|t| topic_error(&t.name.0, &e))
+                    .collect(),
+            ),
+        );
     }
     let response = CreateTopicsResponse::default().with_topics(results);
     if req.validate_only {

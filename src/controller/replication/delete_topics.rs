@@ -203,6 +203,17 @@ pub fn delete_topics(
             ));
         }
     }
+    if records.len() > crate::controller::active_max_records() {
+        // Kafka's bounded record list overflows: the whole request fails.
+        return ControllerResult::response_only(delete_topics_error(
+            req,
+            version,
+            &ApiError::new(
+                errors::POLICY_VIOLATION,
+                "Unable to perform excessively large batch operation.",
+            ),
+        ));
+    }
     // Kafka shuffles the answers so that their positions tell nothing.
     for i in (1..responses.len()).rev() {
         let j = rng.below(i as u64 + 1) as usize;

@@ -257,6 +257,16 @@ pub fn alter_partition_reassignments(
                 .with_partitions(partitions),
         );
     }
+    if records.len() > crate::controller::active_max_records() {
+        // Kafka's bounded record list overflows: the whole request fails.
+        return ControllerResult::response_only(alter_partition_reassignments_error(
+            req,
+            &ApiError::new(
+                errors::POLICY_VIOLATION,
+                "Unable to perform excessively large batch operation.",
+            ),
+        ));
+    }
     tracing::info!("Successfully altered {ok} out of {total} partition reassignment(s).");
     ControllerResult::of(
         records,

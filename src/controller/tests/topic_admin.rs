@@ -700,3 +700,54 @@ fn create_partitions_parked_when_leadership_is_lost_answers_not_controller() {
     };
     assert_eq!(r.results[0].error_code, errors::NOT_CONTROLLER);
 }
+
+/// QuorumControllerTest.testAppendRecords (Kafka's `appendRecords`): a non-atomic write of more
+/// than 10,000 records (fencing a broker that leads 12,000 partitions) goes out in batches of
+/// at most 10,000; an atomic one that large is refused up front (POLICY_VIOLATION).
+#[test]
+fn large_writes_are_split_into_batches_of_at_most_ten_thousand_records() {
+    let mut ctx = with_brokers(&[0]);
+    for t in ["a", "b"] {
+        let r = ctx.create_topic(t, 6_000, 1);
+        assert_eq!(r.topics[0].error_code, 0, "{t}");
+    }
+    let one = ctx.create_topics(vec![topic("c", 10_000, 1)], true);
+    assert_eq!(
+        (
+            one.topics[0].error_code,
+            one.topics[0].error_message.as_deref()
+        ),
+        (
+            errors::POLICY_VIOLATION,
+            Some("Unable to perform excessively large batch operation.")
+        ),
+        "10,000 partitions and the TopicRecord are over the bound, validate_only too"
+    );
+    let from = ctx.log.end();
+    let epoch = ctx.image().brokers[&0].broker_epoch;
+    let end = ctx.log.end();
+    ctx.heartbeat(0, epoch, end, true, false);
+    assert!(ctx.image().brokers[&0].fenced);
+    let sizes: Vec<i64> = ctx
+        .log
+        .log
+        .batch_bounds(from)
+        .into_iter()
+        .map(|(base, next)| next - base)
+        .collect();
+    assert!(sizes.iter().all(|n| *n <= 10_000), "{sizes:?}");
+    assert_eq!(
+        sizes.iter().sum::<i64>(),
+        12_001,
+        "12,000 partition changes and the fencing"
+    );
+    assert!(sizes.len() >= 2);
+    let led = ctx
+        .image()
+        .topics
+        .values()
+        .flat_map(|t| t.partitions.values())
+        .filter(|p| p.leader == 0)
+        .count();
+    assert_eq!(led, 0, "every partition lost its leader");
+}

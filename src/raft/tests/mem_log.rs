@@ -30,6 +30,14 @@ impl MemLog {
         }
     }
 
+    /// (base offset, next offset) of each batch from `from` on.
+    pub fn batch_bounds(&self, from: i64) -> Vec<(i64, i64)> {
+        self.log
+            .batches_from(from)
+            .map(|(base, next, _, _)| (base, next))
+            .collect()
+    }
+
     /// Kafka's `truncateTo` at a batch boundary.
     pub fn truncate(&mut self, offset: i64) {
         assert!(
