@@ -36,6 +36,17 @@ use crate::metadata::records::{ClearElrRecord, ConfigRecord};
 pub mod describe;
 mod validate;
 
+/// One resource's answer as `$ty` (the incremental and the legacy answers have one shape).
+macro_rules! resource_result {
+    ($ty:ty, $resource_type:expr, $resource_name:expr, $error:expr) => {
+        <$ty>::default()
+            .with_resource_type($resource_type)
+            .with_resource_name($resource_name)
+            .with_error_code($error.code)
+            .with_error_message($error.message.clone().map(StrBytes::from_string))
+    };
+}
+
 /// `ConfigResource.Type` ids.
 pub mod resource {
     /// A topic.
@@ -184,11 +195,12 @@ pub fn incremental_alter_configs(
         .collect();
     let (outcomes, records) = alter(image, node_id, screen(resources, false), req.validate_only);
     let result = |o: Outcome| {
-        AlterConfigsResourceResponse::default()
-            .with_resource_type(o.resource_type)
-            .with_resource_name(StrBytes::from_string(o.resource_name))
-            .with_error_code(o.error.code)
-            .with_error_message(o.error.message.map(StrBytes::from_string))
+        resource_result!(
+            AlterConfigsResourceResponse,
+            o.resource_type,
+            StrBytes::from_string(o.resource_name),
+            o.error
+        )
     };
     let response = match outcomes {
         Ok(outcomes) => IncrementalAlterConfigsResponse::default()
@@ -207,11 +219,12 @@ pub fn incremental_alter_configs_error(
         req.resources
             .iter()
             .map(|r| {
-                AlterConfigsResourceResponse::default()
-                    .with_resource_type(r.resource_type)
-                    .with_resource_name(r.resource_name.clone())
-                    .with_error_code(error.code)
-                    .with_error_message(error.message.clone().map(StrBytes::from_string))
+                resource_result!(
+                    AlterConfigsResourceResponse,
+                    r.resource_type,
+                    r.resource_name.clone(),
+                    error
+                )
             })
             .collect(),
     )
@@ -241,11 +254,12 @@ pub fn legacy_alter_configs(
         .collect();
     let (outcomes, records) = alter(image, node_id, screen(resources, true), req.validate_only);
     let result = |o: Outcome| {
-        LegacyResult::default()
-            .with_resource_type(o.resource_type)
-            .with_resource_name(StrBytes::from_string(o.resource_name))
-            .with_error_code(o.error.code)
-            .with_error_message(o.error.message.map(StrBytes::from_string))
+        resource_result!(
+            LegacyResult,
+            o.resource_type,
+            StrBytes::from_string(o.resource_name),
+            o.error
+        )
     };
     let response = match outcomes {
         Ok(outcomes) => AlterConfigsResponse::default()
@@ -264,11 +278,12 @@ pub fn legacy_alter_configs_error(
         req.resources
             .iter()
             .map(|r| {
-                LegacyResult::default()
-                    .with_resource_type(r.resource_type)
-                    .with_resource_name(r.resource_name.clone())
-                    .with_error_code(error.code)
-                    .with_error_message(error.message.clone().map(StrBytes::from_string))
+                resource_result!(
+                    LegacyResult,
+                    r.resource_type,
+                    r.resource_name.clone(),
+                    error
+                )
             })
             .collect(),
     )

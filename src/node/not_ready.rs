@@ -100,22 +100,7 @@ pub fn not_ready_response(body: &RequestBody, version: i16) -> Option<ResponseBo
         ),
         // The controller APIs: a node that is not running its controller is not the active
         // controller (brokers then look for it elsewhere).
-        RequestBody::CreateTopics(_)
-        | RequestBody::DeleteTopics(_)
-        | RequestBody::CreatePartitions(_)
-        | RequestBody::DescribeConfigs(_)
-        | RequestBody::UpdateFeatures(_)
-        | RequestBody::AlterConfigs(_)
-        | RequestBody::IncrementalAlterConfigs(_)
-        | RequestBody::AlterPartitionReassignments(_)
-        | RequestBody::ListPartitionReassignments(_)
-        | RequestBody::AlterPartition(_)
-        | RequestBody::BrokerRegistration(_)
-        | RequestBody::BrokerHeartbeat(_)
-        | RequestBody::UnregisterBroker(_)
-        | RequestBody::AllocateProducerIds(_)
-        | RequestBody::AssignReplicasToDirs(_)
-        | RequestBody::ElectLeaders(_) => crate::controller::error_response(
+        _ => crate::controller::error_response(
             body,
             version,
             &crate::controller::not_controller(None),

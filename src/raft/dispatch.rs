@@ -93,26 +93,7 @@ impl RaftCore {
             }
             // ApiVersions, DescribeCluster, ControllerRegistration and Envelope are the node's.
             // The controller's APIs go to the controller layer.
-            RequestBody::ApiVersions(_)
-            | RequestBody::Envelope(_)
-            | RequestBody::DescribeCluster(_)
-            | RequestBody::ControllerRegistration(_)
-            | RequestBody::CreateTopics(_)
-            | RequestBody::DeleteTopics(_)
-            | RequestBody::CreatePartitions(_)
-            | RequestBody::DescribeConfigs(_)
-            | RequestBody::UpdateFeatures(_)
-            | RequestBody::AlterConfigs(_)
-            | RequestBody::IncrementalAlterConfigs(_)
-            | RequestBody::AlterPartitionReassignments(_)
-            | RequestBody::ListPartitionReassignments(_)
-            | RequestBody::AlterPartition(_)
-            | RequestBody::BrokerRegistration(_)
-            | RequestBody::BrokerHeartbeat(_)
-            | RequestBody::UnregisterBroker(_)
-            | RequestBody::AllocateProducerIds(_)
-            | RequestBody::AssignReplicasToDirs(_)
-            | RequestBody::ElectLeaders(_) => {
+            _ => {
                 tracing::warn!(
                     "request {:?} is not the Raft core's to answer",
                     request.body.api_key()

@@ -86,6 +86,21 @@ fn topic_error(name: &StrBytes, error: &ApiError) -> CreatableTopicResult {
         .with_replication_factor(-1)
 }
 
+/// The whole request refused: `e` on every topic.
+fn every_topic_refused(
+    req: &CreateTopicsRequest,
+    e: &ApiError,
+) -> ControllerResult<CreateTopicsResponse> {
+    ControllerResult::response_only(
+        CreateTopicsResponse::default().with_topics(
+            req.topics
+                .iter()
+                .map(|t| topic_error(&t.name.0, e))
+                .collect(),
+        ),
+    )
+}
+
 /// The partitions a topic asks for (KAFKA-17870's count, before any other check).
 fn requested_partitions(t: &CreatableTopic, default_partitions: i32) -> u64 {
     if !t.assignments.is_empty() {
@@ -123,16 +138,11 @@ pub fn create_topics(
         n.saturating_add(requested_partitions(t, cfg.num_partitions))
     });
     if total > MAX_PARTITIONS_PER_REQUEST {
-        let e = ApiError::new(
-            errors::POLICY_VIOLATION,
-            "Excessively large number of partitions per request.",
-        );
-        return ControllerResult::response_only(
-            CreateTopicsResponse::default().with_topics(
-                req.topics
-                    .iter()
-                    .map(|t| topic_error(&t.name.0, &e))
-                    .collect(),
+        return every_topic_refused(
+            req,
+            &ApiError::new(
+                errors::POLICY_VIOLATION,
+                "Excessively large number of partitions per request.",
             ),
         );
     }
@@ -190,16 +200,11 @@ pub fn create_topics(
     if record_count as u64 > MAX_PARTITIONS_PER_REQUEST {
         // Kafka's bounded record list (MAX_RECORDS_PER_USER_OP) overflows: the whole request
         // fails, validate_only too (it builds the records as well).
-        let e = ApiError::new(
-            errors::POLICY_VIOLATION,
-            "Unable to perform excessively large batch operation.",
-        );
-        return ControllerResult::response_only(
-            CreateTopicsResponse::default().with_topics(
-                req.topics
-                    .iter()
-                    .map(|t| topic_error(&t.name.0, &e))
-                    .collect(),
+        return every_topic_refused(
+            req,
+            &ApiError::new(
+                errors::POLICY_VIOLATION,
+                "Unable to perform excessively large batch operation.",
             ),
         );
     }
