@@ -487,6 +487,11 @@ impl Norm {
                     (true, Some(end)) => format!("[<time>]{}", &l[end + 1..]),
                     _ => l.to_string(),
                 };
+                // kafka-features' epoch is the offset of the last feature change: timing.
+                let l = match (l.starts_with("Feature: "), l.find("Epoch: ")) {
+                    (true, Some(at)) => format!("{}Epoch: <offset>", &l[..at]),
+                    _ => l,
+                };
                 normalise_describe_line(&l)
             })
             .collect::<Vec<_>>()
