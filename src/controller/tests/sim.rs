@@ -271,6 +271,10 @@ fn controller_invariants_hold_under_leadership_changes() {
             kinds(|p| matches!(p, Promise::ProducerIds { .. })) > 0,
             "seed {seed}"
         );
+        assert!(
+            kinds(|p| matches!(p, Promise::TopicRemoved(_))) > 0,
+            "seed {seed}: topics deleted"
+        );
         assert!(sim.log.epoch() > 5, "seed {seed}: leadership moved");
         let fencings: usize = sim.checks.iter().map(|c| c.fencings).sum();
         assert!(fencings > 0, "seed {seed}: brokers were fenced");

@@ -1,6 +1,7 @@
 //! What both controller simulations share: simulated brokers that send random controller
 //! requests the way real ones would (register, heartbeat, create topics, allocate producer
-//! ids, shrink or expand an ISR) and the promises their success replies make (checked by the
+//! ids, shrink or expand an ISR) and the admin requests an operator's tools forward (delete a
+//! topic, add partitions, reassign or cancel, elect preferred leaders, alter a config) and the promises their success replies make (checked by the
 //! invariants in `invariants/`). `sim.rs` runs them against controllers on one shared log;
 //! `machine/tests/sim.rs` against whole node state machines over a network.
 
@@ -20,6 +21,78 @@ pub use super::invariants::acked_writes_committed::Promise;
 use crate::codec::{RequestBody, ResponseBody};
 use crate::metadata::image::MetadataImage;
 use crate::raft::Rng;
+
+/// An admin request on a random topic of the committed image, as a broker forwards it.
+fn random_admin_request(rng: &mut Rng, image: &MetadataImage) -> Option<(RequestBody, i16)> {
+    use kafka_protocol::messages::alter_partition_reassignments_request::{
+        ReassignablePartition, ReassignableTopic,
+    };
+    use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
+    use kafka_protocol::messages::incremental_alter_configs_request::{
+        AlterConfigsResource, AlterableConfig,
+    };
+    use kafka_protocol::messages::{
+        AlterPartitionReassignmentsRequest, CreatePartitionsRequest, DeleteTopicsRequest,
+        ElectLeadersRequest, IncrementalAlterConfigsRequest, TopicName,
+    };
+    use kafka_protocol::protocol::StrBytes;
+    let topics: Vec<_> = image.topics.values().collect();
+    if topics.is_empty() {
+        return None;
+    }
+    let t = topics[rng.below(topics.len() as u64) as usize];
+    let name = TopicName(StrBytes::from_string(t.name.clone()));
+    match rng.below(6) {
+        0 => Some((
+            RequestBody::DeleteTopics(DeleteTopicsRequest::default().with_topic_names(vec![name])),
+            5,
+        )),
+        1 => Some((
+            RequestBody::CreatePartitions(CreatePartitionsRequest::default().with_topics(vec![
+                CreatePartitionsTopic::default()
+                    .with_name(name)
+                    .with_count(t.partitions.len() as i32 + 1),
+            ])),
+            3,
+        )),
+        2 | 3 => {
+            let (&index, p) = t.partitions.iter().next()?;
+            // A new target of the same size, or a cancel.
+            let target = (rng.below(3) != 0).then(|| {
+                let mut ids: Vec<i32> = (0..BROKERS).collect();
+                for i in (1..ids.len()).rev() {
+                    ids.swap(i, rng.below(i as u64 + 1) as usize);
+                }
+                ids.truncate(p.replicas.len());
+                ids.into_iter().map(BrokerId).collect()
+            });
+            let req = AlterPartitionReassignmentsRequest::default().with_topics(vec![
+                ReassignableTopic::default()
+                    .with_name(name)
+                    .with_partitions(vec![ReassignablePartition::default()
+                        .with_partition_index(index)
+                        .with_replicas(target)]),
+            ]);
+            Some((RequestBody::AlterPartitionReassignments(req), 1))
+        }
+        4 => Some((
+            RequestBody::ElectLeaders(ElectLeadersRequest::default().with_topic_partitions(None)),
+            2,
+        )),
+        _ => {
+            let value = ["1", "2"][rng.below(2) as usize];
+            let req = IncrementalAlterConfigsRequest::default().with_resources(vec![
+                AlterConfigsResource::default()
+                    .with_resource_type(2)
+                    .with_resource_name(StrBytes::from_string(t.name.clone()))
+                    .with_configs(vec![AlterableConfig::default()
+                        .with_name(StrBytes::from_static_str("min.insync.replicas"))
+                        .with_value(Some(StrBytes::from_static_str(value)))]),
+            ]);
+            Some((RequestBody::IncrementalAlterConfigs(req), 1))
+        }
+    }
+}
 
 /// Brokers in a simulation.
 pub const BROKERS: i32 = 5;
@@ -42,7 +115,7 @@ impl Brokers {
         metadata_offset: i64,
     ) -> Option<(RequestBody, i16)> {
         let broker = rng.below(BROKERS as u64) as i32;
-        match rng.below(10) {
+        match rng.below(14) {
             0 => {
                 // A (possibly new) incarnation registers.
                 if rng.below(4) == 0 || !self.incarnations.contains_key(&broker) {
@@ -80,7 +153,8 @@ impl Brokers {
                     .with_broker_epoch(epoch);
                 Some((RequestBody::AllocateProducerIds(req), 0))
             }
-            _ => self.random_alter_partition(rng, image),
+            8 | 9 => self.random_alter_partition(rng, image),
+            _ => random_admin_request(rng, image),
         }
     }
 
@@ -147,6 +221,12 @@ impl Brokers {
                 .iter()
                 .filter(|t| t.error_code == 0)
                 .map(|t| Promise::Topic(t.topic_id))
+                .collect(),
+            ResponseBody::DeleteTopics(r) => r
+                .responses
+                .iter()
+                .filter(|t| t.error_code == 0)
+                .map(|t| Promise::TopicRemoved(t.topic_id))
                 .collect(),
             ResponseBody::AllocateProducerIds(r) if r.error_code == 0 => {
                 vec![Promise::ProducerIds {

@@ -13,6 +13,7 @@ use crate::records::framer::BatchFramer;
 pub enum Promise {
     Registered { broker: i32, epoch: i64 },
     Topic(Uuid),
+    TopicRemoved(Uuid),
     ProducerIds { next: i64 },
 }
 
@@ -21,6 +22,7 @@ pub enum Promise {
 pub struct CommittedIndex {
     registrations: BTreeSet<(i32, i64)>,
     topics: BTreeSet<Uuid>,
+    removed_topics: BTreeSet<Uuid>,
     producer_ids: BTreeSet<i64>,
 }
 
@@ -39,6 +41,9 @@ impl CommittedIndex {
                     Ok(MetadataRecord::Topic(t)) => {
                         self.topics.insert(t.topic_id);
                     }
+                    Ok(MetadataRecord::RemoveTopic(t)) => {
+                        self.removed_topics.insert(t.topic_id);
+                    }
                     Ok(MetadataRecord::ProducerIds(p)) => {
                         self.producer_ids.insert(p.next_producer_id);
                     }
@@ -55,6 +60,7 @@ impl CommittedIndex {
                 self.registrations.contains(&(*broker, *epoch))
             }
             Promise::Topic(id) => self.topics.contains(id),
+            Promise::TopicRemoved(id) => self.removed_topics.contains(id),
             Promise::ProducerIds { next } => self.producer_ids.contains(next),
         }
     }
