@@ -185,6 +185,8 @@ fn play(kind: Impl) -> (Vec<Step>, Value, BTreeMap<String, String>) {
     c.wait_brokers_unfenced(&via, &BROKERS, Duration::from_secs(120));
     // Ports → names, in tool output (`:port`) and in the image (`"port": port`).
     let mut subs = BTreeMap::new();
+    // The run's directory (Kafka 4.4's kafka-reassign-partitions prints the brokers' log dirs).
+    subs.insert(c.art.dir.display().to_string(), "<run dir>".to_string());
     let names = brokers.iter().map(|b| (b.port, format!("broker {}", b.id)));
     for (port, name) in names.chain([(c.nodes[0].port, "controller".to_string())]) {
         subs.insert(format!(":{port}"), format!(":<port of {name}>"));

@@ -447,7 +447,12 @@ pub fn format_node(art: &Artifacts, kind: Impl, props: &Path, cluster_id: &str, 
     if let Some(release) = cluster_release_version() {
         args.extend(["--release-version", release]);
     }
-    match kind {
+    let formatter = if crate::support::kafka::kafka_default_format() {
+        Impl::Kafka
+    } else {
+        kind
+    };
+    match formatter {
         Impl::Kafka => {
             let out = kafka().tool(art, "format", "kafka.tools.StorageTool", &args);
             assert!(

@@ -36,11 +36,21 @@ pub fn kafka_version() -> String {
         .unwrap_or_else(|| "4.1.2".to_string())
 }
 
+/// `KAFKA_DEFAULT_FORMAT=1`: every node, ferrokraft's too, is formatted by Kafka's
+/// `kafka-storage format` with that Kafka version's defaults (a Kafka 4.4.0 cluster at
+/// metadata.version 4.4-IV2), not pinned to a release ferrokraft's own formatter knows.
+pub fn kafka_default_format() -> bool {
+    std::env::var("KAFKA_DEFAULT_FORMAT").is_ok_and(|v| v == "1")
+}
+
 /// The `--release-version` every node of a mixed cluster is formatted with, so the bootstrap
 /// metadata.version is one both implementations run: Kafka 4.0.x stops at 4.0-IV3 (level 25)
 /// and dies on ferrokraft's default 4.1-IV1 (27); releases newer than 4.1 default to levels
 /// ferrokraft does not know yet, so they are formatted at 4.1. `None`: both defaults (4.1.x).
 pub fn cluster_release_version() -> Option<&'static str> {
+    if kafka_default_format() {
+        return None;
+    }
     let v = kafka_version();
     if v.starts_with("4.0.") {
         Some("4.0")
