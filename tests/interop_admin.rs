@@ -64,18 +64,20 @@ fn reassign_and_elect(c: &Cluster, all: &str, clock: &Instant) {
     let placed = c.wait_topic(all, "moves", "led", Duration::from_secs(60), in_sync(1));
     let from = placed[0].replicas[0];
     let to = BROKER_IDS.iter().copied().find(|b| *b != from).unwrap();
-    // Data to move, so that a throttled move takes long enough to cancel.
+    // Data to move, so that a throttled move takes long enough to cancel: more than one
+    // replica fetch (replica.fetch.max.bytes, 1 MiB), which a broker may take before its
+    // throttle applies.
     let p = c.produce(
         all,
         &ProduceSpec {
             topic: "moves".into(),
-            max_messages: 20_000,
-            throughput: 20_000,
+            max_messages: 150_000,
+            throughput: 150_000,
             value_prefix: 9,
         },
         Duration::from_secs(120),
     );
-    assert_eq!(p.acked.len(), 20_000, "{:?}", p.errors.first());
+    assert_eq!(p.acked.len(), 150_000, "{:?}", p.errors.first());
     let topics = c.art.path("moves-topics.json");
     std::fs::write(&topics, r#"{"version":1,"topics":[{"topic":"moves"}]}"#).unwrap();
     let to_list = to.to_string();
@@ -149,7 +151,7 @@ fn reassign_and_elect(c: &Cluster, all: &str, clock: &Instant) {
     );
     assert!(
         text(&verify).contains("Reassignment of partition moves-0 is still in progress."),
-        "throttled to 1 kB/s, 20,000 messages are still moving:\n{}",
+        "throttled to 1 kB/s, 150,000 messages are still moving:\n{}",
         text(&verify)
     );
     let cancel = c.admin_tool(
