@@ -21,6 +21,7 @@
 //! `activation.rs`. [`MetadataImage::replay`] is the only code that changes state.
 
 pub mod activation;
+mod answers;
 pub mod cluster;
 pub mod config;
 pub mod configuration;
@@ -110,6 +111,8 @@ enum Leadership {
 }
 
 mod active;
+
+pub use answers::{error_response, not_controller};
 
 /// The controller of one node: the committed image on every node, the active state on the
 /// leader. Call order: after every `handle_*`/`replay_committed`/`poll`, drain
@@ -447,134 +450,6 @@ impl QuorumController {
                 self.leadership = Leadership::Standby { leader_id: None };
             }
         }
-    }
-}
-
-/// NOT_CONTROLLER as Kafka's controller words it.
-pub fn not_controller(leader_id: Option<i32>) -> ApiError {
-    match leader_id {
-        Some(id) => ApiError::new(
-            errors::NOT_CONTROLLER,
-            format!("The active controller appears to be node {id}."),
-        ),
-        None => ApiError::new(
-            errors::NOT_CONTROLLER,
-            "No controller appears to be active.",
-        ),
-    }
-}
-
-/// The answer to `body` carrying only `error` (top-level, or on every item where the API has
-/// no top-level error code).
-pub fn error_response(body: &RequestBody, version: i16, error: &ApiError) -> ResponseBody {
-    use kafka_protocol::messages::*;
-    use kafka_protocol::protocol::StrBytes;
-    let message = || error.message.clone().map(StrBytes::from_string);
-    match body {
-        RequestBody::BrokerRegistration(_) => ResponseBody::BrokerRegistration(
-            BrokerRegistrationResponse::default()
-                .with_error_code(error.code)
-                .with_broker_epoch(-1),
-        ),
-        RequestBody::BrokerHeartbeat(_) => ResponseBody::BrokerHeartbeat(
-            BrokerHeartbeatResponse::default()
-                .with_error_code(error.code)
-                .with_is_fenced(true),
-        ),
-        RequestBody::UnregisterBroker(_) => ResponseBody::UnregisterBroker(
-            UnregisterBrokerResponse::default()
-                .with_error_code(error.code)
-                .with_error_message(message()),
-        ),
-        RequestBody::AllocateProducerIds(_) => ResponseBody::AllocateProducerIds(
-            AllocateProducerIdsResponse::default()
-                .with_error_code(error.code)
-                .with_producer_id_start(ProducerId(-1)),
-        ),
-        RequestBody::ControllerRegistration(_) => ResponseBody::ControllerRegistration(
-            ControllerRegistrationResponse::default()
-                .with_error_code(error.code)
-                .with_error_message(message()),
-        ),
-        RequestBody::AlterPartition(_) => ResponseBody::AlterPartition(
-            AlterPartitionResponse::default().with_error_code(error.code),
-        ),
-        RequestBody::AssignReplicasToDirs(_) => ResponseBody::AssignReplicasToDirs(
-            AssignReplicasToDirsResponse::default().with_error_code(error.code),
-        ),
-        // Kafka's `ElectLeadersRequest.getErrorResponse`: the top-level code from v1, and the
-        // error on every partition asked for (none for a null list).
-        RequestBody::ElectLeaders(req) => ResponseBody::ElectLeaders(
-            ElectLeadersResponse::default()
-                .with_error_code(if version >= 1 { error.code } else { 0 })
-                .with_replica_election_results(
-                    req.topic_partitions
-                        .iter()
-                        .flatten()
-                        .map(|t| {
-                            elect_leaders_response::ReplicaElectionResult::default()
-                                .with_topic(t.topic.clone())
-                                .with_partition_result(
-                                    t.partitions
-                                        .iter()
-                                        .map(|p| {
-                                            elect_leaders_response::PartitionResult::default()
-                                                .with_partition_id(*p)
-                                                .with_error_code(error.code)
-                                                .with_error_message(message())
-                                        })
-                                        .collect(),
-                                )
-                        })
-                        .collect(),
-                ),
-        ),
-        RequestBody::CreateTopics(req) => ResponseBody::CreateTopics(
-            CreateTopicsResponse::default().with_topics(
-                req.topics
-                    .iter()
-                    .map(|t| {
-                        create_topics_response::CreatableTopicResult::default()
-                            .with_name(t.name.clone())
-                            .with_error_code(error.code)
-                            .with_error_message(message())
-                            .with_num_partitions(-1)
-                            .with_replication_factor(-1)
-                    })
-                    .collect(),
-            ),
-        ),
-        RequestBody::AlterPartitionReassignments(req) => ResponseBody::AlterPartitionReassignments(
-            replication::alter_partition_reassignments_error(req, error),
-        ),
-        RequestBody::ListPartitionReassignments(_) => ResponseBody::ListPartitionReassignments(
-            ListPartitionReassignmentsResponse::default()
-                .with_error_code(error.code)
-                .with_error_message(message()),
-        ),
-        RequestBody::UpdateFeatures(_) => {
-            ResponseBody::UpdateFeatures(feature_control::update_features_error(error))
-        }
-        RequestBody::DescribeConfigs(req) => ResponseBody::DescribeConfigs(
-            configuration::describe::describe_configs_error(req, error),
-        ),
-        RequestBody::IncrementalAlterConfigs(req) => ResponseBody::IncrementalAlterConfigs(
-            configuration::incremental_alter_configs_error(req, error),
-        ),
-        RequestBody::AlterConfigs(req) => {
-            ResponseBody::AlterConfigs(configuration::legacy_alter_configs_error(req, error))
-        }
-        RequestBody::DeleteTopics(req) => {
-            ResponseBody::DeleteTopics(replication::delete_topics_error(req, version, error))
-        }
-        RequestBody::CreatePartitions(req) => {
-            ResponseBody::CreatePartitions(replication::create_partitions_error(req, error))
-        }
-        // Not a controller API: routing sends none here. Answer as Kafka answers an API a
-        // controller does not serve.
-        other => crate::node::not_ready_response(other, version).unwrap_or_else(|| {
-            ResponseBody::ApiVersions(crate::codec::api_versions::unsupported_version_response())
-        }),
     }
 }
 

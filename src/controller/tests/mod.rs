@@ -6,6 +6,7 @@
 mod cluster;
 mod configuration;
 pub(crate) mod context;
+mod describe_configs;
 mod elect_leaders;
 mod elr;
 mod features;

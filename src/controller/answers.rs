@@ -1,0 +1,223 @@
+//! The answers a controller gives without running a manager: NOT_CONTROLLER as Kafka words
+//! it, a refusal in the shape of each API's response (Kafka's `getErrorResponse`), and a
+//! parked success answer rewritten as NOT_CONTROLLER when leadership is lost before commit.
+
+use super::errors::{self, ApiError};
+use super::{configuration, feature_control, replication};
+use crate::codec::{RequestBody, ResponseBody};
+
+/// NOT_CONTROLLER as Kafka's controller words it.
+pub fn not_controller(leader_id: Option<i32>) -> ApiError {
+    match leader_id {
+        Some(id) => ApiError::new(
+            errors::NOT_CONTROLLER,
+            format!("The active controller appears to be node {id}."),
+        ),
+        None => ApiError::new(
+            errors::NOT_CONTROLLER,
+            "No controller appears to be active.",
+        ),
+    }
+}
+
+/// The answer to `body` carrying only `error` (top-level, or on every item where the API has
+/// no top-level error code).
+pub fn error_response(body: &RequestBody, version: i16, error: &ApiError) -> ResponseBody {
+    use kafka_protocol::messages::*;
+    use kafka_protocol::protocol::StrBytes;
+    let message = || error.message.clone().map(StrBytes::from_string);
+    match body {
+        RequestBody::BrokerRegistration(_) => ResponseBody::BrokerRegistration(
+            BrokerRegistrationResponse::default()
+                .with_error_code(error.code)
+                .with_broker_epoch(-1),
+        ),
+        RequestBody::BrokerHeartbeat(_) => ResponseBody::BrokerHeartbeat(
+            BrokerHeartbeatResponse::default()
+                .with_error_code(error.code)
+                .with_is_fenced(true),
+        ),
+        RequestBody::UnregisterBroker(_) => ResponseBody::UnregisterBroker(
+            UnregisterBrokerResponse::default()
+                .with_error_code(error.code)
+                .with_error_message(message()),
+        ),
+        RequestBody::AllocateProducerIds(_) => ResponseBody::AllocateProducerIds(
+            AllocateProducerIdsResponse::default()
+                .with_error_code(error.code)
+                .with_producer_id_start(ProducerId(-1)),
+        ),
+        RequestBody::ControllerRegistration(_) => ResponseBody::ControllerRegistration(
+            ControllerRegistrationResponse::default()
+                .with_error_code(error.code)
+                .with_error_message(message()),
+        ),
+        RequestBody::AlterPartition(_) => ResponseBody::AlterPartition(
+            AlterPartitionResponse::default().with_error_code(error.code),
+        ),
+        RequestBody::AssignReplicasToDirs(_) => ResponseBody::AssignReplicasToDirs(
+            AssignReplicasToDirsResponse::default().with_error_code(error.code),
+        ),
+        // Kafka's `ElectLeadersRequest.getErrorResponse`: the top-level code from v1, and the
+        // error on every partition asked for (none for a null list).
+        RequestBody::ElectLeaders(req) => ResponseBody::ElectLeaders(
+            ElectLeadersResponse::default()
+                .with_error_code(if version >= 1 { error.code } else { 0 })
+                .with_replica_election_results(
+                    req.topic_partitions
+                        .iter()
+                        .flatten()
+                        .map(|t| {
+                            elect_leaders_response::ReplicaElectionResult::default()
+                                .with_topic(t.topic.clone())
+                                .with_partition_result(
+                                    t.partitions
+                                        .iter()
+                                        .map(|p| {
+                                            elect_leaders_response::PartitionResult::default()
+                                                .with_partition_id(*p)
+                                                .with_error_code(error.code)
+                                                .with_error_message(message())
+                                        })
+                                        .collect(),
+                                )
+                        })
+                        .collect(),
+                ),
+        ),
+        RequestBody::CreateTopics(req) => ResponseBody::CreateTopics(
+            CreateTopicsResponse::default().with_topics(
+                req.topics
+                    .iter()
+                    .map(|t| {
+                        create_topics_response::CreatableTopicResult::default()
+                            .with_name(t.name.clone())
+                            .with_error_code(error.code)
+                            .with_error_message(message())
+                            .with_num_partitions(-1)
+                            .with_replication_factor(-1)
+                    })
+                    .collect(),
+            ),
+        ),
+        RequestBody::AlterPartitionReassignments(req) => ResponseBody::AlterPartitionReassignments(
+            replication::alter_partition_reassignments_error(req, error),
+        ),
+        RequestBody::ListPartitionReassignments(_) => ResponseBody::ListPartitionReassignments(
+            ListPartitionReassignmentsResponse::default()
+                .with_error_code(error.code)
+                .with_error_message(message()),
+        ),
+        RequestBody::UpdateFeatures(_) => {
+            ResponseBody::UpdateFeatures(feature_control::update_features_error(error))
+        }
+        RequestBody::DescribeConfigs(req) => ResponseBody::DescribeConfigs(
+            configuration::describe::describe_configs_error(req, error),
+        ),
+        RequestBody::IncrementalAlterConfigs(req) => ResponseBody::IncrementalAlterConfigs(
+            configuration::incremental_alter_configs_error(req, error),
+        ),
+        RequestBody::AlterConfigs(req) => {
+            ResponseBody::AlterConfigs(configuration::legacy_alter_configs_error(req, error))
+        }
+        RequestBody::DeleteTopics(req) => {
+            ResponseBody::DeleteTopics(replication::delete_topics_error(req, version, error))
+        }
+        RequestBody::CreatePartitions(req) => {
+            ResponseBody::CreatePartitions(replication::create_partitions_error(req, error))
+        }
+        // Not a controller API: routing sends none here. Answer as Kafka answers an API a
+        // controller does not serve.
+        other => crate::node::not_ready_response(other, version).unwrap_or_else(|| {
+            ResponseBody::ApiVersions(crate::codec::api_versions::unsupported_version_response())
+        }),
+    }
+}
+
+/// NOT_CONTROLLER in the shape of `body`'s API.
+pub(super) fn not_controller_body(body: &ResponseBody, error: &ApiError) -> ResponseBody {
+    use kafka_protocol::protocol::StrBytes;
+    let message = || error.message.clone().map(StrBytes::from_string);
+    match body.clone() {
+        ResponseBody::BrokerRegistration(r) => {
+            ResponseBody::BrokerRegistration(r.with_error_code(error.code).with_broker_epoch(-1))
+        }
+        ResponseBody::BrokerHeartbeat(r) => ResponseBody::BrokerHeartbeat(
+            r.with_error_code(error.code)
+                .with_is_caught_up(false)
+                .with_is_fenced(true)
+                .with_should_shut_down(false),
+        ),
+        ResponseBody::UnregisterBroker(r) => ResponseBody::UnregisterBroker(
+            r.with_error_code(error.code).with_error_message(message()),
+        ),
+        ResponseBody::ControllerRegistration(r) => ResponseBody::ControllerRegistration(
+            r.with_error_code(error.code).with_error_message(message()),
+        ),
+        ResponseBody::AllocateProducerIds(r) => ResponseBody::AllocateProducerIds(
+            r.with_error_code(error.code)
+                .with_producer_id_start(kafka_protocol::messages::ProducerId(-1))
+                .with_producer_id_len(0),
+        ),
+        ResponseBody::AlterPartition(r) => {
+            ResponseBody::AlterPartition(r.with_error_code(error.code).with_topics(Vec::new()))
+        }
+        ResponseBody::AssignReplicasToDirs(r) => ResponseBody::AssignReplicasToDirs(
+            r.with_error_code(error.code).with_directories(Vec::new()),
+        ),
+        ResponseBody::UpdateFeatures(r) => ResponseBody::UpdateFeatures(
+            r.with_error_code(error.code)
+                .with_error_message(message())
+                .with_results(Vec::new()),
+        ),
+        ResponseBody::AlterPartitionReassignments(mut r) => {
+            r.error_code = error.code;
+            r.error_message = message();
+            for p in r.responses.iter_mut().flat_map(|t| t.partitions.iter_mut()) {
+                p.error_code = error.code;
+                p.error_message = message();
+            }
+            ResponseBody::AlterPartitionReassignments(r)
+        }
+        ResponseBody::IncrementalAlterConfigs(mut r) => {
+            for t in &mut r.responses {
+                t.error_code = error.code;
+                t.error_message = message();
+            }
+            ResponseBody::IncrementalAlterConfigs(r)
+        }
+        ResponseBody::AlterConfigs(mut r) => {
+            for t in &mut r.responses {
+                t.error_code = error.code;
+                t.error_message = message();
+            }
+            ResponseBody::AlterConfigs(r)
+        }
+        ResponseBody::DeleteTopics(mut r) => {
+            for t in &mut r.responses {
+                t.error_code = error.code;
+                t.error_message = None;
+            }
+            ResponseBody::DeleteTopics(r)
+        }
+        ResponseBody::CreatePartitions(mut r) => {
+            for t in &mut r.results {
+                t.error_code = error.code;
+                t.error_message = message();
+            }
+            ResponseBody::CreatePartitions(r)
+        }
+        ResponseBody::CreateTopics(mut r) => {
+            for t in &mut r.topics {
+                t.error_code = error.code;
+                t.error_message = message();
+                t.topic_id = uuid::Uuid::nil();
+                t.num_partitions = -1;
+                t.replication_factor = -1;
+                t.configs = None;
+            }
+            ResponseBody::CreateTopics(r)
+        }
+        other => other,
+    }
+}
