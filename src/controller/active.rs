@@ -41,7 +41,7 @@ struct Parked {
 }
 
 /// Kafka's `MAX_RECORDS_PER_BATCH`.
-pub(crate) const MAX_RECORDS_PER_BATCH: usize = 10_000;
+const MAX_RECORDS_PER_BATCH: usize = super::MAX_RECORDS_PER_USER_OP;
 
 /// Kafka's delay of a balancing run rescheduled at once (10 ms, so that queued events go
 /// first).

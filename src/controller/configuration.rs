@@ -73,8 +73,6 @@ mod op {
 const BROKER_ID_NOT_REGISTERED: i16 = 102;
 /// The longest value Kafka 4.1 stores (it counts UTF-16 units).
 const MAX_VALUE_LENGTH: usize = 32_767;
-/// Kafka's `MAX_RECORDS_PER_USER_OP`.
-const MAX_RECORDS: usize = 10_000;
 const MIN_INSYNC_REPLICAS: &str = "min.insync.replicas";
 
 /// One resource's requested change, keyed by config name (the last op of a name wins).
@@ -346,7 +344,7 @@ fn alter(
             .collect();
         records.extend(clears);
     }
-    if records.len() > MAX_RECORDS {
+    if records.len() > super::MAX_RECORDS_PER_USER_OP {
         return (
             Err(ApiError::new(
                 errors::POLICY_VIOLATION,

@@ -21,12 +21,11 @@ use super::errors::{self, ApiError};
 use super::result::{ControllerResult, RecordOut};
 use crate::codec::versions::SUPPORTED_FEATURES;
 use crate::metadata::image::java_order::{java_hash_map_order, Built};
-use crate::metadata::image::{ConfigResource, MetadataImage};
+use crate::metadata::image::{ConfigResource, MetadataImage, ELR_FEATURE};
 use crate::metadata::record::MetadataRecord;
 use crate::metadata::records::{ConfigRecord, FeatureLevelRecord, NoOpRecord};
 use crate::storage::features::{KRAFT_VERSION_FEATURE, METADATA_VERSION_FEATURE};
 
-const ELR_FEATURE: &str = "eligible.leader.replicas.version";
 /// metadata.version from which controllers register (3.7-IV0); below it Kafka checks none.
 const MV_CONTROLLER_REGISTRATION: i16 = 15;
 /// The metadata.version levels whose metadata a lower level cannot hold

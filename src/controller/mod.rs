@@ -77,10 +77,10 @@ pub const CONTROLLER_APIS: &[ApiKey] = &[
     ApiKey::ElectLeaders,
 ];
 
-/// Kafka's `MAX_RECORDS_PER_USER_OP`: an atomic write holds at most this many records.
-pub(crate) fn active_max_records() -> usize {
-    active::MAX_RECORDS_PER_BATCH
-}
+/// Kafka's `MAX_RECORDS_PER_USER_OP` (its `MAX_RECORDS_PER_BATCH`): an atomic write holds at
+/// most this many records; a request that would write more is refused whole with
+/// POLICY_VIOLATION.
+pub const MAX_RECORDS_PER_USER_OP: usize = 10_000;
 
 /// Whether `api_key` is served by the controller layer.
 pub fn serves(api_key: ApiKey) -> bool {

@@ -16,7 +16,6 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::create_topics::{
     active_replicas, new_partition_record, usable_brokers, validate_manual_assignment,
-    MAX_PARTITIONS_PER_REQUEST,
 };
 use super::placement::place;
 use crate::controller::errors::{self, ApiError};
@@ -96,7 +95,7 @@ pub fn create_partitions(
         };
         results.push(result(name, &error));
     }
-    if records.len() as u64 > MAX_PARTITIONS_PER_REQUEST {
+    if records.len() > crate::controller::MAX_RECORDS_PER_USER_OP {
         // Kafka's bounded record list overflows: the whole request fails.
         let e = ApiError::new(
             errors::POLICY_VIOLATION,

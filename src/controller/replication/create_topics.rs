@@ -27,7 +27,7 @@ use crate::raft::Rng;
 
 /// The metadata log's own topic, never created by request.
 pub const METADATA_TOPIC: &str = "__cluster_metadata";
-/// Kafka's `MAX_PARTITIONS_PER_BATCH` (KAFKA-17870) and `MAX_RECORDS_PER_USER_OP`.
+/// Kafka's `MAX_PARTITIONS_PER_BATCH` (KAFKA-17870).
 pub const MAX_PARTITIONS_PER_REQUEST: u64 = 10_000;
 /// Longest topic name (`Topic.MAX_NAME_LENGTH`).
 const MAX_NAME_LENGTH: usize = 249;
@@ -197,7 +197,7 @@ pub fn create_topics(
             ),
         ));
     }
-    if record_count as u64 > MAX_PARTITIONS_PER_REQUEST {
+    if record_count > crate::controller::MAX_RECORDS_PER_USER_OP {
         // Kafka's bounded record list (MAX_RECORDS_PER_USER_OP) overflows: the whole request
         // fails, validate_only too (it builds the records as well).
         return every_topic_refused(

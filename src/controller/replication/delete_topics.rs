@@ -203,7 +203,7 @@ pub fn delete_topics(
             ));
         }
     }
-    if records.len() > crate::controller::active_max_records() {
+    if records.len() > crate::controller::MAX_RECORDS_PER_USER_OP {
         // Kafka's bounded record list overflows: the whole request fails.
         return ControllerResult::response_only(delete_topics_error(
             req,

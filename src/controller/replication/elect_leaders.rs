@@ -29,8 +29,7 @@ use crate::controller::result::{ControllerResult, RecordOut};
 use crate::metadata::image::java_order::{java_string_hash, timeline_hash_order};
 use crate::metadata::image::{MetadataImage, PartitionRegistration, TopicImage};
 
-/// Kafka's `MAX_RECORDS_PER_USER_OP`: a user operation writing more is refused whole.
-pub const MAX_RECORDS_PER_USER_OP: usize = 10_000;
+use crate::controller::MAX_RECORDS_PER_USER_OP;
 
 /// Kafka's `MAX_ELECTIONS_PER_IMBALANCE`: the most records one balancing run writes.
 pub const MAX_ELECTIONS_PER_IMBALANCE: usize = 1_000;

@@ -86,7 +86,7 @@ const MIN_INSYNC_REPLICAS: &str = "min.insync.replicas";
 pub fn elr_enabled(image: &MetadataImage) -> bool {
     image
         .features
-        .get("eligible.leader.replicas.version")
+        .get(crate::metadata::image::ELR_FEATURE)
         .is_some_and(|l| *l >= 1)
 }
 
