@@ -47,6 +47,7 @@ fn format_development_directory(config: &Config) -> Result<()> {
         cluster_id,
         mode: FormatMode::StaticVoters,
         release_version: None,
+        kafka_release: config.kafka_release,
         feature_overrides: Vec::new(),
         ignore_formatted: false,
         now_unix_ms: now_unix_ms(),
@@ -114,7 +115,13 @@ pub fn start(args: StartArgs) -> Result<()> {
             },
             tokio::runtime::Handle::current(),
         )?;
-        let handler = Arc::new(Node::new(node_id, cluster_id, voters, Some(raft.clone())));
+        let handler = Arc::new(Node::new(
+            node_id,
+            cluster_id,
+            voters,
+            Some(raft.clone()),
+            config.kafka_release,
+        ));
         let metrics_shutdown = CancellationToken::new();
         if let Some(addr) = config.metrics_listener {
             let listener = tokio::net::TcpListener::bind(addr)
@@ -262,6 +269,7 @@ pub fn format(args: FormatArgs) -> Result<()> {
         cluster_id: args.cluster_id.clone(),
         mode: format_mode(&args, &config)?,
         release_version: args.release_version.clone(),
+        kafka_release: config.kafka_release,
         feature_overrides: parse_features(&args.features)?,
         ignore_formatted: args.ignore_formatted,
         now_unix_ms: now_unix_ms(),

@@ -6,7 +6,7 @@ use kafka_protocol::messages::api_versions_response::{
 use kafka_protocol::messages::ApiVersionsResponse;
 use kafka_protocol::protocol::StrBytes;
 
-use super::versions::{ADVERTISED, SUPPORTED_FEATURES};
+use super::versions::Release;
 
 /// Kafka's error code UNSUPPORTED_VERSION.
 pub const UNSUPPORTED_VERSION: i16 = 35;
@@ -20,16 +20,19 @@ pub struct FinalizedFeature {
     pub level: i16,
 }
 
-/// Builds the ApiVersions response for a request at `request_version`.
+/// Builds the ApiVersions response of a node presenting `release` for a request at
+/// `request_version`.
 ///
 /// Features whose minimum is 0 are left out below v4: older clients treat min 0 as invalid
 /// (KAFKA-17492), so Kafka omits them; `kraft.version` (0..1) is therefore visible only at v4.
 pub fn api_versions_response(
+    release: Release,
     request_version: i16,
     finalized: &[FinalizedFeature],
     finalized_epoch: i64,
 ) -> ApiVersionsResponse {
-    let api_keys = ADVERTISED
+    let api_keys = release
+        .advertised()
         .iter()
         .map(|r| {
             ApiVersion::default()
@@ -38,7 +41,8 @@ pub fn api_versions_response(
                 .with_max_version(r.max_version)
         })
         .collect();
-    let supported_features = SUPPORTED_FEATURES
+    let supported_features = release
+        .supported_features()
         .iter()
         .filter(|f| request_version >= 4 || f.min_version != 0)
         .map(|f| {
@@ -69,6 +73,6 @@ pub fn api_versions_response(
 
 /// The answer to an ApiVersions request at a version we do not know: UNSUPPORTED_VERSION with
 /// our API list, to be encoded at v0 so any client can read it and retry.
-pub fn unsupported_version_response() -> ApiVersionsResponse {
-    api_versions_response(0, &[], -1).with_error_code(UNSUPPORTED_VERSION)
+pub fn unsupported_version_response(release: Release) -> ApiVersionsResponse {
+    api_versions_response(release, 0, &[], -1).with_error_code(UNSUPPORTED_VERSION)
 }

@@ -70,6 +70,8 @@ const FORWARDABLE: &[ApiKey] = &[
     ApiKey::AllocateProducerIds,
     ApiKey::AddRaftVoter,
     ApiKey::RemoveRaftVoter,
+    // Kafka 4.4.
+    ApiKey::UnregisterController,
 ];
 
 /// The client principal a broker forwards (Kafka's DefaultPrincipalData).
@@ -278,6 +280,8 @@ fn error_codes(body: &ResponseBody) -> Vec<i16> {
             )
             .collect(),
         ResponseBody::RemoveRaftVoter(r) => vec![r.error_code],
+        ResponseBody::UnregisterBroker(r) => vec![r.error_code],
+        ResponseBody::UnregisterController(r) => vec![r.error_code],
         _ => Vec::new(),
     }
 }

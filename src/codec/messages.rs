@@ -22,8 +22,9 @@ use kafka_protocol::messages::{
     IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse,
     ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse, RemoveRaftVoterRequest,
     RemoveRaftVoterResponse, UnregisterBrokerRequest, UnregisterBrokerResponse,
-    UpdateFeaturesRequest, UpdateFeaturesResponse, UpdateRaftVoterRequest, UpdateRaftVoterResponse,
-    VoteRequest, VoteResponse,
+    UnregisterControllerRequest, UnregisterControllerResponse, UpdateFeaturesRequest,
+    UpdateFeaturesResponse, UpdateRaftVoterRequest, UpdateRaftVoterResponse, VoteRequest,
+    VoteResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable};
 
@@ -134,6 +135,7 @@ kraft_apis! {
     BrokerRegistration => BrokerRegistrationRequest, BrokerRegistrationResponse;
     BrokerHeartbeat => BrokerHeartbeatRequest, BrokerHeartbeatResponse;
     UnregisterBroker => UnregisterBrokerRequest, UnregisterBrokerResponse;
+    UnregisterController => UnregisterControllerRequest, UnregisterControllerResponse;
     AllocateProducerIds => AllocateProducerIdsRequest, AllocateProducerIdsResponse;
     AssignReplicasToDirs => AssignReplicasToDirsRequest, AssignReplicasToDirsResponse;
     ElectLeaders => ElectLeadersRequest, ElectLeadersResponse;

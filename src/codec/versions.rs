@@ -1,8 +1,13 @@
-//! The single table of the APIs and version ranges this node advertises on its controller
-//! listener, and the features it reports in ApiVersions.
+//! The tables of the APIs and version ranges this node advertises on its controller listener,
+//! and the features it reports in ApiVersions and in its KIP-919 registration.
 //!
-//! The ranges are those of an Apache Kafka 4.1 controller for the KRaft APIs (Java peers pick
-//! `min(their max, our max)` per API, so advertising a version means implementing it).
+//! A node presents itself as the controller of one Kafka release ([`Release`], the
+//! `ferrokraft.kafka.release` key): [`ADVERTISED`] and [`SUPPORTED_FEATURES`] are Kafka
+//! 4.1.2's, [`ADVERTISED_4_4`] and [`SUPPORTED_FEATURES_4_4`] Kafka 4.4.0's (BrokerHeartbeat
+//! v2 with cordoned log directories, UnregisterController, metadata.version up to 4.4-IV2).
+//! Java peers pick `min(their max, our max)` per API, so advertising a version means
+//! implementing it. Requests are decoded against the widest table ([`advertised`]) whatever
+//! the release: the release decides what the node shows, not what it understands.
 
 use kafka_protocol::messages::ApiKey;
 
@@ -73,9 +78,129 @@ pub const ADVERTISED: &[ApiRange] = &[
     api(ApiKey::UpdateRaftVoter, 0, 0),
 ];
 
-/// The advertised range of `api_key`, if we serve it at all.
+/// Kafka 4.4.0's controller APIs: [`ADVERTISED`] with BrokerHeartbeat v2 (KIP-1066 cordoned
+/// log directories) and UnregisterController (API 94). Kafka 4.4.0 also has ApiVersions v5
+/// (KIP-1242) and AddRaftVoter v1, which ferrokraft does not serve yet (docs/interop.md).
+pub const ADVERTISED_4_4: &[ApiRange] = &[
+    api(ApiKey::Fetch, 4, 18),
+    api(ApiKey::ApiVersions, 0, 4),
+    api(ApiKey::CreateTopics, 2, 7),
+    api(ApiKey::DeleteTopics, 1, 6),
+    api(ApiKey::DescribeConfigs, 1, 4),
+    api(ApiKey::AlterConfigs, 0, 2),
+    api(ApiKey::CreatePartitions, 0, 3),
+    api(ApiKey::ElectLeaders, 0, 2),
+    api(ApiKey::IncrementalAlterConfigs, 0, 1),
+    api(ApiKey::AlterPartitionReassignments, 0, 1),
+    api(ApiKey::ListPartitionReassignments, 0, 0),
+    api(ApiKey::Vote, 0, 2),
+    api(ApiKey::BeginQuorumEpoch, 0, 1),
+    api(ApiKey::EndQuorumEpoch, 0, 1),
+    api(ApiKey::DescribeQuorum, 0, 2),
+    api(ApiKey::AlterPartition, 2, 3),
+    api(ApiKey::UpdateFeatures, 0, 2),
+    api(ApiKey::Envelope, 0, 0),
+    api(ApiKey::FetchSnapshot, 0, 1),
+    api(ApiKey::DescribeCluster, 0, 2),
+    api(ApiKey::BrokerRegistration, 0, 4),
+    api(ApiKey::BrokerHeartbeat, 0, 2),
+    api(ApiKey::UnregisterBroker, 0, 0),
+    api(ApiKey::AllocateProducerIds, 0, 0),
+    api(ApiKey::ControllerRegistration, 0, 0),
+    api(ApiKey::AssignReplicasToDirs, 0, 0),
+    api(ApiKey::AddRaftVoter, 0, 0),
+    api(ApiKey::RemoveRaftVoter, 0, 0),
+    api(ApiKey::UpdateRaftVoter, 0, 0),
+    api(ApiKey::UnregisterController, 0, 0),
+];
+
+/// The range of `api_key` this node decodes and serves, whatever release it presents
+/// ([`ADVERTISED_4_4`], the widest table).
 pub fn advertised(api_key: ApiKey) -> Option<ApiRange> {
-    ADVERTISED.iter().copied().find(|r| r.api_key == api_key)
+    ADVERTISED_4_4
+        .iter()
+        .copied()
+        .find(|r| r.api_key == api_key)
+}
+
+/// The Kafka release whose controller a node presents itself as: which APIs, versions and
+/// feature ranges it advertises, and the metadata.version `ferrokraft format` picks by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Release {
+    /// Kafka 4.1 (4.1.2): metadata.version 3.3-IV3 to 4.1-IV1.
+    #[default]
+    Kafka4_1,
+    /// Kafka 4.4 (4.4.0): metadata.version 3.3-IV3 to 4.4-IV2, share.version 2, streams.version 1.
+    Kafka4_4,
+}
+
+impl Release {
+    /// Parses `ferrokraft.kafka.release` (`4.1` or `4.4`).
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim() {
+            "4.1" => Some(Self::Kafka4_1),
+            "4.4" => Some(Self::Kafka4_4),
+            _ => None,
+        }
+    }
+
+    /// The value as written in the config file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Kafka4_1 => "4.1",
+            Self::Kafka4_4 => "4.4",
+        }
+    }
+
+    /// The APIs advertised in ApiVersions, in ascending key order.
+    pub fn advertised(self) -> &'static [ApiRange] {
+        match self {
+            Self::Kafka4_1 => ADVERTISED,
+            Self::Kafka4_4 => ADVERTISED_4_4,
+        }
+    }
+
+    /// The supported features, in the order of that release's ApiVersions answer.
+    pub fn supported_features(self) -> &'static [SupportedFeature] {
+        match self {
+            Self::Kafka4_1 => SUPPORTED_FEATURES,
+            Self::Kafka4_4 => SUPPORTED_FEATURES_4_4,
+        }
+    }
+
+    /// The supported range of feature `name`, if this release supports it at all.
+    pub fn supported_feature(self, name: &str) -> Option<SupportedFeature> {
+        self.supported_features()
+            .iter()
+            .copied()
+            .find(|f| f.name == name)
+    }
+
+    /// The order of the supported features in that release's ControllerRegistration.
+    pub fn registration_order(self) -> &'static [&'static str] {
+        match self {
+            Self::Kafka4_1 => REGISTRATION_ORDER,
+            // Seven features fill a 16-bucket HashMap whichever its initial capacity, so the
+            // registration lists them in the ApiVersions order.
+            Self::Kafka4_4 => &[
+                "group.version",
+                crate::storage::features::KRAFT_VERSION_FEATURE,
+                crate::storage::features::METADATA_VERSION_FEATURE,
+                "share.version",
+                "streams.version",
+                "transaction.version",
+                "eligible.leader.replicas.version",
+            ],
+        }
+    }
+
+    /// The latest production metadata.version: `kafka-storage format`'s default.
+    pub fn latest_production_level(self) -> i16 {
+        match self {
+            Self::Kafka4_1 => crate::storage::features::LATEST_PRODUCTION_LEVEL,
+            Self::Kafka4_4 => crate::storage::features::LATEST_PRODUCTION_LEVEL_4_4,
+        }
+    }
 }
 
 /// A feature in ApiVersions' SupportedFeatures.
@@ -108,6 +233,21 @@ pub const SUPPORTED_FEATURES: &[SupportedFeature] = &[
     feature("eligible.leader.replicas.version", 0, 1),
 ];
 
+/// Kafka 4.4.0's supported features (its ApiVersions order: seven entries in a `HashMap`).
+pub const SUPPORTED_FEATURES_4_4: &[SupportedFeature] = &[
+    feature("group.version", 0, 1),
+    feature(crate::storage::features::KRAFT_VERSION_FEATURE, 0, 1),
+    feature(
+        crate::storage::features::METADATA_VERSION_FEATURE,
+        7,
+        crate::storage::features::LATEST_PRODUCTION_LEVEL_4_4,
+    ),
+    feature("share.version", 0, 2),
+    feature("streams.version", 0, 1),
+    feature("transaction.version", 0, 2),
+    feature("eligible.leader.replicas.version", 0, 1),
+];
+
 /// The order of [`SUPPORTED_FEATURES`] in Kafka 4.1.2's ControllerRegistration (a
 /// `new HashMap<>(1)` filled with them).
 pub const REGISTRATION_ORDER: &[&str] = &[
@@ -133,7 +273,7 @@ mod tests {
 
     #[test]
     fn advertised_ranges_are_within_what_the_codec_can_decode() {
-        for r in ADVERTISED {
+        for r in ADVERTISED_4_4 {
             let valid = r.api_key.valid_versions();
             assert!(
                 r.min_version >= valid.min && r.max_version <= valid.max,
@@ -148,10 +288,38 @@ mod tests {
 
     #[test]
     fn advertised_is_sorted_by_key_without_duplicates() {
-        let keys: Vec<i16> = ADVERTISED.iter().map(|r| r.api_key as i16).collect();
-        let mut sorted = keys.clone();
-        sorted.sort_unstable();
-        sorted.dedup();
-        assert_eq!(keys, sorted);
+        for table in [ADVERTISED, ADVERTISED_4_4] {
+            let keys: Vec<i16> = table.iter().map(|r| r.api_key as i16).collect();
+            let mut sorted = keys.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(keys, sorted);
+        }
+    }
+
+    /// The decoding table must cover every release's: a node never advertises what it would
+    /// refuse to decode.
+    #[test]
+    fn every_release_advertises_within_what_is_decoded() {
+        for release in [Release::Kafka4_1, Release::Kafka4_4] {
+            for r in release.advertised() {
+                let served = advertised(r.api_key).expect("advertised API is decoded");
+                assert!(served.min_version <= r.min_version && r.max_version <= served.max_version);
+            }
+            let names: Vec<&str> = release
+                .supported_features()
+                .iter()
+                .map(|f| f.name)
+                .collect();
+            let mut order: Vec<&str> = release.registration_order().to_vec();
+            assert_eq!(order.len(), names.len());
+            order.sort_unstable();
+            let mut sorted = names.clone();
+            sorted.sort_unstable();
+            assert_eq!(
+                order, sorted,
+                "{release:?}: registration lists other features"
+            );
+        }
     }
 }

@@ -185,6 +185,10 @@ pub struct Config {
     /// served. Not set by default (no endpoint), since one default port would clash between
     /// nodes sharing a machine.
     pub metrics_listener: Option<std::net::SocketAddr>,
+    /// `ferrokraft.kafka.release` (`4.1`, the default, or `4.4`): the Kafka release whose
+    /// controller this node presents itself as (advertised APIs and feature ranges, the
+    /// default metadata.version of `ferrokraft format`).
+    pub kafka_release: crate::codec::versions::Release,
     /// Every key given that ferrokraft does not know (warned about once at start-up).
     pub unknown_keys: Vec<String>,
 }
@@ -235,6 +239,7 @@ const KNOWN_KEYS: &[&str] = &[
     "max.connections",
     "connections.max.idle.ms",
     "ferrokraft.metrics.listener",
+    "ferrokraft.kafka.release",
 ];
 
 /// Kafka keys that are valid in a controller's file but that ferrokraft has no use for; they
@@ -666,6 +671,11 @@ impl Config {
                         "expected an IP address and port, e.g. 127.0.0.1:9404",
                     )
                 })?),
+            },
+            kafka_release: match get(props, "ferrokraft.kafka.release") {
+                None | Some("") => crate::codec::versions::Release::default(),
+                Some(v) => crate::codec::versions::Release::parse(v)
+                    .ok_or_else(|| invalid("ferrokraft.kafka.release", v, "expected 4.1 or 4.4"))?,
             },
             unknown_keys: props
                 .keys()

@@ -486,6 +486,11 @@ impl ActiveController {
         } = env;
         let next_offset = appender.next_write_offset().unwrap_or(-1);
         let version = request.api_version;
+        let alter_ctx = |request: &InboundRequest| configuration::AlterContext {
+            node_id: cfg.node_id,
+            forwarded: request.forwarded,
+            release: cfg.release,
+        };
         match &request.body {
             RequestBody::BrokerRegistration(req) => {
                 let result = cluster::register_broker(
@@ -568,6 +573,16 @@ impl ActiveController {
                     self.heartbeats.remove(req.broker_id.0);
                 }
             }
+            RequestBody::UnregisterController(req) => {
+                let result = cluster::unregister_controller(&self.image, cfg, req.controller_id);
+                self.complete(
+                    appender,
+                    &request,
+                    result,
+                    ResponseBody::UnregisterController,
+                    outputs,
+                );
+            }
             RequestBody::ControllerRegistration(req) => {
                 let result = cluster::register_controller(&self.image, req);
                 self.complete(
@@ -648,7 +663,7 @@ impl ActiveController {
             }
             RequestBody::IncrementalAlterConfigs(req) => {
                 let result =
-                    configuration::incremental_alter_configs(&self.image, cfg.node_id, req);
+                    configuration::incremental_alter_configs(&self.image, alter_ctx(&request), req);
                 self.complete(
                     appender,
                     &request,
@@ -658,7 +673,8 @@ impl ActiveController {
                 );
             }
             RequestBody::AlterConfigs(req) => {
-                let result = configuration::legacy_alter_configs(&self.image, cfg.node_id, req);
+                let result =
+                    configuration::legacy_alter_configs(&self.image, alter_ctx(&request), req);
                 self.complete(
                     appender,
                     &request,

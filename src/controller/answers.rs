@@ -42,6 +42,11 @@ pub fn error_response(body: &RequestBody, version: i16, error: &ApiError) -> Res
                 .with_error_code(error.code)
                 .with_error_message(message()),
         ),
+        RequestBody::UnregisterController(_) => ResponseBody::UnregisterController(
+            kafka_protocol::messages::UnregisterControllerResponse::default()
+                .with_error_code(error.code)
+                .with_error_message(message()),
+        ),
         RequestBody::AllocateProducerIds(_) => ResponseBody::AllocateProducerIds(
             AllocateProducerIdsResponse::default()
                 .with_error_code(error.code)
@@ -129,7 +134,9 @@ pub fn error_response(body: &RequestBody, version: i16, error: &ApiError) -> Res
         // Not a controller API: routing sends none here. Answer as Kafka answers an API a
         // controller does not serve.
         other => crate::node::not_ready_response(other, version).unwrap_or_else(|| {
-            ResponseBody::ApiVersions(crate::codec::api_versions::unsupported_version_response())
+            ResponseBody::ApiVersions(crate::codec::api_versions::unsupported_version_response(
+                Default::default(),
+            ))
         }),
     }
 }
@@ -152,6 +159,9 @@ pub(super) fn not_controller_body(body: &ResponseBody, error: &ApiError) -> Resp
             r.with_error_code(error.code).with_error_message(message()),
         ),
         ResponseBody::ControllerRegistration(r) => ResponseBody::ControllerRegistration(
+            r.with_error_code(error.code).with_error_message(message()),
+        ),
+        ResponseBody::UnregisterController(r) => ResponseBody::UnregisterController(
             r.with_error_code(error.code).with_error_message(message()),
         ),
         ResponseBody::AllocateProducerIds(r) => ResponseBody::AllocateProducerIds(

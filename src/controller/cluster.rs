@@ -7,11 +7,12 @@
 //!        (epoch = offset of the batch's first record; same incarnation: epoch, fencing kept)
 //!   ControllerRegistration ─▶ RegisterControllerRecord
 //!   UnregisterBroker ─▶ PartitionChangeRecords (leaves every ISR) + UnregisterBrokerRecord
+//!   UnregisterController (Kafka 4.4, metadata.version 4.4-IV2) ─▶ UnregisterControllerRecord
 //! ```
 
 use kafka_protocol::messages::{
     BrokerRegistrationRequest, BrokerRegistrationResponse, ControllerRegistrationRequest,
-    ControllerRegistrationResponse, UnregisterBrokerResponse,
+    ControllerRegistrationResponse, UnregisterBrokerResponse, UnregisterControllerResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
@@ -28,6 +29,7 @@ use crate::metadata::image::{mv, register_broker_version, MetadataImage};
 use crate::metadata::record::MetadataRecord;
 use crate::metadata::records::{
     BrokerEndpoint, BrokerFeature, RegisterBrokerRecord, UnregisterBrokerRecord,
+    UnregisterControllerRecord,
 };
 use crate::metadata::wire::TaggedFields;
 use crate::storage::features::{KRAFT_VERSION_FEATURE, METADATA_VERSION_FEATURE};
@@ -401,6 +403,52 @@ pub fn unregister_broker(
         0,
     ));
     ControllerResult::of(records, UnregisterBrokerResponse::default())
+}
+
+/// Kafka 4.4's `unregisterController` (QuorumController, then ClusterControlManager): the
+/// active controller may not remove itself, the metadata.version must be 4.4-IV2, and the
+/// controller must be registered; then one UnregisterControllerRecord, atomically.
+pub fn unregister_controller(
+    image: &MetadataImage,
+    cfg: &ControllerConfig,
+    controller_id: i32,
+) -> ControllerResult<UnregisterControllerResponse> {
+    let refused = |code: i16, message: String| {
+        ControllerResult::response_only(
+            UnregisterControllerResponse::default()
+                .with_error_code(code)
+                .with_error_message(Some(StrBytes::from_string(message))),
+        )
+    };
+    if controller_id == cfg.node_id {
+        return refused(
+            errors::INVALID_REQUEST,
+            "Controller cannot unregister itself while it is active.".into(),
+        );
+    }
+    if image.metadata_version().unwrap_or(0) < mv::CONTROLLER_UNREGISTRATION {
+        return refused(
+            errors::UNSUPPORTED_VERSION,
+            "The current MetadataVersion is too old to support controller unregistration.".into(),
+        );
+    }
+    if !image.controllers.contains_key(&controller_id) {
+        return refused(
+            errors::CONTROLLER_ID_NOT_REGISTERED,
+            format!("Controller ID {controller_id} is not currently registered."),
+        );
+    }
+    // One record: atomic as Kafka's `atomicOf` asks, since every result is one batch.
+    ControllerResult::of(
+        vec![RecordOut::new(
+            MetadataRecord::UnregisterController(UnregisterControllerRecord {
+                controller_id,
+                ..Default::default()
+            }),
+            0,
+        )],
+        UnregisterControllerResponse::default(),
+    )
 }
 
 /// Kafka's `registerController`: checks a ControllerRegistration and builds its record.

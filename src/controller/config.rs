@@ -30,6 +30,9 @@ pub struct ControllerConfig {
     pub kraft_version: i16,
     /// Seed of topic ids and placement offsets.
     pub rng_seed: u64,
+    /// The Kafka release this node presents itself as: the feature levels it supports (an
+    /// UpdateFeatures beyond them is refused, as by that release's controller).
+    pub release: crate::codec::versions::Release,
 }
 
 impl ControllerConfig {
@@ -57,6 +60,7 @@ impl ControllerConfig {
             leader_imbalance_check_interval_seconds: 300,
             kraft_version: 0,
             rng_seed: 0,
+            release: Default::default(),
         }
     }
 
@@ -75,6 +79,7 @@ impl ControllerConfig {
             leader_imbalance_check_interval_seconds: config.leader_imbalance_check_interval_seconds,
             kraft_version: 0,
             rng_seed,
+            release: config.kafka_release,
         }
     }
 }

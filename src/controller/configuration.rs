@@ -29,6 +29,7 @@ use super::replication::topic_configs::{
 };
 use super::replication::validate_topic_name;
 use super::result::{ControllerResult, RecordOut};
+use crate::codec::versions::Release;
 use crate::metadata::image::{ConfigResource, MetadataImage};
 use crate::metadata::record::MetadataRecord;
 use crate::metadata::records::{ClearElrRecord, ConfigRecord};
@@ -73,6 +74,8 @@ mod op {
 const BROKER_ID_NOT_REGISTERED: i16 = 102;
 /// The longest value Kafka 4.1 stores (it counts UTF-16 units).
 const MAX_VALUE_LENGTH: usize = 32_767;
+/// Kafka 4.4's broker config of cordoned log directories (KIP-1066).
+const CORDONED_LOG_DIRS: &str = "cordoned.log.dirs";
 const MIN_INSYNC_REPLICAS: &str = "min.insync.replicas";
 
 /// One resource's requested change, keyed by config name (the last op of a name wins).
@@ -167,10 +170,22 @@ fn screen(resources: Vec<(i8, String, Change)>, legacy: bool) -> Screened {
     Screened { early, changes }
 }
 
+/// Who asks, for the rules that depend on it.
+#[derive(Debug, Clone, Copy)]
+pub struct AlterContext {
+    /// This controller's id (a BROKER resource may name it).
+    pub node_id: i32,
+    /// Whether a broker forwarded the request (Kafka 4.4 checks `cordoned.log.dirs` only on
+    /// requests sent to a controller directly).
+    pub forwarded: bool,
+    /// The release whose rules apply (`cordoned.log.dirs` exists from Kafka 4.4).
+    pub release: Release,
+}
+
 /// Kafka's IncrementalAlterConfigs on the active controller.
 pub fn incremental_alter_configs(
     image: &MetadataImage,
-    node_id: i32,
+    ctx: AlterContext,
     req: &IncrementalAlterConfigsRequest,
 ) -> ControllerResult<IncrementalAlterConfigsResponse> {
     let resources = req
@@ -191,7 +206,7 @@ pub fn incremental_alter_configs(
             )
         })
         .collect();
-    let (outcomes, records) = alter(image, node_id, screen(resources, false), req.validate_only);
+    let (outcomes, records) = alter(image, ctx, screen(resources, false), req.validate_only);
     let result = |o: Outcome| {
         resource_result!(
             AlterConfigsResourceResponse,
@@ -232,7 +247,7 @@ pub fn incremental_alter_configs_error(
 /// stored one.
 pub fn legacy_alter_configs(
     image: &MetadataImage,
-    node_id: i32,
+    ctx: AlterContext,
     req: &AlterConfigsRequest,
 ) -> ControllerResult<AlterConfigsResponse> {
     let resources = req
@@ -250,7 +265,7 @@ pub fn legacy_alter_configs(
             )
         })
         .collect();
-    let (outcomes, records) = alter(image, node_id, screen(resources, true), req.validate_only);
+    let (outcomes, records) = alter(image, ctx, screen(resources, true), req.validate_only);
     let result = |o: Outcome| {
         resource_result!(
             LegacyResult,
@@ -291,14 +306,14 @@ pub fn legacy_alter_configs_error(
 /// whole request fails.
 fn alter(
     image: &MetadataImage,
-    node_id: i32,
+    ctx: AlterContext,
     screened: Screened,
     validate_only: bool,
 ) -> (Result<Vec<Outcome>, ApiError>, Vec<RecordOut>) {
     let mut outcomes = screened.early;
     let mut records = Vec::new();
     for (key, change) in screened.changes {
-        let error = match alter_resource(image, node_id, &key, &change) {
+        let error = match alter_resource(image, ctx, &key, &change) {
             Ok(mut written) => {
                 records.append(&mut written);
                 ApiError::code(errors::NONE)
@@ -360,9 +375,10 @@ fn alter(
 }
 
 /// Whether `key` of a resource of `resource_type` is a LIST config (APPEND/SUBTRACT work).
-fn splittable(resource_type: i8, key: &str) -> Option<&'static str> {
+fn splittable(release: Release, resource_type: i8, key: &str) -> Option<&'static str> {
     match resource_type {
         resource::TOPIC if is_list_topic_config(key) => topic_config(key).map(|d| d.default),
+        resource::BROKER if key == CORDONED_LOG_DIRS && release == Release::Kafka4_4 => Some(""),
         resource::BROKER => validate::broker_list_default(key),
         _ => None,
     }
@@ -372,7 +388,7 @@ fn splittable(resource_type: i8, key: &str) -> Option<&'static str> {
 /// `legacyAlterConfigResource`: the records of one resource, or its error.
 fn alter_resource(
     image: &MetadataImage,
-    node_id: i32,
+    ctx: AlterContext,
     key: &ConfigResource,
     change: &Change,
 ) -> Result<Vec<RecordOut>, ApiError> {
@@ -394,7 +410,7 @@ fn alter_resource(
                         } else {
                             "SUBTRACT"
                         };
-                        let Some(default) = splittable(key.resource_type, k) else {
+                        let Some(default) = splittable(ctx.release, key.resource_type, k) else {
                             return Err(ApiError::new(
                                 errors::INVALID_CONFIG,
                                 format!("Can't {verb} to key {k} because its type is not LIST."),
@@ -465,6 +481,12 @@ fn alter_resource(
                 ));
             }
         }
+        if ctx.release == Release::Kafka4_4
+            && key.resource_type == resource::BROKER
+            && k == CORDONED_LOG_DIRS
+        {
+            cordoned_log_dirs_rules(image, ctx, v.as_deref(), current(k).as_deref())?;
+        }
         if is_explicit
             && v.as_ref()
                 .is_some_and(|v| v.encode_utf16().count() > MAX_VALUE_LENGTH)
@@ -517,7 +539,7 @@ fn alter_resource(
                 // that registered).
                 let known = image.brokers.contains_key(&id)
                     || image.controllers.contains_key(&id)
-                    || id == node_id;
+                    || id == ctx.node_id;
                 if !known {
                     return Err(ApiError::new(
                         BROKER_ID_NOT_REGISTERED,
@@ -551,6 +573,40 @@ fn alter_resource(
             )
         })
         .collect())
+}
+
+/// Kafka 4.4's `isCordonedLogDirsDisabled` / `isCordonedLogDirsInvalid` (KIP-1066): the key
+/// needs metadata.version 4.3-IV0, and a controller asked directly may only shrink the list
+/// (a broker forwards what its operator set, checked against its own log directories).
+fn cordoned_log_dirs_rules(
+    image: &MetadataImage,
+    ctx: AlterContext,
+    new: Option<&str>,
+    current: Option<&str>,
+) -> Result<(), ApiError> {
+    if image.metadata_version().unwrap_or(0) < crate::metadata::image::mv::CORDONED_LOG_DIRS {
+        return Err(ApiError::new(
+            errors::INVALID_CONFIG,
+            "The cordoned.log.dirs configuration value cannot be set because it requires \
+             metadata.version >= 4.3-IV0",
+        ));
+    }
+    let Some(new) = new.filter(|v| !ctx.forwarded && !v.trim().is_empty()) else {
+        return Ok(());
+    };
+    // Java's `Pattern.compile("\\s*,\\s*").split(value.trim(), -1)`.
+    let split =
+        |v: &str| -> Vec<String> { v.trim().split(',').map(|p| p.trim().to_string()).collect() };
+    let allowed = current.map(split).unwrap_or_default();
+    if split(new).iter().all(|d| allowed.contains(d)) {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            errors::INVALID_CONFIG,
+            "When updating cordoned.log.dirs via controllers,  the new value must be a subset \
+             of the current configuration value.",
+        ))
+    }
 }
 
 /// Java's `String.split(",")`: trailing empty parts dropped, `""` gives `[""]`.

@@ -19,7 +19,6 @@ use super::config::ControllerConfig;
 use super::configuration::resource;
 use super::errors::{self, ApiError};
 use super::result::{ControllerResult, RecordOut};
-use crate::codec::versions::SUPPORTED_FEATURES;
 use crate::metadata::image::java_order::{java_hash_map_order, Built};
 use crate::metadata::image::{ConfigResource, MetadataImage, ELR_FEATURE};
 use crate::metadata::record::MetadataRecord;
@@ -29,8 +28,9 @@ use crate::storage::features::{KRAFT_VERSION_FEATURE, METADATA_VERSION_FEATURE};
 /// metadata.version from which controllers register (3.7-IV0); below it Kafka checks none.
 const MV_CONTROLLER_REGISTRATION: i16 = 15;
 /// The metadata.version levels whose metadata a lower level cannot hold
-/// (`MetadataVersion.didMetadataChange`): a downgrade across one is refused.
-const METADATA_CHANGED_AT: &[i16] = &[7, 8, 11, 13, 14, 15, 17, 23];
+/// (`MetadataVersion.didMetadataChange`): a downgrade across one is refused. 30 (cordoned log
+/// directories), 32 (CIDR ACL hosts) and 33 (controller unregistration) are Kafka 4.4.0's.
+const METADATA_CHANGED_AT: &[i16] = &[7, 8, 11, 13, 14, 15, 17, 23, 30, 32, 33];
 /// Features and the metadata.version level each level needs (Kafka's `Feature` dependencies;
 /// in 4.1 only eligible.leader.replicas.version 1 needs metadata.version 23).
 const DEPENDENCIES: &[(&str, i16, i16)] = &[(ELR_FEATURE, 1, 23)];
@@ -113,9 +113,10 @@ impl Checker<'_> {
     /// Kafka's `reasonNotSupported`: this node, every broker (fenced too), and from
     /// metadata.version 3.7-IV0 every registered controller and every voter.
     fn reason_not_supported(&self, name: &str, level: i16) -> Option<String> {
-        let local = SUPPORTED_FEATURES
-            .iter()
-            .find(|f| f.name == name)
+        let local = self
+            .cfg
+            .release
+            .supported_feature(name)
             .map(|f| (f.min_version, f.max_version));
         if let Some(r) = not_supported(
             level,

@@ -71,6 +71,7 @@ pub const CONTROLLER_APIS: &[ApiKey] = &[
     ApiKey::BrokerRegistration,
     ApiKey::BrokerHeartbeat,
     ApiKey::UnregisterBroker,
+    ApiKey::UnregisterController,
     ApiKey::AllocateProducerIds,
     ApiKey::ControllerRegistration,
     ApiKey::AssignReplicasToDirs,

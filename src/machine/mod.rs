@@ -557,6 +557,7 @@ impl NodeMachine {
                     request_id: correlation_id,
                     api_version: 0,
                     listener_name: String::new(),
+                    forwarded: false,
                     body: RequestBody::ControllerRegistration(request),
                 };
                 self.with_controller(now_ms, store, |c, a| c.handle_request(now_ms, a, request))

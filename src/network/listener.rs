@@ -47,6 +47,7 @@ pub async fn serve<H: RequestHandler>(
         let ctx = RequestContext {
             listener_name: listener_name.clone(),
             peer,
+            forwarded: false,
         };
         let handler = handler.clone();
         let shutdown = shutdown.clone();

@@ -29,6 +29,8 @@ pub struct RequestContext {
     pub listener_name: String,
     /// The peer's address.
     pub peer: SocketAddr,
+    /// Whether the request came inside an Envelope from a broker.
+    pub forwarded: bool,
 }
 
 /// A pending answer: the encoded response frame, or `None` to close the connection.

@@ -21,6 +21,7 @@ use crate::codec::api_versions::{
 use crate::codec::envelope::{unwrap_envelope, wrap_response};
 use crate::codec::request::InboundRequest as WireRequest;
 use crate::codec::response::encode_response;
+use crate::codec::versions::Release;
 use crate::codec::{RequestBody, ResponseBody};
 use crate::metadata::image::MIN_MV_FOR_CONTROLLER_REGISTRATION;
 use crate::network::{PendingResponse, RequestContext, RequestHandler};
@@ -39,6 +40,7 @@ pub struct Node {
     cluster_id: String,
     voters: VoterSet,
     raft: Option<RaftHandle>,
+    release: Release,
     next_request_id: std::sync::atomic::AtomicU64,
 }
 
@@ -49,12 +51,14 @@ impl Node {
         cluster_id: String,
         voters: VoterSet,
         raft: Option<RaftHandle>,
+        release: Release,
     ) -> Self {
         Self {
             node_id,
             cluster_id,
             voters,
             raft,
+            release,
             next_request_id: std::sync::atomic::AtomicU64::new(1),
         }
     }
@@ -160,7 +164,7 @@ impl Node {
     fn answer(&self, ctx: &RequestContext, request: WireRequest) -> Answer {
         match request {
             WireRequest::UnsupportedApiVersions { header } => Answer::Now(
-                ResponseBody::ApiVersions(unsupported_version_response()),
+                ResponseBody::ApiVersions(unsupported_version_response(self.release)),
                 0,
                 header.correlation_id,
             ),
@@ -185,7 +189,12 @@ impl Node {
                         } else {
                             status.finalized_features_epoch
                         };
-                        ResponseBody::ApiVersions(api_versions_response(version, &finalized, epoch))
+                        ResponseBody::ApiVersions(api_versions_response(
+                            self.release,
+                            version,
+                            &finalized,
+                            epoch,
+                        ))
                     }
                     RequestBody::DescribeCluster(req) => {
                         ResponseBody::DescribeCluster(self.describe_cluster(ctx, &req, version))
@@ -208,6 +217,7 @@ impl Node {
                                 request_id,
                                 api_version: version,
                                 listener_name: ctx.listener_name.clone(),
+                                forwarded: ctx.forwarded,
                                 body: raft_body,
                             },
                             reply: tx,
@@ -270,6 +280,7 @@ impl Node {
         let inner_ctx = RequestContext {
             listener_name: ctx.listener_name.clone(),
             peer: SocketAddr::new(forwarded.client_address, 0),
+            forwarded: true,
         };
         // No recursion beyond this level: Envelope is not forwardable, so an envelope inside
         // an envelope was refused by unwrap_envelope.

@@ -119,6 +119,7 @@ pub async fn run(config: &Config, bound: BoundListeners, shutdown: CancellationT
         String::new(),
         Default::default(),
         None,
+        config.kafka_release,
     ));
     serve(node, config, bound, shutdown).await;
 }

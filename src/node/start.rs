@@ -114,7 +114,7 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
             .iter()
             .map(|(name, e)| (name.clone(), e.host.clone(), e.port))
             .collect(),
-        &registered_features(),
+        &registered_features(config.kafka_release),
     );
     let raft_config = RaftConfig {
         node_id: config.node_id,

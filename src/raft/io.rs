@@ -33,6 +33,9 @@ pub struct InboundRequest {
     pub api_version: i16,
     /// The listener it arrived on (leader endpoints in answers are for this listener).
     pub listener_name: String,
+    /// Whether a broker forwarded it inside an Envelope (Kafka's `Request.isForwarded`: some
+    /// checks apply only to requests sent to the controller directly).
+    pub forwarded: bool,
     /// The body.
     pub body: RequestBody,
 }

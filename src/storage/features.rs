@@ -1,11 +1,14 @@
-//! metadata.version levels and feature defaults of Kafka 4.1.2, and the FeatureLevelRecord
-//! bytes `kafka-storage format` puts into bootstrap files.
+//! metadata.version levels and feature defaults of Kafka 4.1.2 and 4.4.0, and the
+//! FeatureLevelRecord bytes `kafka-storage format` puts into bootstrap files.
 //!
 //! The table was taken from `kafka-storage version-mapping --release-version X` run against the
-//! real 4.1.2 jars for every level (3.3-IV3 = 7 … 4.1-IV1 = 27; 27 is the default).
+//! real 4.1.2 jars for every level (3.3-IV3 = 7 … 4.1-IV1 = 27; 27 is 4.1.2's default) and the
+//! 4.4.0 jars for the levels after it (4.2-IV0 = 28 … 4.4-IV2 = 33, 4.4.0's default). Which of
+//! them a node accepts as a release version follows its [`Release`].
 
 use std::collections::BTreeMap;
 
+use crate::codec::versions::Release;
 use crate::records::varint::{get_uvarint, put_uvarint};
 
 /// Feature name of the metadata version.
@@ -17,8 +20,9 @@ pub const FEATURE_LEVEL_RECORD_API_KEY: u32 = 12;
 /// metadata.version at which kraft.version 1 (dynamic quorums) becomes available (3.9-IV0).
 pub const MIN_MV_FOR_KRAFT_VERSION_1: i16 = 21;
 
-/// Production metadata versions known to Kafka 4.1.2: (level, name).
-const METADATA_VERSIONS: [(i16, &str); 21] = [
+/// Production metadata versions known to Kafka 4.4.0: (level, name). Kafka 4.1.2's are the
+/// first 21 (up to 4.1-IV1).
+const METADATA_VERSIONS: [(i16, &str); 27] = [
     (7, "3.3-IV3"),
     (8, "3.4-IV0"),
     (9, "3.5-IV0"),
@@ -40,10 +44,18 @@ const METADATA_VERSIONS: [(i16, &str); 21] = [
     (25, "4.0-IV3"),
     (26, "4.1-IV0"),
     (27, "4.1-IV1"),
+    (28, "4.2-IV0"),
+    (29, "4.2-IV1"),
+    (30, "4.3-IV0"),
+    (31, "4.4-IV0"),
+    (32, "4.4-IV1"),
+    (33, "4.4-IV2"),
 ];
 
 /// The default of Kafka 4.1.2's formatter (LATEST_PRODUCTION).
 pub const LATEST_PRODUCTION_LEVEL: i16 = 27;
+/// The default of Kafka 4.4.0's formatter.
+pub const LATEST_PRODUCTION_LEVEL_4_4: i16 = 33;
 
 /// A metadata.version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -55,15 +67,16 @@ pub struct MetadataVersion {
 }
 
 impl MetadataVersion {
-    /// The default metadata.version of Kafka 4.1.2.
-    pub fn latest_production() -> Self {
-        Self::from_level(LATEST_PRODUCTION_LEVEL).unwrap_or(MetadataVersion {
-            level: LATEST_PRODUCTION_LEVEL,
+    /// The default metadata.version of `release`'s formatter.
+    pub fn latest_production(release: Release) -> Self {
+        let level = release.latest_production_level();
+        Self::from_level(level).unwrap_or(MetadataVersion {
+            level,
             name: "4.1-IV1",
         })
     }
 
-    /// Looks up a level.
+    /// Looks up a level (any level Kafka 4.4.0 knows).
     pub fn from_level(level: i16) -> Option<Self> {
         METADATA_VERSIONS
             .iter()
@@ -72,24 +85,27 @@ impl MetadataVersion {
     }
 
     /// Parses `--release-version`: a full name (`3.7-IV2`) or a release (`3.7`, meaning its
-    /// latest IV), as Kafka's `MetadataVersion.fromVersionString` does.
-    pub fn parse_release(s: &str) -> Result<Self, String> {
-        let found = METADATA_VERSIONS.iter().find(|(_, n)| *n == s).or_else(|| {
+    /// latest IV), as Kafka's `MetadataVersion.fromVersionString` does, among the levels
+    /// `release` knows.
+    pub fn parse_release(s: &str, release: Release) -> Result<Self, String> {
+        let latest = release.latest_production_level();
+        let known: Vec<(i16, &str)> = METADATA_VERSIONS
+            .iter()
+            .copied()
+            .filter(|(l, _)| *l <= latest)
+            .collect();
+        let found = known.iter().find(|(_, n)| *n == s).or_else(|| {
             let prefix = format!("{s}-IV");
-            METADATA_VERSIONS
-                .iter()
-                .rev()
-                .find(|(_, n)| n.starts_with(&prefix))
+            known.iter().rev().find(|(_, n)| n.starts_with(&prefix))
         });
-        found
-            .map(|&(level, name)| MetadataVersion { level, name })
-            .ok_or_else(|| {
-                format!(
-                    "Unknown release version '{s}'. Supported versions are: {} to {}",
-                    METADATA_VERSIONS[0].1,
-                    METADATA_VERSIONS[METADATA_VERSIONS.len() - 1].1
-                )
-            })
+        match (found, known.first(), known.last()) {
+            (Some(&(level, name)), _, _) => Ok(MetadataVersion { level, name }),
+            (None, Some(first), Some(last)) => Err(format!(
+                "Unknown release version '{s}'. Supported versions are: {} to {}",
+                first.1, last.1
+            )),
+            _ => Err(format!("Unknown release version '{s}'.")),
+        }
     }
 
     /// kraft.version this metadata.version defaults to (1 from 3.9-IV0).
@@ -106,8 +122,16 @@ impl MetadataVersion {
             i16::from(l >= 26),
         );
         m.insert("group.version".into(), i16::from(l >= 22));
-        m.insert("share.version".into(), 0);
-        m.insert("streams.version".into(), 0);
+        // share.version 1 from 4.2-IV0 and 2 from 4.4-IV0; streams.version 1 from 4.2-IV1.
+        m.insert(
+            "share.version".into(),
+            match l {
+                31.. => 2,
+                28.. => 1,
+                _ => 0,
+            },
+        );
+        m.insert("streams.version".into(), i16::from(l >= 29));
         m.insert("transaction.version".into(), if l >= 24 { 2 } else { 0 });
         m
     }
@@ -171,13 +195,63 @@ mod tests {
 
     #[test]
     fn release_versions() {
-        assert_eq!(MetadataVersion::parse_release("4.1").unwrap().level, 27);
-        assert_eq!(MetadataVersion::parse_release("3.5").unwrap().level, 11);
-        assert_eq!(MetadataVersion::parse_release("3.7-IV2").unwrap().level, 17);
+        let r41 = Release::Kafka4_1;
         assert_eq!(
-            MetadataVersion::parse_release("4.2").unwrap_err(),
+            MetadataVersion::parse_release("4.1", r41).unwrap().level,
+            27
+        );
+        assert_eq!(
+            MetadataVersion::parse_release("3.5", r41).unwrap().level,
+            11
+        );
+        assert_eq!(
+            MetadataVersion::parse_release("3.7-IV2", r41)
+                .unwrap()
+                .level,
+            17
+        );
+        assert_eq!(
+            MetadataVersion::parse_release("4.2", r41).unwrap_err(),
             "Unknown release version '4.2'. Supported versions are: 3.3-IV3 to 4.1-IV1"
         );
-        assert_eq!(MetadataVersion::latest_production().name, "4.1-IV1");
+        assert_eq!(MetadataVersion::latest_production(r41).name, "4.1-IV1");
+        let r44 = Release::Kafka4_4;
+        assert_eq!(
+            MetadataVersion::parse_release("4.2", r44).unwrap().level,
+            29
+        );
+        assert_eq!(
+            MetadataVersion::parse_release("4.3-IV0", r44)
+                .unwrap()
+                .level,
+            30
+        );
+        assert_eq!(
+            MetadataVersion::parse_release("4.5", r44).unwrap_err(),
+            "Unknown release version '4.5'. Supported versions are: 3.3-IV3 to 4.4-IV2"
+        );
+        assert_eq!(MetadataVersion::latest_production(r44).name, "4.4-IV2");
+    }
+
+    /// What `kafka-storage format` 4.4.0 writes with no `--release-version`:
+    /// `metadata.version=33, eligible.leader.replicas.version=1, group.version=1,
+    /// share.version=2, streams.version=1, transaction.version=2`.
+    #[test]
+    fn default_features_of_kafka_4_4_format() {
+        let mv = MetadataVersion::latest_production(Release::Kafka4_4);
+        let got: Vec<(String, i16)> = mv.default_features().into_iter().collect();
+        let want: Vec<(String, i16)> = [
+            ("eligible.leader.replicas.version", 1),
+            ("group.version", 1),
+            ("share.version", 2),
+            ("streams.version", 1),
+            ("transaction.version", 2),
+        ]
+        .iter()
+        .map(|(n, l)| (n.to_string(), *l))
+        .collect();
+        assert_eq!(got, want);
+        let at_28 = MetadataVersion::from_level(28).unwrap().default_features();
+        assert_eq!((at_28["share.version"], at_28["streams.version"]), (1, 0));
     }
 }

@@ -140,8 +140,11 @@ pub struct FormatRequest {
     pub cluster_id: String,
     /// Quorum bootstrap mode.
     pub mode: FormatMode,
-    /// `--release-version` (default: Kafka 4.1.2's 4.1-IV1).
+    /// `--release-version` (default: the latest production level of `kafka_release`).
     pub release_version: Option<String>,
+    /// The Kafka release the node presents itself as (`ferrokraft.kafka.release`): which
+    /// metadata.version levels `--release-version` may name, and the default.
+    pub kafka_release: crate::codec::versions::Release,
     /// `--feature name=level` overrides.
     pub feature_overrides: Vec<(String, i16)>,
     /// `--ignore-formatted`.
@@ -178,8 +181,8 @@ pub fn format(req: &FormatRequest) -> Result<FormatReport, StorageError> {
         .or_else(|| req.log_dirs.first().cloned())
         .ok_or_else(|| bad("You must specify at least one directory to format".into()))?;
     let mv = match &req.release_version {
-        Some(r) => MetadataVersion::parse_release(r).map_err(bad)?,
-        None => MetadataVersion::latest_production(),
+        Some(r) => MetadataVersion::parse_release(r, req.kafka_release).map_err(bad)?,
+        None => MetadataVersion::latest_production(req.kafka_release),
     };
     let dynamic = !matches!(req.mode, FormatMode::StaticVoters);
     let mut kraft_version = if dynamic { 1 } else { 0 };
@@ -507,6 +510,7 @@ mod tests {
             cluster_id: "MkU3OEVBNTcwNTJENDM2Qk".into(),
             mode,
             release_version: None,
+            kafka_release: Default::default(),
             feature_overrides: vec![],
             ignore_formatted: false,
             now_unix_ms: 1_700_000_000_000,

@@ -117,7 +117,7 @@ pub(super) fn usable_brokers(image: &MetadataImage) -> Vec<UsableBroker> {
     image
         .brokers
         .values()
-        .filter(|b| !b.in_controlled_shutdown)
+        .filter(|b| !b.in_controlled_shutdown && super::directories::has_uncordoned_dirs(b))
         .map(|b| UsableBroker {
             id: b.broker_id,
             rack: b.rack.clone(),

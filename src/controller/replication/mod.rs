@@ -14,6 +14,7 @@ mod alter_partition;
 mod create_partitions;
 mod create_topics;
 mod delete_topics;
+pub mod directories;
 pub mod elect_leaders;
 pub mod partition_change;
 pub mod placement;
@@ -45,7 +46,7 @@ use super::errors::{self, ApiError};
 use super::features::{leader_epoch_bump_on_isr_shrink, partition_record_version};
 use super::heartbeats::{BrokerControlState, BrokerHeartbeatManager, HeartbeatAsk};
 use super::result::{ControllerResult, RecordOut};
-use crate::metadata::image::{MetadataImage, PartitionRegistration};
+use crate::metadata::image::{mv, MetadataImage, PartitionRegistration};
 use crate::metadata::record::MetadataRecord;
 use crate::metadata::records::{BrokerRegistrationChangeRecord, PartitionChangeRecord};
 use partition_change::{Election, PartitionChangeBuilder, NO_LEADER};
@@ -170,6 +171,24 @@ pub fn process_broker_heartbeat(
                 records = broker_in_controlled_shutdown(image, cfg, broker_id, req.broker_epoch);
             }
         }
+    }
+    let level = image.metadata_version().unwrap_or(0);
+    if level >= mv::DIRECTORY_ASSIGNMENT {
+        records.extend(directories::directories_offline(
+            image,
+            cfg,
+            broker_id,
+            req.broker_epoch,
+            &req.offline_log_dirs,
+        ));
+    }
+    if level >= mv::CORDONED_LOG_DIRS {
+        records.extend(directories::directories_cordoned(
+            image,
+            broker_id,
+            req.broker_epoch,
+            req.cordoned_log_dirs.as_deref(),
+        ));
     }
     let response = BrokerHeartbeatResponse::default()
         .with_is_caught_up(caught_up)

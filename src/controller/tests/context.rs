@@ -163,6 +163,7 @@ impl Ctx {
                 request_id,
                 api_version: version,
                 listener_name: "CONTROLLER".into(),
+                forwarded: false,
                 body,
             },
         );

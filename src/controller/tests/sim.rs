@@ -150,6 +150,7 @@ impl Sim {
                 request_id: id,
                 api_version: version,
                 listener_name: "CONTROLLER".into(),
+                forwarded: false,
                 body,
             },
         );

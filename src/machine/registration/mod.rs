@@ -19,13 +19,15 @@ use crate::metadata::image::MetadataImage;
 use crate::metadata::wire::TaggedFields;
 use crate::raft::Destination;
 
-/// Feature ranges this controller registers with (KIP-919): what it supports
-/// ([`crate::codec::versions::SUPPORTED_FEATURES`], also its ApiVersions answer).
-pub fn registered_features() -> Vec<(&'static str, i16, i16)> {
-    use crate::codec::versions::{REGISTRATION_ORDER, SUPPORTED_FEATURES};
-    REGISTRATION_ORDER
+/// Feature ranges this controller registers with (KIP-919): what `release` supports (also
+/// its ApiVersions answer), in that release's registration order.
+pub fn registered_features(
+    release: crate::codec::versions::Release,
+) -> Vec<(&'static str, i16, i16)> {
+    release
+        .registration_order()
         .iter()
-        .filter_map(|name| SUPPORTED_FEATURES.iter().find(|f| f.name == *name))
+        .filter_map(|name| release.supported_feature(name))
         .map(|f| (f.name, f.min_version, f.max_version))
         .collect()
 }

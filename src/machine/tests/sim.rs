@@ -224,7 +224,7 @@ impl Sim {
                 "127.0.0.1".to_string(),
                 9000 + id as u16,
             )],
-            &registered_features(),
+            &registered_features(Default::default()),
         );
         let mut machine =
             NodeMachine::new(core, controller, registrations, &settings(), self.now_ms);
@@ -416,6 +416,7 @@ impl Sim {
                     request_id,
                     api_version,
                     listener_name: LISTENER.to_string(),
+                    forwarded: false,
                     body,
                 };
                 let Ok(()) = machine.handle_request(now, &mut node.store, request);

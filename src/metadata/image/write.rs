@@ -45,6 +45,8 @@ pub mod mv {
     pub const ELR: i16 = 23;
     /// 4.3-IV0: cordoned log directories (RegisterBrokerRecord v4).
     pub const CORDONED_LOG_DIRS: i16 = 30;
+    /// 4.4-IV2: controller unregistration (UnregisterControllerRecord).
+    pub const CONTROLLER_UNREGISTRATION: i16 = 33;
 }
 
 /// Whether metadata.version `level` supports metadata transactions (KIP-868).

@@ -341,6 +341,7 @@ impl Context {
             request_id,
             api_version,
             listener_name: LISTENER.into(),
+            forwarded: false,
             body,
         };
         self.core.handle_request(self.now_ms, &self.log, req);

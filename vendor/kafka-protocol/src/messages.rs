@@ -233,7 +233,9 @@ pub mod broker_heartbeat_request;
 pub use broker_heartbeat_request::BrokerHeartbeatRequest;
 
 pub mod unregister_broker_request;
+pub mod unregister_controller_request;
 pub use unregister_broker_request::UnregisterBrokerRequest;
+pub use unregister_controller_request::UnregisterControllerRequest;
 
 pub mod describe_transactions_request;
 pub use describe_transactions_request::DescribeTransactionsRequest;
@@ -494,7 +496,9 @@ pub mod broker_heartbeat_response;
 pub use broker_heartbeat_response::BrokerHeartbeatResponse;
 
 pub mod unregister_broker_response;
+pub mod unregister_controller_response;
 pub use unregister_broker_response::UnregisterBrokerResponse;
+pub use unregister_controller_response::UnregisterControllerResponse;
 
 pub mod describe_transactions_response;
 pub use describe_transactions_response::DescribeTransactionsResponse;
@@ -941,6 +945,12 @@ impl Request for UnregisterBrokerRequest {
 }
 
 #[cfg(all(feature = "client", feature = "broker"))]
+impl Request for UnregisterControllerRequest {
+    const KEY: i16 = 94;
+    type Response = UnregisterControllerResponse;
+}
+
+#[cfg(all(feature = "client", feature = "broker"))]
 impl Request for DescribeTransactionsRequest {
     const KEY: i16 = 65;
     type Response = DescribeTransactionsResponse;
@@ -1221,6 +1231,8 @@ pub enum ApiKey {
     BrokerHeartbeat = 63,
     /// API key for request UnregisterBrokerRequest
     UnregisterBroker = 64,
+    /// API key for request UnregisterControllerRequest
+    UnregisterController = 94,
     /// API key for request DescribeTransactionsRequest
     DescribeTransactions = 65,
     /// API key for request ListTransactionsRequest
@@ -1352,6 +1364,7 @@ impl ApiKey {
             ApiKey::BrokerRegistration => BrokerRegistrationRequest::header_version(version),
             ApiKey::BrokerHeartbeat => BrokerHeartbeatRequest::header_version(version),
             ApiKey::UnregisterBroker => UnregisterBrokerRequest::header_version(version),
+            ApiKey::UnregisterController => UnregisterControllerRequest::header_version(version),
             ApiKey::DescribeTransactions => DescribeTransactionsRequest::header_version(version),
             ApiKey::ListTransactions => ListTransactionsRequest::header_version(version),
             ApiKey::AllocateProducerIds => AllocateProducerIdsRequest::header_version(version),
@@ -1474,6 +1487,7 @@ impl ApiKey {
             ApiKey::BrokerRegistration => BrokerRegistrationResponse::header_version(version),
             ApiKey::BrokerHeartbeat => BrokerHeartbeatResponse::header_version(version),
             ApiKey::UnregisterBroker => UnregisterBrokerResponse::header_version(version),
+            ApiKey::UnregisterController => UnregisterControllerResponse::header_version(version),
             ApiKey::DescribeTransactions => DescribeTransactionsResponse::header_version(version),
             ApiKey::ListTransactions => ListTransactionsResponse::header_version(version),
             ApiKey::AllocateProducerIds => AllocateProducerIdsResponse::header_version(version),
@@ -1582,8 +1596,9 @@ impl ApiKey {
             ApiKey::DescribeCluster => VersionRange { min: 0, max: 2 },
             ApiKey::DescribeProducers => VersionRange { min: 0, max: 0 },
             ApiKey::BrokerRegistration => VersionRange { min: 0, max: 4 },
-            ApiKey::BrokerHeartbeat => VersionRange { min: 0, max: 1 },
+            ApiKey::BrokerHeartbeat => VersionRange { min: 0, max: 2 },
             ApiKey::UnregisterBroker => VersionRange { min: 0, max: 0 },
+            ApiKey::UnregisterController => VersionRange { min: 0, max: 0 },
             ApiKey::DescribeTransactions => VersionRange { min: 0, max: 0 },
             ApiKey::ListTransactions => VersionRange { min: 0, max: 2 },
             ApiKey::AllocateProducerIds => VersionRange { min: 0, max: 0 },
@@ -1615,7 +1630,7 @@ impl ApiKey {
 
     /// Iterate through every ApiKey variant in the order of the internal code.
     pub fn iter() -> impl Iterator<Item = ApiKey> {
-        (0..=92).filter_map(|i| ApiKey::try_from(i).ok())
+        (0..=94).filter_map(|i| ApiKey::try_from(i).ok())
     }
 }
 impl TryFrom<i16> for ApiKey {
@@ -1692,6 +1707,7 @@ impl TryFrom<i16> for ApiKey {
             x if x == ApiKey::BrokerRegistration as i16 => Ok(ApiKey::BrokerRegistration),
             x if x == ApiKey::BrokerHeartbeat as i16 => Ok(ApiKey::BrokerHeartbeat),
             x if x == ApiKey::UnregisterBroker as i16 => Ok(ApiKey::UnregisterBroker),
+            x if x == ApiKey::UnregisterController as i16 => Ok(ApiKey::UnregisterController),
             x if x == ApiKey::DescribeTransactions as i16 => Ok(ApiKey::DescribeTransactions),
             x if x == ApiKey::ListTransactions as i16 => Ok(ApiKey::ListTransactions),
             x if x == ApiKey::AllocateProducerIds as i16 => Ok(ApiKey::AllocateProducerIds),
@@ -1858,6 +1874,8 @@ pub enum RequestKind {
     BrokerHeartbeat(BrokerHeartbeatRequest),
     /// UnregisterBrokerRequest,
     UnregisterBroker(UnregisterBrokerRequest),
+    /// UnregisterControllerRequest,
+    UnregisterController(UnregisterControllerRequest),
     /// DescribeTransactionsRequest,
     DescribeTransactions(DescribeTransactionsRequest),
     /// ListTransactionsRequest,
@@ -1979,6 +1997,7 @@ impl RequestKind {
             RequestKind::BrokerRegistration(x) => encode(x, bytes, version),
             RequestKind::BrokerHeartbeat(x) => encode(x, bytes, version),
             RequestKind::UnregisterBroker(x) => encode(x, bytes, version),
+            RequestKind::UnregisterController(x) => encode(x, bytes, version),
             RequestKind::DescribeTransactions(x) => encode(x, bytes, version),
             RequestKind::ListTransactions(x) => encode(x, bytes, version),
             RequestKind::AllocateProducerIds(x) => encode(x, bytes, version),
@@ -2108,6 +2127,7 @@ impl RequestKind {
             }
             ApiKey::BrokerHeartbeat => Ok(RequestKind::BrokerHeartbeat(decode(bytes, version)?)),
             ApiKey::UnregisterBroker => Ok(RequestKind::UnregisterBroker(decode(bytes, version)?)),
+            ApiKey::UnregisterController => Ok(RequestKind::UnregisterController(decode(bytes, version)?)),
             ApiKey::DescribeTransactions => {
                 Ok(RequestKind::DescribeTransactions(decode(bytes, version)?))
             }
@@ -2603,6 +2623,13 @@ impl From<UnregisterBrokerRequest> for RequestKind {
 }
 
 #[cfg(feature = "messages_enums")]
+impl From<UnregisterControllerRequest> for RequestKind {
+    fn from(value: UnregisterControllerRequest) -> RequestKind {
+        RequestKind::UnregisterController(value)
+    }
+}
+
+#[cfg(feature = "messages_enums")]
 impl From<DescribeTransactionsRequest> for RequestKind {
     fn from(value: DescribeTransactionsRequest) -> RequestKind {
         RequestKind::DescribeTransactions(value)
@@ -2935,6 +2962,8 @@ pub enum ResponseKind {
     BrokerHeartbeat(BrokerHeartbeatResponse),
     /// UnregisterBrokerResponse,
     UnregisterBroker(UnregisterBrokerResponse),
+    /// UnregisterControllerResponse,
+    UnregisterController(UnregisterControllerResponse),
     /// DescribeTransactionsResponse,
     DescribeTransactions(DescribeTransactionsResponse),
     /// ListTransactionsResponse,
@@ -3056,6 +3085,7 @@ impl ResponseKind {
             ResponseKind::BrokerRegistration(x) => encode(x, bytes, version),
             ResponseKind::BrokerHeartbeat(x) => encode(x, bytes, version),
             ResponseKind::UnregisterBroker(x) => encode(x, bytes, version),
+            ResponseKind::UnregisterController(x) => encode(x, bytes, version),
             ResponseKind::DescribeTransactions(x) => encode(x, bytes, version),
             ResponseKind::ListTransactions(x) => encode(x, bytes, version),
             ResponseKind::AllocateProducerIds(x) => encode(x, bytes, version),
@@ -3185,6 +3215,7 @@ impl ResponseKind {
             }
             ApiKey::BrokerHeartbeat => Ok(ResponseKind::BrokerHeartbeat(decode(bytes, version)?)),
             ApiKey::UnregisterBroker => Ok(ResponseKind::UnregisterBroker(decode(bytes, version)?)),
+            ApiKey::UnregisterController => Ok(ResponseKind::UnregisterController(decode(bytes, version)?)),
             ApiKey::DescribeTransactions => {
                 Ok(ResponseKind::DescribeTransactions(decode(bytes, version)?))
             }
@@ -3347,6 +3378,7 @@ impl ResponseKind {
             }
             ResponseKind::BrokerHeartbeat(_) => BrokerHeartbeatResponse::header_version(version),
             ResponseKind::UnregisterBroker(_) => UnregisterBrokerResponse::header_version(version),
+            ResponseKind::UnregisterController(_) => UnregisterControllerResponse::header_version(version),
             ResponseKind::DescribeTransactions(_) => {
                 DescribeTransactionsResponse::header_version(version)
             }
@@ -3839,6 +3871,13 @@ impl From<BrokerHeartbeatResponse> for ResponseKind {
 impl From<UnregisterBrokerResponse> for ResponseKind {
     fn from(value: UnregisterBrokerResponse) -> ResponseKind {
         ResponseKind::UnregisterBroker(value)
+    }
+}
+
+#[cfg(feature = "messages_enums")]
+impl From<UnregisterControllerResponse> for ResponseKind {
+    fn from(value: UnregisterControllerResponse) -> ResponseKind {
+        ResponseKind::UnregisterController(value)
     }
 }
 

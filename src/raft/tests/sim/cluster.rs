@@ -448,7 +448,12 @@ impl Cluster {
                 }
                 // ApiVersions is the node's to answer, not the core's (see node/handler.rs).
                 if let RequestBody::ApiVersions(_) = body {
-                    let answer = crate::codec::api_versions::api_versions_response(4, &[], -1);
+                    let answer = crate::codec::api_versions::api_versions_response(
+                        Default::default(),
+                        4,
+                        &[],
+                        -1,
+                    );
                     let at = now + 1 + self.rng.below(5);
                     self.schedule(
                         at,
@@ -485,6 +490,7 @@ impl Cluster {
                                 request_id,
                                 api_version,
                                 listener_name: LISTENER.to_string(),
+                                forwarded: false,
                                 body,
                             },
                         );

@@ -51,6 +51,11 @@ pub struct BrokerHeartbeatRequest {
     /// Supported API versions: 1
     pub offline_log_dirs: Vec<Uuid>,
 
+    /// List of log directories that are cordoned. This is null before the broker reaches the RECOVERY state.
+    ///
+    /// Supported API versions: 2 (FERROKRAFT-PATCH: Kafka 4.4's v2)
+    pub cordoned_log_dirs: Option<Vec<Uuid>>,
+
     /// Other tagged fields
     pub unknown_tagged_fields: BTreeMap<i32, Bytes>,
 }
@@ -125,7 +130,7 @@ impl BrokerHeartbeatRequest {
 #[cfg(feature = "client")]
 impl Encodable for BrokerHeartbeatRequest {
     fn encode<B: ByteBufMut>(&self, buf: &mut B, version: i16) -> Result<()> {
-        if version < 0 || version > 1 {
+        if version < 0 || version > 2 {
             bail!("specified version not supported by this message type");
         }
         types::Int32.encode(buf, &self.broker_id)?;
@@ -136,6 +141,11 @@ impl Encodable for BrokerHeartbeatRequest {
         let mut num_tagged_fields = self.unknown_tagged_fields.len();
         if version >= 1 {
             if !self.offline_log_dirs.is_empty() {
+                num_tagged_fields += 1;
+            }
+        }
+        if version >= 2 {
+            if self.cordoned_log_dirs.is_some() {
                 num_tagged_fields += 1;
             }
         }
@@ -161,7 +171,22 @@ impl Encodable for BrokerHeartbeatRequest {
                 types::CompactArray(types::Uuid).encode(buf, &self.offline_log_dirs)?;
             }
         }
-        write_unknown_tagged_fields(buf, 1.., &self.unknown_tagged_fields)?;
+        if version >= 2 {
+            if self.cordoned_log_dirs.is_some() {
+                let computed_size =
+                    types::CompactArray(types::Uuid).compute_size(&self.cordoned_log_dirs)?;
+                if computed_size > std::u32::MAX as usize {
+                    bail!(
+                        "Tagged field is too large to encode ({} bytes)",
+                        computed_size
+                    );
+                }
+                types::UnsignedVarInt.encode(buf, 1)?;
+                types::UnsignedVarInt.encode(buf, computed_size as u32)?;
+                types::CompactArray(types::Uuid).encode(buf, &self.cordoned_log_dirs)?;
+            }
+        }
+        write_unknown_tagged_fields(buf, 2.., &self.unknown_tagged_fields)?;
         Ok(())
     }
     fn compute_size(&self, version: i16) -> Result<usize> {
@@ -174,6 +199,11 @@ impl Encodable for BrokerHeartbeatRequest {
         let mut num_tagged_fields = self.unknown_tagged_fields.len();
         if version >= 1 {
             if !self.offline_log_dirs.is_empty() {
+                num_tagged_fields += 1;
+            }
+        }
+        if version >= 2 {
+            if self.cordoned_log_dirs.is_some() {
                 num_tagged_fields += 1;
             }
         }
@@ -199,6 +229,21 @@ impl Encodable for BrokerHeartbeatRequest {
                 total_size += computed_size;
             }
         }
+        if version >= 2 {
+            if self.cordoned_log_dirs.is_some() {
+                let computed_size =
+                    types::CompactArray(types::Uuid).compute_size(&self.cordoned_log_dirs)?;
+                if computed_size > std::u32::MAX as usize {
+                    bail!(
+                        "Tagged field is too large to encode ({} bytes)",
+                        computed_size
+                    );
+                }
+                total_size += types::UnsignedVarInt.compute_size(1)?;
+                total_size += types::UnsignedVarInt.compute_size(computed_size as u32)?;
+                total_size += computed_size;
+            }
+        }
         total_size += compute_unknown_tagged_fields_size(&self.unknown_tagged_fields)?;
         Ok(total_size)
     }
@@ -207,7 +252,7 @@ impl Encodable for BrokerHeartbeatRequest {
 #[cfg(feature = "broker")]
 impl Decodable for BrokerHeartbeatRequest {
     fn decode<B: ByteBuf>(buf: &mut B, version: i16) -> Result<Self> {
-        if version < 0 || version > 1 {
+        if version < 0 || version > 2 {
             bail!("specified version not supported by this message type");
         }
         let broker_id = types::Int32.decode(buf)?;
@@ -216,6 +261,7 @@ impl Decodable for BrokerHeartbeatRequest {
         let want_fence = types::Boolean.decode(buf)?;
         let want_shut_down = types::Boolean.decode(buf)?;
         let mut offline_log_dirs = Default::default();
+        let mut cordoned_log_dirs = None;
         let mut unknown_tagged_fields = BTreeMap::new();
         let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
         for _ in 0..num_tagged_fields {
@@ -228,6 +274,9 @@ impl Decodable for BrokerHeartbeatRequest {
                     } else {
                         bail!("Tag {} is not valid for version {}", tag, version);
                     }
+                }
+                1 if version >= 2 => {
+                    cordoned_log_dirs = types::CompactArray(types::Uuid).decode(buf)?;
                 }
                 _ => {
                     let unknown_value = buf.try_get_bytes(size as usize)?;
@@ -242,6 +291,7 @@ impl Decodable for BrokerHeartbeatRequest {
             want_fence,
             want_shut_down,
             offline_log_dirs,
+            cordoned_log_dirs,
             unknown_tagged_fields,
         })
     }
@@ -256,13 +306,14 @@ impl Default for BrokerHeartbeatRequest {
             want_fence: false,
             want_shut_down: false,
             offline_log_dirs: Default::default(),
+            cordoned_log_dirs: None,
             unknown_tagged_fields: BTreeMap::new(),
         }
     }
 }
 
 impl Message for BrokerHeartbeatRequest {
-    const VERSIONS: VersionRange = VersionRange { min: 0, max: 1 };
+    const VERSIONS: VersionRange = VersionRange { min: 0, max: 2 };
     const DEPRECATED_VERSIONS: Option<VersionRange> = None;
 }
 
