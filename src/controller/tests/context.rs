@@ -81,6 +81,8 @@ pub struct Ctx {
     pub epoch: i32,
     next_request_id: u64,
     pub answers: Vec<(u64, ResponseBody)>,
+    /// Requests are sent as if a broker forwarded them in an Envelope.
+    pub forwarded: bool,
 }
 
 pub fn bootstrap(mv: i16) -> Vec<Bytes> {
@@ -109,6 +111,7 @@ impl Ctx {
             epoch: 0,
             next_request_id: 1,
             answers: Vec::new(),
+            forwarded: false,
         };
         ctx.become_leader(1);
         ctx
@@ -163,7 +166,7 @@ impl Ctx {
                 request_id,
                 api_version: version,
                 listener_name: "CONTROLLER".into(),
-                forwarded: false,
+                forwarded: self.forwarded,
                 body,
             },
         );

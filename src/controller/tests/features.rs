@@ -13,8 +13,8 @@ use crate::codec::{RequestBody, ResponseBody};
 use crate::controller::{errors, ControllerConfig};
 use crate::storage::features::feature_level_record;
 
-const UPGRADE: i8 = 1;
-const SAFE: i8 = 2;
+pub(super) const UPGRADE: i8 = 1;
+pub(super) const SAFE: i8 = 2;
 const UNSAFE: i8 = 3;
 const PREFIX: &str =
     "The update failed for all features since the following feature had an error: ";
@@ -31,7 +31,7 @@ fn ctx_at(mv: i16, features: &[(&str, i16)]) -> Ctx {
     ctx
 }
 
-fn update(
+pub(super) fn update(
     ctx: &mut Ctx,
     updates: &[(&str, i16, i8)],
     validate_only: bool,
@@ -56,7 +56,7 @@ fn update(
     }
 }
 
-fn refused(r: &UpdateFeaturesResponse) -> (i16, String) {
+pub(super) fn refused(r: &UpdateFeaturesResponse) -> (i16, String) {
     assert!(r.results.is_empty(), "no results on an error");
     (
         r.error_code,
@@ -69,7 +69,7 @@ fn refused(r: &UpdateFeaturesResponse) -> (i16, String) {
     )
 }
 
-fn invalid(m: &str) -> (i16, String) {
+pub(super) fn invalid(m: &str) -> (i16, String) {
     (errors::INVALID_UPDATE_VERSION, m.to_string())
 }
 

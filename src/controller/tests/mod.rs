@@ -12,6 +12,7 @@ mod elr;
 mod features;
 mod heartbeats;
 pub(crate) mod invariants;
+mod kafka_4_4;
 mod producer_ids;
 mod quorum_controller;
 mod reassignments;
