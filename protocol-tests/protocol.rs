@@ -27,6 +27,7 @@ use kafka_protocol::protocol::{Decodable, Encodable};
 const DEFAULT_KAFKA_VERSION: &str = "4.1.2";
 
 mod envelope;
+mod kafka_4_4_rpcs;
 mod metadata_records;
 mod oracle_runner;
 mod vectors;

@@ -315,6 +315,12 @@ impl Cluster {
             for (k, v) in extra {
                 text.push_str(&format!("{k}={v}\n"));
             }
+            if *kind == Impl::Ferrokraft {
+                text.push_str(&format!(
+                    "ferrokraft.kafka.release={}\n",
+                    crate::support::kafka::ferrokraft_release()
+                ));
+            }
             fs::write(&props, text).unwrap();
             let format_mode: &[&str] = match quorum {
                 Quorum::Static => &[],

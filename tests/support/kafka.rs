@@ -45,8 +45,9 @@ pub fn kafka_default_format() -> bool {
 
 /// The `--release-version` every node of a mixed cluster is formatted with, so the bootstrap
 /// metadata.version is one both implementations run: Kafka 4.0.x stops at 4.0-IV3 (level 25)
-/// and dies on ferrokraft's default 4.1-IV1 (27); releases newer than 4.1 default to levels
-/// ferrokraft does not know yet, so they are formatted at 4.1. `None`: both defaults (4.1.x).
+/// and dies on ferrokraft's default 4.1-IV1 (27); 4.2 and 4.3 default to levels ferrokraft
+/// does not present, so they are formatted at 4.1. `None`: both defaults (4.1.x, and 4.4.x
+/// where ferrokraft presents 4.4: both format at 4.4-IV2).
 pub fn cluster_release_version() -> Option<&'static str> {
     if kafka_default_format() {
         return None;
@@ -54,10 +55,20 @@ pub fn cluster_release_version() -> Option<&'static str> {
     let v = kafka_version();
     if v.starts_with("4.0.") {
         Some("4.0")
-    } else if v.starts_with("4.1.") {
+    } else if v.starts_with("4.1.") || v.starts_with("4.4.") {
         None
     } else {
         Some("4.1")
+    }
+}
+
+/// The `ferrokraft.kafka.release` ferrokraft nodes get: the release of the Kafka under test
+/// where ferrokraft presents it (4.4 for 4.4.x), else 4.1.
+pub fn ferrokraft_release() -> &'static str {
+    if kafka_version().starts_with("4.4.") {
+        "4.4"
+    } else {
+        "4.1"
     }
 }
 
