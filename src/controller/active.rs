@@ -625,7 +625,7 @@ impl ActiveController {
                 );
             }
             RequestBody::CreatePartitions(req) => {
-                let result = replication::create_partitions(&self.image, rng, req);
+                let result = replication::create_partitions(&self.image, cfg.release, rng, req);
                 self.complete(
                     appender,
                     &request,

@@ -19,6 +19,7 @@ use super::config::ControllerConfig;
 use super::configuration::resource;
 use super::errors::{self, ApiError};
 use super::result::{ControllerResult, RecordOut};
+use crate::codec::versions::Release;
 use crate::metadata::image::java_order::{java_hash_map_order, Built};
 use crate::metadata::image::{ConfigResource, MetadataImage, ELR_FEATURE};
 use crate::metadata::record::MetadataRecord;
@@ -222,10 +223,15 @@ impl Checker<'_> {
                         "Refusing to perform the requested downgrade because it might delete \
                          metadata information."
                     };
-                    return Err(ApiError::new(
-                        errors::INVALID_UPDATE_VERSION,
-                        format!("Invalid metadata.version {level}. {reason}"),
-                    ));
+                    // Kafka 4.4 words it `unsupportedMetadataDowngrade`.
+                    let message = match self.cfg.release {
+                        Release::Kafka4_1 => format!("Invalid metadata.version {level}. {reason}"),
+                        Release::Kafka4_4 => format!(
+                            "Unsupported metadata.version downgrade from {current} to {level}. \
+                             {reason}"
+                        ),
+                    };
+                    return Err(ApiError::new(errors::INVALID_UPDATE_VERSION, message));
                 }
                 Ok(Update::Records(vec![record(level)]))
             }

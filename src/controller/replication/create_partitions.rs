@@ -7,6 +7,7 @@
 //!          ─▶ placement ─▶ PartitionRecord per new partition ─▶ one batch for the request
 //! ```
 
+use crate::codec::versions::Release;
 use std::collections::BTreeSet;
 
 use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
@@ -48,6 +49,7 @@ pub fn create_partitions_error(
 /// Kafka's CreatePartitions.
 pub fn create_partitions(
     image: &MetadataImage,
+    release: Release,
     rng: &mut Rng,
     req: &CreatePartitionsRequest,
 ) -> ControllerResult<CreatePartitionsResponse> {
@@ -82,7 +84,7 @@ pub fn create_partitions(
         let Some(topic) = req.topics.iter().find(|t| t.name.0.as_str() == name) else {
             continue;
         };
-        let error = match create_partitions_of(image, rng, topic, &mut records) {
+        let error = match create_partitions_of(image, release, rng, topic, &mut records) {
             Ok(()) => ApiError::code(errors::NONE),
             Err(e) => {
                 tracing::info!(
@@ -114,6 +116,7 @@ pub fn create_partitions(
 /// others were placed leaves those in the list).
 fn create_partitions_of(
     image: &MetadataImage,
+    release: Release,
     rng: &mut Rng,
     topic: &CreatePartitionsTopic,
     records: &mut Vec<RecordOut>,
@@ -187,7 +190,7 @@ fn create_partitions_of(
             }
             placed
         }
-        None => place(&usable_brokers(image), additional, rf, rng)
+        None => place(&usable_brokers(image), additional, rf, rng, release)
             // Unlike CreateTopics, Kafka passes the placer's message on as it is.
             .map_err(|m| ApiError::new(errors::INVALID_REPLICATION_FACTOR, m))?
             .into_iter()

@@ -529,7 +529,7 @@ fn assign(
             format!("Unable to replicate the partition {rf} time(s): {m}"),
         )
     };
-    let placed = place(&usable_brokers(image), partitions, rf, rng).map_err(unable)?;
+    let placed = place(&usable_brokers(image), partitions, rf, rng, cfg.release).map_err(unable)?;
     placed
         .into_iter()
         .map(|replicas| {

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::codec::versions::Release;
 use crate::raft::Rng;
 
 /// A broker placement may use.
@@ -47,7 +48,10 @@ pub fn place(
     num_partitions: i32,
     replication_factor: i16,
     rng: &mut Rng,
+    release: Release,
 ) -> Result<Vec<Vec<i32>>, String> {
+    // Kafka 4.4's placer names cordoned log directories (KIP-1066) in its refusals.
+    let cordoned = release == Release::Kafka4_4;
     if replication_factor <= 0 {
         return Err(format!(
             "Invalid replication factor {replication_factor}: the replication factor must be positive."
@@ -56,14 +60,23 @@ pub fn place(
     let unfenced: Vec<&UsableBroker> = brokers.iter().filter(|b| !b.fenced).collect();
     let fenced: Vec<&UsableBroker> = brokers.iter().filter(|b| b.fenced).collect();
     if unfenced.is_empty() {
-        return Err("All brokers are currently fenced.".into());
+        return Err(if cordoned {
+            "All brokers are currently fenced, or have all their log directories cordoned.".into()
+        } else {
+            "All brokers are currently fenced.".into()
+        });
     }
     let rf = usize::try_from(replication_factor).unwrap_or(0);
     if rf > brokers.len() {
         return Err(format!(
             "The target replication factor of {replication_factor} cannot be reached because \
-             only {} broker(s) are registered.",
-            brokers.len()
+             only {} broker(s) are registered{}.",
+            brokers.len(),
+            if cordoned {
+                " or some brokers have all their log directories cordoned"
+            } else {
+                ""
+            }
         ));
     }
     let rack_of: BTreeMap<i32, Option<&str>> =
@@ -134,7 +147,7 @@ mod tests {
             broker(5, Some("c"), false),
         ];
         let mut rng = Rng::new(7);
-        let placed = place(&brokers, 30, 3, &mut rng).unwrap();
+        let placed = place(&brokers, 30, 3, &mut rng, Release::default()).unwrap();
         assert_eq!(placed.len(), 30);
         let mut leaders = std::collections::BTreeSet::new();
         for replicas in &placed {
@@ -165,20 +178,27 @@ mod tests {
     #[test]
     fn fenced_brokers_fill_in_and_errors_are_kafkas() {
         let brokers = vec![broker(1, None, false), broker(2, None, true)];
-        let placed = place(&brokers, 2, 2, &mut Rng::new(1)).unwrap();
+        let placed = place(&brokers, 2, 2, &mut Rng::new(1), Release::default()).unwrap();
         for r in placed {
             assert_eq!(r, vec![1, 2]);
         }
         assert_eq!(
-            place(&brokers, 1, 3, &mut Rng::new(1)).unwrap_err(),
+            place(&brokers, 1, 3, &mut Rng::new(1), Release::default()).unwrap_err(),
             "The target replication factor of 3 cannot be reached because only 2 broker(s) are registered."
         );
         assert_eq!(
-            place(&[broker(1, None, true)], 1, 1, &mut Rng::new(1)).unwrap_err(),
+            place(
+                &[broker(1, None, true)],
+                1,
+                1,
+                &mut Rng::new(1),
+                Release::default()
+            )
+            .unwrap_err(),
             "All brokers are currently fenced."
         );
         assert_eq!(
-            place(&brokers, 1, 0, &mut Rng::new(1)).unwrap_err(),
+            place(&brokers, 1, 0, &mut Rng::new(1), Release::default()).unwrap_err(),
             "Invalid replication factor 0: the replication factor must be positive."
         );
     }

@@ -153,8 +153,17 @@ fn placement_skips_brokers_with_every_directory_cordoned() {
     for p in 0..6 {
         assert_eq!(ctx.partition("bar", p).replicas, vec![1], "partition {p}");
     }
-    let r = ctx.create_topic("baz", 1, 2);
+    // Kafka 4.4's placer names cordoned directories in its refusal.
+    let r = ctx.create_topic("baz", 1, 3);
     assert_eq!(r.topics[0].error_code, errors::INVALID_REPLICATION_FACTOR);
+    assert_eq!(
+        r.topics[0].error_message.as_deref(),
+        Some(
+            "Unable to replicate the partition 3 time(s): The target replication factor of 3 \
+             cannot be reached because only 1 broker(s) are registered or some brokers have all \
+             their log directories cordoned."
+        )
+    );
 }
 
 fn alter_cordoned(ctx: &mut Ctx, broker: &str, value: &str) -> (i16, Option<String>) {
@@ -324,8 +333,8 @@ fn feature_ranges_follow_the_release() {
     assert_eq!(
         refused(&r),
         invalid(
-            "Invalid metadata.version 32. Refusing to perform the requested downgrade because \
-             it might delete metadata information."
+            "Unsupported metadata.version downgrade from 33 to 32. Refusing to perform the \
+             requested downgrade because it might delete metadata information."
         )
     );
 }
