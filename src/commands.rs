@@ -47,7 +47,7 @@ fn format_development_directory(config: &Config) -> Result<()> {
         cluster_id,
         mode: FormatMode::StaticVoters,
         release_version: None,
-        kafka_release: config.kafka_release,
+        kafka_release: config.kafka_release.unwrap_or_default(),
         feature_overrides: Vec::new(),
         ignore_formatted: false,
         now_unix_ms: now_unix_ms(),
@@ -93,8 +93,16 @@ pub fn start(args: StartArgs) -> Result<()> {
             client_id: format!("raft-client-{node_id}"),
             request_timeout_ms: config.quorum_request_timeout_ms,
         };
-        let node::start::Opened { dir, core, store, voters, cluster_id, registrations, controller } =
-            opened;
+        let node::start::Opened {
+            dir,
+            core,
+            store,
+            voters,
+            cluster_id,
+            registrations,
+            controller,
+            release,
+        } = opened;
         let (raft, thread) = driver::spawn(
             core,
             store,
@@ -120,7 +128,7 @@ pub fn start(args: StartArgs) -> Result<()> {
             cluster_id,
             voters,
             Some(raft.clone()),
-            config.kafka_release,
+            release,
         ));
         let metrics_shutdown = CancellationToken::new();
         if let Some(addr) = config.metrics_listener {
@@ -269,7 +277,7 @@ pub fn format(args: FormatArgs) -> Result<()> {
         cluster_id: args.cluster_id.clone(),
         mode: format_mode(&args, &config)?,
         release_version: args.release_version.clone(),
-        kafka_release: config.kafka_release,
+        kafka_release: config.kafka_release.unwrap_or_default(),
         feature_overrides: parse_features(&args.features)?,
         ignore_formatted: args.ignore_formatted,
         now_unix_ms: now_unix_ms(),

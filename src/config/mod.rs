@@ -185,10 +185,12 @@ pub struct Config {
     /// served. Not set by default (no endpoint), since one default port would clash between
     /// nodes sharing a machine.
     pub metrics_listener: Option<std::net::SocketAddr>,
-    /// `ferrokraft.kafka.release` (`4.1`, the default, or `4.4`): the Kafka release whose
-    /// controller this node presents itself as (advertised APIs and feature ranges, the
-    /// default metadata.version of `ferrokraft format`).
-    pub kafka_release: crate::codec::versions::Release,
+    /// `ferrokraft.kafka.release` (`4.1` or `4.4`): the Kafka release whose controller this
+    /// node presents itself as (advertised APIs and feature ranges, the default
+    /// metadata.version of `ferrokraft format`). Unset: `format` uses 4.1, and `start` picks
+    /// 4.4 when the bootstrap metadata.version is beyond 4.1's, else 4.1
+    /// (`crate::node::start::effective_release`).
+    pub kafka_release: Option<crate::codec::versions::Release>,
     /// Every key given that ferrokraft does not know (warned about once at start-up).
     pub unknown_keys: Vec<String>,
 }
@@ -673,9 +675,10 @@ impl Config {
                 })?),
             },
             kafka_release: match get(props, "ferrokraft.kafka.release") {
-                None | Some("") => crate::codec::versions::Release::default(),
-                Some(v) => crate::codec::versions::Release::parse(v)
-                    .ok_or_else(|| invalid("ferrokraft.kafka.release", v, "expected 4.1 or 4.4"))?,
+                None | Some("") => None,
+                Some(v) => Some(crate::codec::versions::Release::parse(v).ok_or_else(|| {
+                    invalid("ferrokraft.kafka.release", v, "expected 4.1 or 4.4")
+                })?),
             },
             unknown_keys: props
                 .keys()

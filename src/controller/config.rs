@@ -79,7 +79,7 @@ impl ControllerConfig {
             leader_imbalance_check_interval_seconds: config.leader_imbalance_check_interval_seconds,
             kraft_version: 0,
             rng_seed,
-            release: config.kafka_release,
+            release: config.kafka_release.unwrap_or_default(),
         }
     }
 }

@@ -119,7 +119,7 @@ pub async fn run(config: &Config, bound: BoundListeners, shutdown: CancellationT
         String::new(),
         Default::default(),
         None,
-        config.kafka_release,
+        config.kafka_release.unwrap_or_default(),
     ));
     serve(node, config, bound, shutdown).await;
 }

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use crate::codec::versions::Release;
 use crate::config::Config;
 use crate::raft::types::{Endpoint, VoterSet};
 use crate::raft::{RaftConfig, RaftCore};
@@ -43,6 +44,21 @@ pub struct Opened {
     pub registrations: Registrations,
     /// The controller layer: the metadata image, and the active controller when leading.
     pub controller: crate::controller::QuorumController,
+    /// The Kafka release the node presents ([`effective_release`]).
+    pub release: Release,
+}
+
+/// The release a node presents: `ferrokraft.kafka.release` when set; otherwise 4.4 when the
+/// directory was formatted beyond Kafka 4.1's metadata.version levels (by Kafka 4.4's
+/// `kafka-storage format` with its defaults, say), else 4.1.
+pub fn effective_release(
+    configured: Option<Release>,
+    bootstrap_metadata_version: Option<i16>,
+) -> Release {
+    configured.unwrap_or(match bootstrap_metadata_version {
+        Some(level) if level > Release::Kafka4_1.latest_production_level() => Release::Kafka4_4,
+        _ => Release::Kafka4_1,
+    })
 }
 
 /// The static voter set from `controller.quorum.voters`, on the first controller listener.
@@ -82,8 +98,24 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
         voters.ids().collect(),
     )?;
     let mut store = store;
+    let mut bootstrap_metadata_version = None;
     if let Some(b) = &dir.bootstrap {
-        store.set_bootstrap_records(b.record_values().into_iter().map(Into::into).collect());
+        let values = b.record_values();
+        bootstrap_metadata_version = values.iter().find_map(|v| {
+            crate::storage::features::parse_feature_level_record(v)
+                .filter(|(name, _)| name == crate::storage::features::METADATA_VERSION_FEATURE)
+                .map(|(_, level)| level)
+        });
+        store.set_bootstrap_records(values.into_iter().map(Into::into).collect());
+    }
+    let release = effective_release(config.kafka_release, bootstrap_metadata_version);
+    if config.kafka_release.is_none() && release != Release::default() {
+        tracing::info!(
+            "Presenting Kafka {}'s controller: the directory was formatted at metadata.version \
+             level {} (set ferrokraft.kafka.release to choose)",
+            release.name(),
+            bootstrap_metadata_version.unwrap_or_default()
+        );
     }
     let stored = store.read_election_state()?;
     // KIP-853: voters recorded in the latest snapshot (the bootstrap 0-0 checkpoint written by
@@ -114,7 +146,7 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
             .iter()
             .map(|(name, e)| (name.clone(), e.host.clone(), e.port))
             .collect(),
-        &registered_features(config.kafka_release),
+        &registered_features(release),
     );
     let raft_config = RaftConfig {
         node_id: config.node_id,
@@ -152,6 +184,7 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
         rng_seed.rotate_left(17),
     );
     controller_config.kraft_version = core.kraft_version();
+    controller_config.release = release;
     let controller = crate::controller::QuorumController::new(
         controller_config,
         store.bootstrap_records().to_vec(),
@@ -164,5 +197,27 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
         cluster_id,
         registrations,
         controller,
+        release,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_release_follows_the_key_else_the_bootstrap_metadata_version() {
+        assert_eq!(
+            effective_release(Some(Release::Kafka4_1), Some(33)),
+            Release::Kafka4_1
+        );
+        assert_eq!(
+            effective_release(Some(Release::Kafka4_4), Some(27)),
+            Release::Kafka4_4
+        );
+        assert_eq!(effective_release(None, Some(33)), Release::Kafka4_4);
+        assert_eq!(effective_release(None, Some(28)), Release::Kafka4_4);
+        assert_eq!(effective_release(None, Some(27)), Release::Kafka4_1);
+        assert_eq!(effective_release(None, None), Release::Kafka4_1);
+    }
 }

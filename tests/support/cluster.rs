@@ -315,7 +315,9 @@ impl Cluster {
             for (k, v) in extra {
                 text.push_str(&format!("{k}={v}\n"));
             }
-            if *kind == Impl::Ferrokraft {
+            // Formatted by Kafka's tool, ferrokraft picks the release from the bootstrap
+            // metadata.version itself (no ferrokraft key in the file).
+            if *kind == Impl::Ferrokraft && !crate::support::kafka::kafka_default_format() {
                 text.push_str(&format!(
                     "ferrokraft.kafka.release={}\n",
                     crate::support::kafka::ferrokraft_release()
