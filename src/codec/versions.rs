@@ -78,12 +78,15 @@ pub const ADVERTISED: &[ApiRange] = &[
     api(ApiKey::UpdateRaftVoter, 0, 0),
 ];
 
-/// Kafka 4.4.0's controller APIs: [`ADVERTISED`] with BrokerHeartbeat v2 (KIP-1066 cordoned
-/// log directories) and UnregisterController (API 94). Kafka 4.4.0 also has ApiVersions v5
-/// (KIP-1242) and AddRaftVoter v1, which ferrokraft does not serve yet (docs/interop.md).
+/// Kafka 4.4.0's controller APIs: [`ADVERTISED`] with ApiVersions v5 (KIP-1242),
+/// BrokerHeartbeat v2 (KIP-1066 cordoned log directories) and UnregisterController (API 94).
+/// Kafka 4.4.0 also has AddRaftVoter v1, which ferrokraft does not serve yet
+/// (docs/interop.md).
 pub const ADVERTISED_4_4: &[ApiRange] = &[
     api(ApiKey::Fetch, 4, 18),
-    api(ApiKey::ApiVersions, 0, 4),
+    // v5 (KIP-1242) adds the cluster and node id the client expects; a controller only
+    // checks they come as a pair (the broker answers REBOOTSTRAP_REQUIRED on a mismatch).
+    api(ApiKey::ApiVersions, 0, 5),
     api(ApiKey::CreateTopics, 2, 7),
     api(ApiKey::DeleteTopics, 1, 6),
     api(ApiKey::DescribeConfigs, 1, 4),

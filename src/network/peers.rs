@@ -155,7 +155,12 @@ impl Connection {
 
     /// ApiVersions at our newest version; on UNSUPPORTED_VERSION retry at the peer's newest.
     async fn handshake(&mut self, config: &PeerConfig) -> Result<(), String> {
-        let mut version = versions::advertised(ApiKey::ApiVersions).map_or(0, |r| r.max_version);
+        // Kafka 4.1's newest (v4), which every 4.x peer reads; v5 adds only fields a
+        // controller-to-controller handshake leaves unset.
+        let mut version = versions::ADVERTISED
+            .iter()
+            .find(|r| r.api_key == ApiKey::ApiVersions)
+            .map_or(0, |r| r.max_version);
         for _ in 0..2 {
             let request = RequestBody::ApiVersions(
                 ApiVersionsRequest::default()

@@ -16,7 +16,8 @@ use tokio::sync::oneshot;
 use super::driver::{Event, RaftHandle};
 use super::not_ready::not_ready_response;
 use crate::codec::api_versions::{
-    api_versions_response, unsupported_version_response, FinalizedFeature,
+    api_versions_response, invalid_request_response, is_valid_request,
+    unsupported_version_response, FinalizedFeature,
 };
 use crate::codec::envelope::{unwrap_envelope, wrap_response};
 use crate::codec::request::InboundRequest as WireRequest;
@@ -66,6 +67,15 @@ impl Node {
     /// The node id.
     pub fn node_id(&self) -> i32 {
         self.node_id
+    }
+
+    /// The newest ApiVersions version the presented release serves.
+    fn api_versions_max_version(&self) -> i16 {
+        self.release
+            .advertised()
+            .iter()
+            .find(|r| r.api_key == kafka_protocol::messages::ApiKey::ApiVersions)
+            .map_or(0, |r| r.max_version)
     }
 
     fn describe_cluster(
@@ -172,6 +182,23 @@ impl Node {
                 let version = header.api_version;
                 let corr = header.correlation_id;
                 let response = match body {
+                    RequestBody::ApiVersions(_) if version > self.api_versions_max_version() => {
+                        // A version the release presented does not know, although the codec
+                        // reads it: answered as Kafka answers an unknown version, at v0.
+                        return Answer::Now(
+                            ResponseBody::ApiVersions(unsupported_version_response(self.release)),
+                            0,
+                            corr,
+                        );
+                    }
+                    RequestBody::ApiVersions(req) if !is_valid_request(&req, version) => {
+                        tracing::debug!(
+                            peer = %ctx.peer,
+                            "invalid ApiVersions v{version} (client software name or version, \
+                             or a cluster id without a node id)"
+                        );
+                        ResponseBody::ApiVersions(invalid_request_response())
+                    }
                     RequestBody::ApiVersions(_) => {
                         // Finalized features as the committed metadata holds them (Kafka's
                         // controller answers from its published image).

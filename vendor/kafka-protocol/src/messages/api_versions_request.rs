@@ -31,6 +31,16 @@ pub struct ApiVersionsRequest {
     /// Supported API versions: 3-4
     pub client_software_version: StrBytes,
 
+    /// The cluster ID the client intends to connect to (FERROKRAFT-PATCH: Kafka 4.4's v5, KIP-1242).
+    ///
+    /// Supported API versions: 5
+    pub cluster_id: Option<StrBytes>,
+
+    /// The node ID the client intends to connect to (FERROKRAFT-PATCH: Kafka 4.4's v5, KIP-1242).
+    ///
+    /// Supported API versions: 5
+    pub node_id: i32,
+
     /// Other tagged fields
     pub unknown_tagged_fields: BTreeMap<i32, Bytes>,
 }
@@ -69,7 +79,7 @@ impl ApiVersionsRequest {
 #[cfg(feature = "client")]
 impl Encodable for ApiVersionsRequest {
     fn encode<B: ByteBufMut>(&self, buf: &mut B, version: i16) -> Result<()> {
-        if version < 0 || version > 4 {
+        if version < 0 || version > 5 {
             bail!("specified version not supported by this message type");
         }
         if version >= 3 {
@@ -77,6 +87,10 @@ impl Encodable for ApiVersionsRequest {
         }
         if version >= 3 {
             types::CompactString.encode(buf, &self.client_software_version)?;
+        }
+        if version >= 5 {
+            types::CompactString.encode(buf, &self.cluster_id)?;
+            types::Int32.encode(buf, &self.node_id)?;
         }
         if version >= 3 {
             let num_tagged_fields = self.unknown_tagged_fields.len();
@@ -100,6 +114,10 @@ impl Encodable for ApiVersionsRequest {
         if version >= 3 {
             total_size += types::CompactString.compute_size(&self.client_software_version)?;
         }
+        if version >= 5 {
+            total_size += types::CompactString.compute_size(&self.cluster_id)?;
+            total_size += types::Int32.compute_size(&self.node_id)?;
+        }
         if version >= 3 {
             let num_tagged_fields = self.unknown_tagged_fields.len();
             if num_tagged_fields > std::u32::MAX as usize {
@@ -119,7 +137,7 @@ impl Encodable for ApiVersionsRequest {
 #[cfg(feature = "broker")]
 impl Decodable for ApiVersionsRequest {
     fn decode<B: ByteBuf>(buf: &mut B, version: i16) -> Result<Self> {
-        if version < 0 || version > 4 {
+        if version < 0 || version > 5 {
             bail!("specified version not supported by this message type");
         }
         let client_software_name = if version >= 3 {
@@ -131,6 +149,11 @@ impl Decodable for ApiVersionsRequest {
             types::CompactString.decode(buf)?
         } else {
             Default::default()
+        };
+        let (cluster_id, node_id) = if version >= 5 {
+            (types::CompactString.decode(buf)?, types::Int32.decode(buf)?)
+        } else {
+            (None, -1)
         };
         let mut unknown_tagged_fields = BTreeMap::new();
         if version >= 3 {
@@ -145,6 +168,8 @@ impl Decodable for ApiVersionsRequest {
         Ok(Self {
             client_software_name,
             client_software_version,
+            cluster_id,
+            node_id,
             unknown_tagged_fields,
         })
     }
@@ -155,13 +180,15 @@ impl Default for ApiVersionsRequest {
         Self {
             client_software_name: Default::default(),
             client_software_version: Default::default(),
+            cluster_id: None,
+            node_id: -1,
             unknown_tagged_fields: BTreeMap::new(),
         }
     }
 }
 
 impl Message for ApiVersionsRequest {
-    const VERSIONS: VersionRange = VersionRange { min: 0, max: 4 };
+    const VERSIONS: VersionRange = VersionRange { min: 0, max: 5 };
     const DEPRECATED_VERSIONS: Option<VersionRange> = None;
 }
 
