@@ -10,15 +10,17 @@
 //!
 //! The mapping to Kafka's log4j loggers: Kafka's loggers are its classes' log4j names plus
 //! `root`; ferrokraft's are its tracing targets — the module paths of its source files
-//! ([`super::loggers::FERROKRAFT_LOGGERS`], `ferrokraft`, `ferrokraft::raft`, …), every target
-//! named in `RUST_LOG` at start — plus `root`, the directive without a target. A logger's
-//! level applies to its target and everything under it, as tracing's `EnvFilter` matches
-//! directives (the longest target that the event's target starts with wins; `root` applies
-//! where none matches), which is log4j's inheritance with `::` for `.`. Kafka's level names
-//! map to tracing's; FATAL keeps ERROR lines (tracing has no FATAL, and ferrokraft logs the
-//! failures that stop it at ERROR); OFF shows when `RUST_LOG` says `off`.
+//! ([`super::loggers::FERROKRAFT_LOGGERS`]) and every target named in `RUST_LOG` at start —
+//! named the log4j way, `.` for `::` (`ferrokraft.raft.fetch` is target
+//! `ferrokraft::raft::fetch`; kafka-configs accepts only `[a-zA-Z0-9._-]` in a name), plus
+//! `root`, the directive without a target. A logger's level applies to its target and
+//! everything under it, as tracing's `EnvFilter` matches directives (the longest target that
+//! the event's target starts with wins; `root` applies where none matches), which is log4j's
+//! inheritance. Kafka's level names map to tracing's; FATAL keeps ERROR lines (tracing has no
+//! FATAL, and ferrokraft logs the failures that stop it at ERROR); OFF shows when `RUST_LOG`
+//! says `off`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt;
 
 use super::loggers::FERROKRAFT_LOGGERS;
@@ -116,9 +118,9 @@ pub struct LogLevels {
     /// `RUST_LOG` directives this model does not describe (span and field filters), kept as
     /// written.
     other: Vec<String>,
-    /// Every logger that exists (besides `root`): ferrokraft's modules and the targets
-    /// `RUST_LOG` named.
-    known: BTreeSet<String>,
+    /// Every logger that exists (besides `root`) by its name, with its target: ferrokraft's
+    /// modules and the targets `RUST_LOG` named.
+    known: BTreeMap<String, String>,
 }
 
 impl Default for LogLevels {
@@ -128,6 +130,11 @@ impl Default for LogLevels {
     }
 }
 
+/// The logger name of tracing target `target` (`::` becomes `.`, as in log4j names).
+pub fn logger_name(target: &str) -> String {
+    target.replace("::", ".")
+}
+
 impl LogLevels {
     /// The levels `directives` (tracing's `EnvFilter` syntax, e.g. `RUST_LOG`) set.
     pub fn parse(directives: &str) -> Self {
@@ -135,8 +142,11 @@ impl LogLevels {
             root: LogLevel::Off,
             targets: BTreeMap::new(),
             other: Vec::new(),
-            known: FERROKRAFT_LOGGERS.iter().map(|s| s.to_string()).collect(),
+            known: BTreeMap::new(),
         };
+        for target in FERROKRAFT_LOGGERS {
+            levels.know(target);
+        }
         for d in split_directives(directives) {
             let d = d.trim();
             if d.is_empty() {
@@ -149,9 +159,8 @@ impl LogLevels {
             match d.split_once('=') {
                 Some((target, level)) => match LogLevel::from_directive(level.trim()) {
                     Some(level) if !target.trim().is_empty() => {
-                        let target = target.trim().to_string();
-                        levels.known.insert(target.clone());
-                        levels.targets.insert(target, level);
+                        levels.know(target.trim());
+                        levels.targets.insert(target.trim().to_string(), level);
                     }
                     _ => levels.other.push(d.to_string()),
                 },
@@ -159,7 +168,7 @@ impl LogLevels {
                     Some(level) => levels.root = level,
                     // A bare target enables everything under it.
                     None => {
-                        levels.known.insert(d.to_string());
+                        levels.know(d);
                         levels.targets.insert(d.to_string(), LogLevel::Trace);
                     }
                 },
@@ -168,20 +177,31 @@ impl LogLevels {
         levels
     }
 
-    /// Whether logger `name` exists (Kafka's `LoggingController.loggerExists`).
-    pub fn exists(&self, name: &str) -> bool {
-        name == ROOT_LOGGER || self.known.contains(name)
+    fn know(&mut self, target: &str) {
+        self.known
+            .entry(logger_name(target))
+            .or_insert_with(|| target.to_string());
     }
 
-    /// The level events of target `name` are filtered at: the longest target set that `name`
-    /// starts with, else the root level.
+    /// Whether logger `name` exists (Kafka's `LoggingController.loggerExists`).
+    pub fn exists(&self, name: &str) -> bool {
+        name == ROOT_LOGGER || self.known.contains_key(name)
+    }
+
+    /// The level logger `name` (which exists) filters its target's events at.
     pub fn effective(&self, name: &str) -> LogLevel {
-        if name == ROOT_LOGGER {
-            return self.root;
+        match self.known.get(name) {
+            Some(target) if name != ROOT_LOGGER => self.target_level(target),
+            _ => self.root,
         }
+    }
+
+    /// The level events of `target` are filtered at: the longest target set that `target`
+    /// starts with, else the root level.
+    pub fn target_level(&self, target: &str) -> LogLevel {
         self.targets
             .iter()
-            .filter(|(t, _)| name.starts_with(t.as_str()))
+            .filter(|(t, _)| target.starts_with(t.as_str()))
             .max_by_key(|(t, _)| t.len())
             .map_or(self.root, |(_, l)| *l)
     }
@@ -191,7 +211,7 @@ impl LogLevels {
         let mut out: Vec<(String, LogLevel)> = self
             .known
             .iter()
-            .map(|n| (n.clone(), self.effective(n)))
+            .map(|(name, target)| (name.clone(), self.target_level(target)))
             .collect();
         out.push((ROOT_LOGGER.to_string(), self.root));
         out.sort();
@@ -202,15 +222,17 @@ impl LogLevels {
     pub fn set(&mut self, name: &str, level: LogLevel) {
         if name == ROOT_LOGGER {
             self.root = level;
-        } else {
-            self.targets.insert(name.to_string(), level);
+        } else if let Some(target) = self.known.get(name) {
+            self.targets.insert(target.clone(), level);
         }
     }
 
     /// Unsets logger `name`: it inherits again. The root logger keeps its level (Kafka refuses
     /// to unset it before this is reached).
     pub fn unset(&mut self, name: &str) {
-        self.targets.remove(name);
+        if let Some(target) = self.known.get(name) {
+            self.targets.remove(target);
+        }
     }
 
     /// The `EnvFilter` directives for these levels: the root level, each target's, the rest
@@ -257,12 +279,17 @@ mod tests {
         let l =
             LogLevels::parse("warn,ferrokraft::raft=debug,kafka_protocol,x[span{a=1,b=2}]=trace");
         assert_eq!(l.effective(ROOT_LOGGER), LogLevel::Warn);
-        assert_eq!(l.effective("ferrokraft::raft::fetch"), LogLevel::Debug);
-        assert_eq!(l.effective("ferrokraft::controller"), LogLevel::Warn);
-        assert_eq!(l.effective("kafka_protocol::messages"), LogLevel::Trace);
+        assert_eq!(l.effective("ferrokraft.raft.fetch"), LogLevel::Debug);
+        assert_eq!(l.target_level("ferrokraft::raft::fetch"), LogLevel::Debug);
+        assert_eq!(l.effective("ferrokraft.controller"), LogLevel::Warn);
+        assert_eq!(l.target_level("kafka_protocol::messages"), LogLevel::Trace);
         assert!(l.exists("kafka_protocol"));
-        assert!(l.exists("ferrokraft::raft"));
-        assert!(!l.exists("kafka_protocol::messages"));
+        assert!(l.exists("ferrokraft.raft"));
+        assert!(
+            !l.exists("ferrokraft::raft"),
+            "loggers are named the log4j way"
+        );
+        assert!(!l.exists("kafka_protocol.messages"));
         assert_eq!(
             l.directives(),
             "warn,ferrokraft::raft=debug,kafka_protocol=trace,x[span{a=1,b=2}]=trace"
@@ -274,7 +301,7 @@ mod tests {
         );
         assert_eq!(LogLevels::parse("").effective("ferrokraft"), LogLevel::Off);
         assert_eq!(
-            LogLevels::default().effective("ferrokraft::node"),
+            LogLevels::default().effective("ferrokraft.node"),
             LogLevel::Info
         );
     }
@@ -282,18 +309,21 @@ mod tests {
     #[test]
     fn set_and_unset_follow_the_target_hierarchy() {
         let mut l = LogLevels::default();
-        l.set("ferrokraft::raft", LogLevel::Debug);
-        l.set("ferrokraft::raft::fetch", LogLevel::Error);
-        assert_eq!(l.effective("ferrokraft::raft::election"), LogLevel::Debug);
-        assert_eq!(l.effective("ferrokraft::raft::fetch"), LogLevel::Error);
-        l.unset("ferrokraft::raft::fetch");
-        assert_eq!(l.effective("ferrokraft::raft::fetch"), LogLevel::Debug);
+        l.set("ferrokraft.raft", LogLevel::Debug);
+        l.set("ferrokraft.raft.fetch", LogLevel::Error);
+        assert_eq!(l.effective("ferrokraft.raft.election"), LogLevel::Debug);
+        assert_eq!(l.effective("ferrokraft.raft.fetch"), LogLevel::Error);
+        l.unset("ferrokraft.raft.fetch");
+        assert_eq!(l.effective("ferrokraft.raft.fetch"), LogLevel::Debug);
         l.set(ROOT_LOGGER, LogLevel::Fatal);
-        assert_eq!(l.effective("ferrokraft::node"), LogLevel::Fatal);
+        assert_eq!(l.effective("ferrokraft.node"), LogLevel::Fatal);
         assert_eq!(l.directives(), "error,ferrokraft::raft=debug");
         let names: Vec<String> = l.loggers().into_iter().map(|(n, _)| n).collect();
         assert!(names.windows(2).all(|w| w[0] < w[1]), "sorted, once each");
         assert_eq!(names.last().map(String::as_str), Some(ROOT_LOGGER));
+        assert!(names.iter().all(|n| n
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))));
     }
 
     #[test]

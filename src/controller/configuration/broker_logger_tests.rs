@@ -9,7 +9,7 @@ use super::*;
 
 const NODE: i32 = 5;
 /// A logger that exists (Kafka's tests use their own class's logger).
-const LOG: &str = "ferrokraft::controller::configuration::broker_logger";
+const LOG: &str = "ferrokraft.controller.configuration.broker_logger";
 
 fn resource(name: &str, ops: &[(&str, i8, Option<&str>)]) -> AlterConfigsResource {
     AlterConfigsResource::default()
@@ -174,7 +174,7 @@ fn ops_apply_in_order_and_a_failing_op_applies_none() {
         &resource(
             "5",
             &[
-                ("ferrokraft::raft", OP_SET, Some("DEBUG")),
+                ("ferrokraft.raft", OP_SET, Some("DEBUG")),
                 (LOG, OP_SET, Some("WARN")),
                 (LOG, OP_DELETE, None),
             ],
@@ -185,7 +185,7 @@ fn ops_apply_in_order_and_a_failing_op_applies_none() {
         changes,
         vec![
             LoggerChange {
-                name: "ferrokraft::raft".into(),
+                name: "ferrokraft.raft".into(),
                 level: Some(LogLevel::Debug)
             },
             LoggerChange {
@@ -198,7 +198,7 @@ fn ops_apply_in_order_and_a_failing_op_applies_none() {
             },
         ]
     );
-    assert_eq!(levels.effective("ferrokraft::raft::fetch"), LogLevel::Debug);
+    assert_eq!(levels.effective("ferrokraft.raft.fetch"), LogLevel::Debug);
     assert_eq!(levels.effective(LOG), LogLevel::Info);
     let before = levels.clone();
     let refused = apply_changes_for_resource(
@@ -220,7 +220,7 @@ fn ops_apply_in_order_and_a_failing_op_applies_none() {
 #[test]
 fn describe_lists_every_logger_with_its_effective_level() {
     let mut levels = LogLevels::default();
-    levels.set("ferrokraft::raft", LogLevel::Debug);
+    levels.set("ferrokraft.raft", LogLevel::Debug);
     let entries = describe(&levels, NODE, "5").unwrap();
     let level = |name: &str| {
         entries
@@ -229,8 +229,8 @@ fn describe_lists_every_logger_with_its_effective_level() {
             .and_then(|e| e.value.as_ref().map(|v| v.to_string()))
     };
     assert_eq!(level(ROOT_LOGGER).as_deref(), Some("INFO"));
-    assert_eq!(level("ferrokraft::raft::fetch").as_deref(), Some("DEBUG"));
-    assert_eq!(level("ferrokraft::node").as_deref(), Some("INFO"));
+    assert_eq!(level("ferrokraft.raft.fetch").as_deref(), Some("DEBUG"));
+    assert_eq!(level("ferrokraft.node").as_deref(), Some("INFO"));
     assert_eq!(entries.len(), FERROKRAFT_LOGGER_COUNT + 1);
     assert!(entries.iter().all(|e| e.config_source == 6
         && !e.read_only

@@ -15,7 +15,7 @@ use crate::controller::configuration::resource::{BROKER, BROKER_LOGGER, TOPIC};
 use crate::controller::errors;
 use crate::logging::LogLevel;
 
-const RAFT: &str = "ferrokraft::raft";
+const RAFT: &str = "ferrokraft.raft";
 
 /// (type, name, code, message) per answer, in the answer's order.
 fn answers(
@@ -81,7 +81,7 @@ fn test_invalid_incremental_alter_configs_resources() {
     assert_eq!(ctx.log_levels.len(), 1, "one change for the driver");
     assert_eq!(ctx.log_levels[0].effective(RAFT), LogLevel::Debug);
     assert_eq!(
-        ctx.c.log_levels().effective("ferrokraft::raft::fetch"),
+        ctx.c.log_levels().effective("ferrokraft.raft.fetch"),
         LogLevel::Debug
     );
 }
