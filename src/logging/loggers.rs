@@ -39,6 +39,7 @@ pub const FERROKRAFT_LOGGERS: &[&str] = &[
     "ferrokraft::controller::replication::create_partitions",
     "ferrokraft::controller::replication::create_topics",
     "ferrokraft::controller::replication::delete_topics",
+    "ferrokraft::controller::replication::directories",
     "ferrokraft::controller::replication::elect_leaders",
     "ferrokraft::controller::replication::partition_change",
     "ferrokraft::controller::replication::placement",
