@@ -8,7 +8,11 @@
 //! the creations a controller must refuse (existing topic, colliding name, invalid name,
 //! replication factor above the broker count, bad and unknown configs, an unknown broker in
 //! an assignment); `--alter --partitions` up, down and with an assignment; `kafka-configs`
-//! on a topic and on the broker defaults; `--delete`; an idempotent VerifiableProducer
+//! on a topic and on the broker defaults; `kafka-configs --bootstrap-controller --entity-type
+//! broker-loggers` on the controller itself (describe, a logger set to DEBUG — and its DEBUG
+//! lines then in the controller's log — and deleted, a bad level and the root logger's
+//! deletion refused; the logger is each implementation's request logger, see
+//! [`request_logger`]); `--delete`; an idempotent VerifiableProducer
 //! (AllocateProducerIds, a ProducerIdsRecord); and a controlled shutdown (SIGTERM) and
 //! restart of broker 101 (re-registration, unfencing, ISR expansion). Each tool's exit code,
 //! stdout and the error lines of its stderr are recorded.
@@ -29,6 +33,8 @@
     missing_docs
 )]
 
+#[path = "differential/broker_loggers.rs"]
+mod broker_loggers;
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -85,8 +91,21 @@ impl Run<'_> {
     }
 
     fn tool(&self, what: &str, class: &str, args: &[&str]) -> ToolOutput {
+        self.tool_via(what, class, "--bootstrap-server", &self.bootstrap, args)
+    }
+
+    /// A tool run against `bootstrap` given as `option` (`--bootstrap-server` for the
+    /// brokers, `--bootstrap-controller` for the controller).
+    fn tool_via(
+        &self,
+        what: &str,
+        class: &str,
+        option: &str,
+        bootstrap: &str,
+        args: &[&str],
+    ) -> ToolOutput {
         let config = self.c.admin_config();
-        let mut full: Vec<&str> = vec!["--bootstrap-server", &self.bootstrap];
+        let mut full: Vec<&str> = vec![option, bootstrap];
         full.extend([support::clients::config_option(class), &config]);
         full.extend(args);
         let name: String = what
@@ -188,6 +207,10 @@ fn play(kind: Impl) -> (Vec<Step>, Value, BTreeMap<String, String>) {
     // The run's directory (Kafka 4.4's kafka-reassign-partitions prints the brokers' log dirs).
     subs.insert(c.art.dir.display().to_string(), "<run dir>".to_string());
     let names = brokers.iter().map(|b| (b.port, format!("broker {}", b.id)));
+    subs.insert(
+        broker_loggers::request_logger(kind).0.to_string(),
+        "<request logger>".to_string(),
+    );
     for (port, name) in names.chain([(c.nodes[0].port, "controller".to_string())]) {
         subs.insert(format!(":{port}"), format!(":<port of {name}>"));
         subs.insert(
@@ -272,6 +295,7 @@ fn script(run: &mut Run<'_>, brokers: &mut [Broker]) {
         run.configs(what, &args);
     }
     run.configs("describe topic configs", &format!("{topic} --describe"));
+    broker_loggers::script(run);
     reassign_and_elect(run);
     features(run);
     produce_and_restart(run, brokers);

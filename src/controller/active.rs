@@ -14,6 +14,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use bytes::Bytes;
+use kafka_protocol::messages::incremental_alter_configs_response::AlterConfigsResourceResponse;
 
 use super::answers::not_controller_body;
 use super::config::ControllerConfig;
@@ -56,6 +57,9 @@ pub(super) struct Env<'a> {
     pub(super) cfg: &'a ControllerConfig,
     /// The committed image: Kafka resolves some names at the last committed offset.
     pub(super) committed: &'a MetadataImage,
+    /// The answers to an IncrementalAlterConfigs' BROKER_LOGGER resources (applied already),
+    /// which go last in its answer.
+    pub(super) broker_loggers: &'a [AlterConfigsResourceResponse],
 }
 
 /// The active controller of one epoch.
@@ -483,6 +487,7 @@ impl ActiveController {
             now_ms,
             cfg,
             committed,
+            broker_loggers,
         } = env;
         let next_offset = appender.next_write_offset().unwrap_or(-1);
         let version = request.api_version;
@@ -662,8 +667,12 @@ impl ActiveController {
                 );
             }
             RequestBody::IncrementalAlterConfigs(req) => {
-                let result =
-                    configuration::incremental_alter_configs(&self.image, alter_ctx(&request), req);
+                let result = configuration::incremental_alter_configs(
+                    &self.image,
+                    alter_ctx(&request),
+                    req,
+                    broker_loggers,
+                );
                 self.complete(
                     appender,
                     &request,

@@ -9,8 +9,12 @@
 //! ```
 //!
 //! One error per resource; a resource that fails writes nothing, the others still do.
-//! BROKER_LOGGER (the controller's own log levels) is not applied by ferrokraft: each such
-//! resource is refused with INVALID_REQUEST, logged.
+//! BROKER_LOGGER resources (this node's log levels, [`broker_logger`]) are not written:
+//! IncrementalAlterConfigs applies them on the node that got the request and appends their
+//! answers after the others'; the legacy AlterConfigs refuses them with INVALID_REQUEST, as
+//! Kafka's `authorizeAlterResource` does. A request left with nothing to write (only
+//! BROKER_LOGGER, unknown or duplicate resources) is answered at once on any controller, as
+//! Kafka's `QuorumController` completes an empty change map.
 
 use std::collections::BTreeMap;
 
@@ -34,6 +38,7 @@ use crate::metadata::image::{ConfigResource, MetadataImage};
 use crate::metadata::record::MetadataRecord;
 use crate::metadata::records::{ClearElrRecord, ConfigRecord};
 
+pub mod broker_logger;
 pub mod describe;
 mod validate;
 
@@ -95,7 +100,8 @@ struct Outcome {
 
 /// The resources of a request, screened as `ControllerApis` does.
 struct Screened {
-    /// Answered already (unknown type, duplicate, BROKER_LOGGER), in the order met.
+    /// Answered already (unknown type, duplicate, then the legacy API's BROKER_LOGGER), in
+    /// the order met.
     early: Vec<Outcome>,
     /// To compute, in request order.
     changes: Vec<(ConfigResource, Change)>,
@@ -125,27 +131,8 @@ fn screen(resources: Vec<(i8, String, Change)>, legacy: bool) -> Screened {
             });
             continue;
         }
-        if resource_type == resource::BROKER_LOGGER {
-            let error = if legacy {
-                ApiError::new(
-                    errors::INVALID_REQUEST,
-                    "Unexpected resource type BROKER_LOGGER.",
-                )
-            } else {
-                tracing::info!(
-                    "IncrementalAlterConfigs for BROKER_LOGGER {resource_name} refused: \
-                     ferrokraft does not change its log levels at run time"
-                );
-                ApiError::new(
-                    errors::INVALID_REQUEST,
-                    "ferrokraft does not change its log levels at run time (set RUST_LOG).",
-                )
-            };
-            early.push(Outcome {
-                resource_type,
-                resource_name,
-                error,
-            });
+        if resource_type == resource::BROKER_LOGGER && !legacy {
+            // Applied on this node, answered after the rest (broker_logger).
             continue;
         }
         let key = ConfigResource {
@@ -167,6 +154,19 @@ fn screen(resources: Vec<(i8, String, Change)>, legacy: bool) -> Screened {
         }
         changes.push((key, change));
     }
+    // The legacy API's BROKER_LOGGER resources fail Kafka's authorization step, which comes
+    // after the duplicates and before the controller's answers.
+    let (refused, changes): (Vec<_>, Vec<_>) = changes
+        .into_iter()
+        .partition(|(k, _)| k.resource_type == resource::BROKER_LOGGER);
+    early.extend(refused.into_iter().map(|(k, _)| Outcome {
+        resource_type: k.resource_type,
+        resource_name: k.resource_name,
+        error: ApiError::new(
+            errors::INVALID_REQUEST,
+            "Unexpected resource type BROKER_LOGGER.",
+        ),
+    }));
     Screened { early, changes }
 }
 
@@ -182,14 +182,8 @@ pub struct AlterContext {
     pub release: Release,
 }
 
-/// Kafka's IncrementalAlterConfigs on the active controller.
-pub fn incremental_alter_configs(
-    image: &MetadataImage,
-    ctx: AlterContext,
-    req: &IncrementalAlterConfigsRequest,
-) -> ControllerResult<IncrementalAlterConfigsResponse> {
-    let resources = req
-        .resources
+fn incremental_resources(req: &IncrementalAlterConfigsRequest) -> Vec<(i8, String, Change)> {
+    req.resources
         .iter()
         .map(|r| {
             let mut ops = BTreeMap::new();
@@ -205,8 +199,47 @@ pub fn incremental_alter_configs(
                 Change::Incremental(ops),
             )
         })
-        .collect();
-    let (outcomes, records) = alter(image, ctx, screen(resources, false), req.validate_only);
+        .collect()
+}
+
+fn legacy_resources(req: &AlterConfigsRequest) -> Vec<(i8, String, Change)> {
+    req.resources
+        .iter()
+        .map(|r| {
+            let mut set = BTreeMap::new();
+            for c in &r.configs {
+                set.insert(c.name.to_string(), c.value.as_ref().map(|v| v.to_string()));
+            }
+            (
+                r.resource_type,
+                r.resource_name.to_string(),
+                Change::Legacy(set),
+            )
+        })
+        .collect()
+}
+
+/// Whether the IncrementalAlterConfigs request has a resource for the active controller
+/// (else Kafka answers it at once, on any controller).
+pub fn incremental_needs_controller(req: &IncrementalAlterConfigsRequest) -> bool {
+    !screen(incremental_resources(req), false).changes.is_empty()
+}
+
+/// Whether the legacy AlterConfigs request has a resource for the active controller.
+pub fn legacy_needs_controller(req: &AlterConfigsRequest) -> bool {
+    !screen(legacy_resources(req), true).changes.is_empty()
+}
+
+/// Kafka's IncrementalAlterConfigs on the active controller; `broker_loggers` (the answers
+/// to the BROKER_LOGGER resources, already applied) come last.
+pub fn incremental_alter_configs(
+    image: &MetadataImage,
+    ctx: AlterContext,
+    req: &IncrementalAlterConfigsRequest,
+    broker_loggers: &[AlterConfigsResourceResponse],
+) -> ControllerResult<IncrementalAlterConfigsResponse> {
+    let screened = screen(incremental_resources(req), false);
+    let (outcomes, records) = alter(image, ctx, screened, req.validate_only);
     let result = |o: Outcome| {
         resource_result!(
             AlterConfigsResourceResponse,
@@ -216,8 +249,13 @@ pub fn incremental_alter_configs(
         )
     };
     let response = match outcomes {
-        Ok(outcomes) => IncrementalAlterConfigsResponse::default()
-            .with_responses(outcomes.into_iter().map(result).collect()),
+        Ok(outcomes) => IncrementalAlterConfigsResponse::default().with_responses(
+            outcomes
+                .into_iter()
+                .map(result)
+                .chain(broker_loggers.iter().cloned())
+                .collect(),
+        ),
         Err(e) => incremental_alter_configs_error(req, &e),
     };
     ControllerResult::of(records, response)
@@ -250,22 +288,8 @@ pub fn legacy_alter_configs(
     ctx: AlterContext,
     req: &AlterConfigsRequest,
 ) -> ControllerResult<AlterConfigsResponse> {
-    let resources = req
-        .resources
-        .iter()
-        .map(|r| {
-            let mut set = BTreeMap::new();
-            for c in &r.configs {
-                set.insert(c.name.to_string(), c.value.as_ref().map(|v| v.to_string()));
-            }
-            (
-                r.resource_type,
-                r.resource_name.to_string(),
-                Change::Legacy(set),
-            )
-        })
-        .collect();
-    let (outcomes, records) = alter(image, ctx, screen(resources, true), req.validate_only);
+    let screened = screen(legacy_resources(req), true);
+    let (outcomes, records) = alter(image, ctx, screened, req.validate_only);
     let result = |o: Outcome| {
         resource_result!(
             LegacyResult,

@@ -6,7 +6,9 @@
 
 use bytes::Bytes;
 
+use super::configuration::broker_logger::LoggerChange;
 use crate::codec::ResponseBody;
+use crate::logging::LogLevels;
 use crate::raft::ProposeError;
 
 /// Appends records to the metadata log as the leader of an epoch.
@@ -29,5 +31,13 @@ pub enum ControllerOutput {
         request_id: u64,
         /// The answer.
         body: ResponseBody,
+    },
+    /// This node's log levels changed (BROKER_LOGGER): make `levels` the process's log filter
+    /// before the answers that follow, and log each change.
+    SetLogLevels {
+        /// Every logger's level now.
+        levels: LogLevels,
+        /// What changed, in order.
+        changes: Vec<LoggerChange>,
     },
 }

@@ -43,6 +43,7 @@ use bytes::Bytes;
 use kafka_protocol::messages::ApiKey;
 
 use crate::codec::{RequestBody, ResponseBody};
+use crate::logging::LogLevels;
 use crate::metadata::image::MetadataImage;
 use crate::metadata::record::ApiMessageAndVersion;
 use crate::raft::{InboundRequest, LogReader, ProposeError, Rng};
@@ -128,6 +129,8 @@ pub struct QuorumController {
     rng: Rng,
     bootstrap: Vec<Bytes>,
     leadership: Leadership,
+    /// This node's log levels (the BROKER_LOGGER resource); the driver applies each change.
+    log_levels: LogLevels,
     outputs: VecDeque<ControllerOutput>,
 }
 
@@ -144,8 +147,20 @@ impl QuorumController {
             rng,
             bootstrap,
             leadership: Leadership::Standby { leader_id: None },
+            log_levels: LogLevels::default(),
             outputs: VecDeque::new(),
         }
+    }
+
+    /// The log levels the node started with (ferrokraft's default `info` otherwise).
+    pub fn with_log_levels(mut self, levels: LogLevels) -> Self {
+        self.log_levels = levels;
+        self
+    }
+
+    /// This node's log levels as the controller last set them.
+    pub fn log_levels(&self) -> &LogLevels {
+        &self.log_levels
     }
 
     /// The configuration.
@@ -336,6 +351,7 @@ impl QuorumController {
             let ctx = configuration::describe::DescribeContext {
                 node_id: self.cfg.node_id,
                 static_min_insync_replicas: self.cfg.min_insync_replicas,
+                log_levels: &self.log_levels,
             };
             self.outputs.push_back(ControllerOutput::Respond {
                 request_id,
@@ -346,6 +362,51 @@ impl QuorumController {
                 )),
             });
             return;
+        }
+        let alter_ctx = configuration::AlterContext {
+            node_id: self.cfg.node_id,
+            forwarded: request.forwarded,
+            release: self.cfg.release,
+        };
+        let mut broker_loggers = Vec::new();
+        if let RequestBody::IncrementalAlterConfigs(req) = &request.body {
+            // Kafka's ControllerApis applies BROKER_LOGGER resources on the node that got the
+            // request, before (and whatever) the controller answers for the rest.
+            let (answers, changes) = configuration::broker_logger::incremental_alter(
+                &mut self.log_levels,
+                self.cfg.node_id,
+                req,
+            );
+            if !changes.is_empty() {
+                self.outputs.push_back(ControllerOutput::SetLogLevels {
+                    levels: self.log_levels.clone(),
+                    changes,
+                });
+            }
+            if !configuration::incremental_needs_controller(req) {
+                let result = configuration::incremental_alter_configs(
+                    &self.committed,
+                    alter_ctx,
+                    req,
+                    &answers,
+                );
+                self.outputs.push_back(ControllerOutput::Respond {
+                    request_id,
+                    body: ResponseBody::IncrementalAlterConfigs(result.response),
+                });
+                return;
+            }
+            broker_loggers = answers;
+        }
+        if let RequestBody::AlterConfigs(req) = &request.body {
+            if !configuration::legacy_needs_controller(req) {
+                let result = configuration::legacy_alter_configs(&self.committed, alter_ctx, req);
+                self.outputs.push_back(ControllerOutput::Respond {
+                    request_id,
+                    body: ResponseBody::AlterConfigs(result.response),
+                });
+                return;
+            }
         }
         if let RequestBody::ListPartitionReassignments(req) = &request.body {
             // A read at the committed offset (Kafka's read event), on any controller.
@@ -395,6 +456,7 @@ impl QuorumController {
                 now_ms,
                 cfg: &self.cfg,
                 committed: &self.committed,
+                broker_loggers: &broker_loggers,
             },
             &mut self.rng,
             appender,

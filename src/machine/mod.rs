@@ -32,7 +32,9 @@ use std::collections::VecDeque;
 use bytes::Bytes;
 
 use crate::codec::{RequestBody, ResponseBody};
+use crate::controller::configuration::broker_logger::LoggerChange;
 use crate::controller::{ControllerOutput, MetadataAppender, QuorumController};
+use crate::logging::LogLevels;
 use crate::metadata::image::MetadataImage;
 use crate::raft::types::OffsetAndEpoch;
 use crate::raft::voters::voter_set_to_record;
@@ -149,6 +151,14 @@ pub enum NodeOutput {
         why: String,
         /// Logged at ERROR rather than INFO.
         error: bool,
+    },
+    /// This node's log levels changed (BROKER_LOGGER): the driver makes `levels` the
+    /// process's log filter, then logs each change, before carrying out what follows.
+    SetLogLevels {
+        /// Every logger's level now.
+        levels: LogLevels,
+        /// What changed, in order.
+        changes: Vec<LoggerChange>,
     },
     /// A graceful shutdown finished.
     ShutdownComplete,
@@ -384,9 +394,15 @@ impl NodeMachine {
 
     /// Hands the controller's answers to the driver (or to our own registration).
     fn drain_controller_outputs(&mut self, now_ms: u64) {
-        while let Some(ControllerOutput::Respond { request_id, body }) =
-            self.controller.poll_output()
-        {
+        while let Some(output) = self.controller.poll_output() {
+            let (request_id, body) = match output {
+                ControllerOutput::Respond { request_id, body } => (request_id, body),
+                ControllerOutput::SetLogLevels { levels, changes } => {
+                    self.outputs
+                        .push_back(NodeOutput::SetLogLevels { levels, changes });
+                    continue;
+                }
+            };
             if self.registrations.is_own_correlation(request_id) {
                 let error = registration_error(&body);
                 self.registrations.own_response(now_ms, request_id, error);

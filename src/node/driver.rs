@@ -26,6 +26,7 @@ use tokio::sync::oneshot;
 use super::metrics::{RaftMetrics, VoterLag};
 use super::store::{RaftStore, StoreError};
 use crate::codec::ResponseBody;
+use crate::controller::configuration::broker_logger::LoggerChange;
 use crate::controller::QuorumController;
 use crate::machine::registration::Registrations;
 use crate::machine::snapshot_policy::{MetadataLogSettings, CLEAN_INTERVAL_MS};
@@ -574,8 +575,30 @@ impl Driver {
                     tracing::info!("{why}");
                 }
             }
+            NodeOutput::SetLogLevels { levels, changes } => apply_log_levels(&levels, &changes),
             NodeOutput::ShutdownComplete => self.shutdown_done = true,
         }
         Ok(())
+    }
+}
+
+/// Makes `levels` the process's log filter, then logs each change as Kafka's
+/// `RuntimeLoggerManager` does (WARN on success, ERROR when the filter could not change).
+fn apply_log_levels(levels: &crate::logging::LogLevels, changes: &[LoggerChange]) {
+    let applied = crate::logging::apply(levels);
+    for c in changes {
+        match (&applied, c.level) {
+            (Ok(()), Some(level)) => {
+                tracing::warn!("Updated the log level of {} to {level}", c.name)
+            }
+            (Ok(()), None) => tracing::warn!("Unset the log level of {}", c.name),
+            (Err(e), Some(level)) => tracing::error!(
+                "Failed to update the log level of {} to {level}: {e}",
+                c.name
+            ),
+            (Err(e), None) => {
+                tracing::error!("Failed to unset the log level of {}: {e}", c.name)
+            }
+        }
     }
 }

@@ -406,9 +406,16 @@ fn encode(
 impl RequestHandler for Node {
     fn handle(&self, ctx: &RequestContext, request: WireRequest) -> PendingResponse {
         let peer = ctx.peer;
+        let header = request.header();
+        let (api_key, client_id) = (header.api_key, header.client_id.clone());
         let answer = self.answer(ctx, request);
         Box::pin(async move {
             let (body, version, corr) = resolve(answer, peer).await?;
+            // Kafka's request logger (`kafka.request.logger`) at DEBUG: one line per answer.
+            tracing::debug!(
+                "Completed request: {api_key:?} v{version} (correlation id {corr}, client \
+                 {client_id:?}) from {peer}"
+            );
             encode(&peer, &body, version, corr)
         })
     }

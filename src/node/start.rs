@@ -188,7 +188,8 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
     let controller = crate::controller::QuorumController::new(
         controller_config,
         store.bootstrap_records().to_vec(),
-    );
+    )
+    .with_log_levels(crate::logging::initial_levels());
     Ok(Opened {
         dir,
         core,

@@ -9,11 +9,12 @@
 //!     BROKER ""      the cluster-default dynamic configs (source 3)
 //!     BROKER <self>  this node's and the cluster's dynamic configs (sources 2, 3)
 //!     CLIENT_METRICS / GROUP  every key: stored (7 / 8) or the default (5)
+//!     BROKER_LOGGER <self>    every logger and its effective level (6; broker_logger.rs)
 //! ```
 //!
 //! Differences from Kafka, by design of a controller without Kafka's `KafkaConfig`: a BROKER
 //! resource of this node lists its dynamic configs only (Kafka also lists its ~300 static
-//! ones); BROKER_LOGGER lists no loggers; broker synonyms are matched by their first name
+//! ones); broker synonyms are matched by their first name
 //! (`log.retention.ms`, not `log.retention.hours`).
 
 use std::collections::BTreeMap;
@@ -28,6 +29,7 @@ use super::resource;
 use crate::controller::errors::{self, ApiError};
 use crate::controller::replication::topic_configs::{topic_config, ConfigType, TOPIC_CONFIGS};
 use crate::controller::replication::validate_topic_name;
+use crate::logging::LogLevels;
 use crate::metadata::image::{ConfigResource, MetadataImage};
 
 /// ConfigSource ids.
@@ -137,11 +139,13 @@ const GROUP_KEYS: &[(&str, &str, i8)] = &[
 
 /// What DescribeConfigs is answered with besides the image.
 #[derive(Debug, Clone, Copy)]
-pub struct DescribeContext {
+pub struct DescribeContext<'a> {
     /// This node's id (the BROKER and BROKER_LOGGER resource it describes).
     pub node_id: i32,
     /// Its static `min.insync.replicas` (Kafka reports a non-default one as source 4).
     pub static_min_insync_replicas: i32,
+    /// Its log levels (the BROKER_LOGGER resource).
+    pub log_levels: &'a LogLevels,
 }
 
 fn s(v: &str) -> StrBytes {
@@ -186,7 +190,7 @@ fn stored<'a>(
 /// Kafka's DescribeConfigs on a controller.
 pub fn describe_configs(
     image: &MetadataImage,
-    ctx: DescribeContext,
+    ctx: DescribeContext<'_>,
     req: &DescribeConfigsRequest,
 ) -> DescribeConfigsResponse {
     let known = |t: i8| {
@@ -223,7 +227,9 @@ pub fn describe_configs(
             let described = match r.resource_type {
                 resource::TOPIC => topic(image, ctx, name, req.include_synonyms),
                 resource::BROKER => broker(image, ctx, name, req.include_synonyms),
-                resource::BROKER_LOGGER => broker_logger(ctx, name),
+                resource::BROKER_LOGGER => {
+                    super::broker_logger::describe(ctx.log_levels, ctx.node_id, name)
+                }
                 resource::CLIENT_METRICS => keyed(
                     image,
                     resource::CLIENT_METRICS,
@@ -285,7 +291,7 @@ pub fn describe_configs_error(
 
 fn topic(
     image: &MetadataImage,
-    ctx: DescribeContext,
+    ctx: DescribeContext<'_>,
     name: &str,
     include_synonyms: bool,
 ) -> Result<Vec<DescribeConfigsResourceResult>, ApiError> {
@@ -357,7 +363,7 @@ fn topic(
 
 fn broker(
     image: &MetadataImage,
-    ctx: DescribeContext,
+    ctx: DescribeContext<'_>,
     name: &str,
     include_synonyms: bool,
 ) -> Result<Vec<DescribeConfigsResourceResult>, ApiError> {
@@ -403,28 +409,6 @@ fn broker(
         .into_iter()
         .map(|(k, (v, src))| with(k, v, src))
         .collect())
-}
-
-fn broker_logger(
-    ctx: DescribeContext,
-    name: &str,
-) -> Result<Vec<DescribeConfigsResourceResult>, ApiError> {
-    if name.is_empty() {
-        return Err(ApiError::new(
-            errors::INVALID_REQUEST,
-            "Broker id must not be empty",
-        ));
-    }
-    if name != ctx.node_id.to_string() {
-        return Err(ApiError::new(
-            errors::INVALID_REQUEST,
-            format!(
-                "Unexpected broker id, expected {} but received {name}",
-                ctx.node_id
-            ),
-        ));
-    }
-    Ok(Vec::new())
 }
 
 /// CLIENT_METRICS and GROUP: every key, stored (`stored_source`) or its default.

@@ -83,6 +83,8 @@ pub struct Ctx {
     pub answers: Vec<(u64, ResponseBody)>,
     /// Requests are sent as if a broker forwarded them in an Envelope.
     pub forwarded: bool,
+    /// The log levels the controller asked the driver to apply, in order.
+    pub log_levels: Vec<crate::logging::LogLevels>,
 }
 
 pub fn bootstrap(mv: i16) -> Vec<Bytes> {
@@ -112,6 +114,7 @@ impl Ctx {
             next_request_id: 1,
             answers: Vec::new(),
             forwarded: false,
+            log_levels: Vec::new(),
         };
         ctx.become_leader(1);
         ctx
@@ -150,8 +153,13 @@ impl Ctx {
     }
 
     fn drain(&mut self) {
-        while let Some(ControllerOutput::Respond { request_id, body }) = self.c.poll_output() {
-            self.answers.push((request_id, body));
+        while let Some(output) = self.c.poll_output() {
+            match output {
+                ControllerOutput::Respond { request_id, body } => {
+                    self.answers.push((request_id, body))
+                }
+                ControllerOutput::SetLogLevels { levels, .. } => self.log_levels.push(levels),
+            }
         }
     }
 

@@ -1,8 +1,10 @@
 //! Controller tests, one file per manager, named after the Kafka test each mirrors
 //! (`ClusterControlManagerTest`, `BrokerHeartbeatManagerTest`, `ReplicationControlManagerTest`,
 //! `ProducerIdControlManagerTest`, `QuorumControllerTest`; `elect_leaders.rs`: the election and
-//! balancing cases of ReplicationControlManagerTest and QuorumControllerTest).
+//! balancing cases of ReplicationControlManagerTest and QuorumControllerTest; `broker_logger.rs`:
+//! the BROKER_LOGGER cases of ControllerApisTest).
 
+mod broker_logger;
 mod cluster;
 mod configuration;
 pub(crate) mod context;

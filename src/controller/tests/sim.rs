@@ -160,7 +160,10 @@ impl Sim {
     /// Takes every answer and records what its success promised.
     fn collect(&mut self) {
         for c in &mut self.nodes {
-            while let Some(ControllerOutput::Respond { request_id, body }) = c.poll_output() {
+            while let Some(output) = c.poll_output() {
+                let ControllerOutput::Respond { request_id, body } = output else {
+                    continue;
+                };
                 if let Some(req) = self.waiting.remove(&request_id) {
                     let promised = self.brokers.answered(&req, &body);
                     self.promises.extend(promised);

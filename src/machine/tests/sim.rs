@@ -365,6 +365,7 @@ impl Sim {
                 NodeOutput::Appended { .. }
                 | NodeOutput::HighWatermark(_)
                 | NodeOutput::ImageChanged
+                | NodeOutput::SetLogLevels { .. }
                 | NodeOutput::ShutdownComplete => {}
             }
         }

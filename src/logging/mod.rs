@@ -3,14 +3,33 @@
 //! Lines go to stderr (stdout is for command output). `RUST_LOG` filters, as usual with
 //! tracing; the default is `info`. Span fields (such as `node_id`) are printed in brackets before
 //! the message, like Kafka's `[RaftManager id=1]` log prefixes.
+//!
+//! The filter can change at run time, as Kafka's log4j levels do through the BROKER_LOGGER
+//! config resource:
+//!
+//! ```text
+//!   init: RUST_LOG ─▶ EnvFilter in a reload layer ─┬▶ initial_levels() (a LogLevels model)
+//!   IncrementalAlterConfigs BROKER_LOGGER ─▶ controller (sans-IO, on its LogLevels) ─▶
+//!     NodeOutput::SetLogLevels ─▶ driver ─▶ apply(levels) ─▶ EnvFilter reloaded
+//! ```
+//!
+//! [`levels`] is the model and the mapping to Kafka's loggers; [`loggers`] lists ferrokraft's.
+
+pub mod levels;
+pub mod loggers;
 
 use std::fmt;
+use std::sync::OnceLock;
 
 use tracing::{Event, Subscriber};
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFields};
+use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::registry::LookupSpan;
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{reload, EnvFilter, Registry};
+
+pub use levels::{LogLevel, LogLevels, ROOT_LOGGER};
 
 /// Kafka's log line format.
 #[derive(Debug, Default, Clone, Copy)]
@@ -94,15 +113,71 @@ where
     }
 }
 
-/// Installs the global subscriber (once; later calls are no-ops).
+/// The installed subscriber's filter and the levels it was started with.
+struct Installed {
+    handle: reload::Handle<EnvFilter, Registry>,
+    initial: LogLevels,
+}
+
+static INSTALLED: OnceLock<Installed> = OnceLock::new();
+
+/// Installs the global subscriber (once; later calls are no-ops): `RUST_LOG` if it parses,
+/// else `info`.
 pub fn init() {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .event_format(KafkaFormat)
+    let directives = std::env::var(EnvFilter::DEFAULT_ENV)
+        .ok()
+        .filter(|d| EnvFilter::try_new(d).is_ok())
+        .unwrap_or_else(|| "info".to_string());
+    let Ok(filter) = EnvFilter::try_new(&directives) else {
+        return;
+    };
+    let (filter, handle) = reload::Layer::new(filter);
+    let installed = tracing_subscriber::registry()
+        .with(filter)
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(false)
+                .event_format(KafkaFormat),
+        )
         .try_init();
+    if installed.is_ok() {
+        let _ = INSTALLED.set(Installed {
+            handle,
+            initial: LogLevels::parse(&directives),
+        });
+    }
+}
+
+/// The levels the process started with (`RUST_LOG`); ferrokraft's default when [`init`]
+/// installed nothing (tests, embedders).
+pub fn initial_levels() -> LogLevels {
+    INSTALLED
+        .get()
+        .map(|i| i.initial.clone())
+        .unwrap_or_default()
+}
+
+/// Why [`apply`] changed nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    /// [`init`] did not install ferrokraft's subscriber.
+    #[error("no reloadable log filter is installed")]
+    NotInstalled,
+    /// The filter could not be built or swapped in.
+    #[error("{0}")]
+    Filter(String),
+}
+
+/// Makes `levels` the process's log filter, from the next event on.
+pub fn apply(levels: &LogLevels) -> Result<(), ApplyError> {
+    let installed = INSTALLED.get().ok_or(ApplyError::NotInstalled)?;
+    let filter =
+        EnvFilter::try_new(levels.directives()).map_err(|e| ApplyError::Filter(e.to_string()))?;
+    installed
+        .handle
+        .reload(filter)
+        .map_err(|e| ApplyError::Filter(e.to_string()))
 }
 
 #[cfg(test)]
