@@ -190,7 +190,14 @@ fn play(kind: Impl) -> (Vec<Step>, Value, BTreeMap<String, String>) {
         Impl::Kafka => "differential-kafka",
         Impl::Ferrokraft => "differential-ferrokraft",
     };
-    let mut c = Cluster::new(name, &[kind], &[]);
+    // Automatic leader balancing runs 300 s after an imbalance by default: one run may last
+    // that long and the other not, so it is put past the end of either run (elections are
+    // compared through kafka-leader-election instead).
+    let mut c = Cluster::new(
+        name,
+        &[kind],
+        &[("leader.imbalance.check.interval.seconds", "3600")],
+    );
     c.start_all();
     let mut brokers: Vec<Broker> = std::thread::scope(|s| {
         let c = &c;
