@@ -1,8 +1,8 @@
 //! The RPC versions ferrokraft advertises only when it presents Kafka 4.4
-//! (`ferrokraft.kafka.release=4.4`: ApiVersions v5, BrokerHeartbeat v2, UnregisterController
+//! (`ferrokraft.kafka.release=4.4`: ApiVersions v5, BrokerHeartbeat v2, AddRaftVoter v1, UnregisterController
 //! v0), checked
 //! against Kafka 4.4.0's own bytes whatever `KAFKA_VERSION` says: the 4.1.2 oracle cannot
-//! write them. `golden/kafka-4.4.0-rpc.vectors` is `Oracle generate 18:5-5 63:2-2 94:0-0` run
+//! write them. `golden/kafka-4.4.0-rpc.vectors` is `Oracle generate 18:5-5 63:2-2 80:1-1 94:0-0` run
 //! against kafka-clients 4.4.0 (README.md, "Regenerating").
 
 use std::collections::BTreeSet;

@@ -79,9 +79,8 @@ pub const ADVERTISED: &[ApiRange] = &[
 ];
 
 /// Kafka 4.4.0's controller APIs: [`ADVERTISED`] with ApiVersions v5 (KIP-1242),
-/// BrokerHeartbeat v2 (KIP-1066 cordoned log directories) and UnregisterController (API 94).
-/// Kafka 4.4.0 also has AddRaftVoter v1, which ferrokraft does not serve yet
-/// (docs/interop.md).
+/// BrokerHeartbeat v2 (KIP-1066 cordoned log directories), AddRaftVoter v1 (AckWhenCommitted)
+/// and UnregisterController (API 94).
 pub const ADVERTISED_4_4: &[ApiRange] = &[
     api(ApiKey::Fetch, 4, 18),
     // v5 (KIP-1242) adds the cluster and node id the client expects; a controller only
@@ -111,7 +110,8 @@ pub const ADVERTISED_4_4: &[ApiRange] = &[
     api(ApiKey::AllocateProducerIds, 0, 0),
     api(ApiKey::ControllerRegistration, 0, 0),
     api(ApiKey::AssignReplicasToDirs, 0, 0),
-    api(ApiKey::AddRaftVoter, 0, 0),
+    // v1 (Kafka 4.4): AckWhenCommitted false answers once the VotersRecord is appended.
+    api(ApiKey::AddRaftVoter, 0, 1),
     api(ApiKey::RemoveRaftVoter, 0, 0),
     api(ApiKey::UpdateRaftVoter, 0, 0),
     api(ApiKey::UnregisterController, 0, 0),

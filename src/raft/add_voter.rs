@@ -70,7 +70,10 @@ impl RaftCore {
             );
             return answer(self, errors::INVALID_REQUEST, Some(message));
         };
-        if let Err((error, message)) = self.start_add_voter(now_ms, req, key, endpoints, address) {
+        let ack_when_committed = body.ack_when_committed;
+        if let Err((error, message)) =
+            self.start_add_voter(now_ms, req, key, endpoints, address, ack_when_committed)
+        {
             answer(self, error, Some(message));
         }
     }
@@ -83,6 +86,7 @@ impl RaftCore {
         key: ReplicaKey,
         endpoints: Endpoints,
         address: Endpoint,
+        ack_when_committed: bool,
     ) -> Result<(), (i16, String)> {
         self.voter_change_preconditions(now_ms, "adding")?;
         if self.history.voters().contains_id(key.id) {
@@ -126,6 +130,8 @@ impl RaftCore {
                 },
                 deadline_ms,
                 last_offset: None,
+                ack_when_committed,
+                answered: false,
             }));
         }
         Ok(())
@@ -224,8 +230,9 @@ impl RaftCore {
             voter.key
         );
         if self.append_voters_record(now_ms, log, &voters).is_none() {
-            self.complete_add_voter(errors::UNKNOWN_SERVER_ERROR, None);
+            return self.complete_add_voter(errors::UNKNOWN_SERVER_ERROR, None);
         }
+        self.answer_add_voter_early();
     }
 
     fn abort_api_versions(&mut self, error: i16) {

@@ -212,6 +212,11 @@ pub struct PendingAddVoter {
     pub deadline_ms: u64,
     /// Offset of the appended VotersRecord; `None` while waiting for ApiVersions.
     pub last_offset: Option<i64>,
+    /// AddRaftVoter v1's AckWhenCommitted (true below v1): false answers once the VotersRecord
+    /// is appended, and the change still blocks others until it commits.
+    pub ack_when_committed: bool,
+    /// The request was answered already (AckWhenCommitted false): nothing more is sent.
+    pub answered: bool,
 }
 
 /// A RemoveRaftVoter in progress (Kafka's `RemoveVoterHandlerState`).

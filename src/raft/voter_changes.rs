@@ -149,10 +149,35 @@ impl RaftCore {
             "AddRaftVoter of {:?} completed with error {error}",
             pending.voter.key
         );
+        if pending.answered {
+            // AckWhenCommitted false: the client had its answer when the record was appended.
+            return;
+        }
         self.outputs.push_back(Output::Respond {
             request_id: pending.request_id,
             api_version: pending.api_version,
             body: ResponseBody::AddRaftVoter(add_voter_response(error, message)),
+        });
+    }
+
+    /// AddRaftVoter v1 with AckWhenCommitted false: answered NONE once its VotersRecord is
+    /// appended (Kafka 4.4's `AddVoterHandler`); the change stays pending until it commits.
+    pub(super) fn answer_add_voter_early(&mut self) {
+        let Role::Leader(l) = &mut self.role else {
+            return;
+        };
+        let Some(pending) = l.add_voter.as_mut() else {
+            return;
+        };
+        if pending.ack_when_committed || pending.answered {
+            return;
+        }
+        pending.answered = true;
+        let (request_id, api_version) = (pending.request_id, pending.api_version);
+        self.outputs.push_back(Output::Respond {
+            request_id,
+            api_version,
+            body: ResponseBody::AddRaftVoter(add_voter_response(errors::NONE, None)),
         });
     }
 

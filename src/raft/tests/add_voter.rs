@@ -3,7 +3,7 @@
 
 use super::context::*;
 use super::reconfig_ctx::*;
-use crate::codec::ResponseBody;
+use crate::codec::{RequestBody, ResponseBody};
 use crate::raft::errors;
 use crate::raft::types::Endpoint;
 
@@ -61,6 +61,45 @@ fn test_add_voter() {
     assert_eq!(add_voter_error(&ctx, add), errors::NONE);
     let progress = ctx.core.voter_progress().unwrap();
     assert_eq!(progress.len(), 3, "the leader tracks the new voter");
+}
+
+/// Kafka 4.4's AddRaftVoter v1 with AckWhenCommitted false: answered NONE once the
+/// VotersRecord is appended, before it commits, and only once; another change still waits for
+/// the commit.
+#[test]
+fn test_add_voter_without_ack_when_committed() {
+    let mut ctx = leader_with_caught_up_new_voter();
+    let RequestBody::AddRaftVoter(mut req) =
+        add_voter_request(Some(CLUSTER_ID), key(NEW_VOTER), &new_listeners())
+    else {
+        unreachable!()
+    };
+    req.ack_when_committed = false;
+    let add = ctx.deliver_request(RequestBody::AddRaftVoter(req), 1);
+    assert!(!ctx.has_response(add), "not before the ApiVersions answer");
+    let api = take_api_versions(&mut ctx);
+    ctx.deliver_response(api.correlation_id, api_versions_response(0, Some((0, 1))));
+    assert!(ctx.core.voters().is_voter(&key(NEW_VOTER)));
+    assert_eq!(
+        add_voter_error(&ctx, add),
+        errors::NONE,
+        "answered when appended"
+    );
+    let again = ctx.deliver_request(
+        add_voter_request(Some(CLUSTER_ID), key(4), &listeners(4, &[LISTENER])),
+        1,
+    );
+    assert_eq!(
+        add_voter_error(&ctx, again),
+        errors::REQUEST_TIMED_OUT,
+        "the uncommitted change still blocks the next"
+    );
+    assert_eq!(fetch_at_log_end(&mut ctx, key(FOLLOWER)), errors::NONE);
+    assert_eq!(
+        ctx.responses.iter().filter(|(id, _)| *id == add).count(),
+        1,
+        "the commit sends nothing more"
+    );
 }
 
 #[test]

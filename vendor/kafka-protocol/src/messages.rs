@@ -1614,7 +1614,7 @@ impl ApiKey {
             ApiKey::ShareGroupDescribe => VersionRange { min: 1, max: 1 },
             ApiKey::ShareFetch => VersionRange { min: 1, max: 1 },
             ApiKey::ShareAcknowledge => VersionRange { min: 1, max: 1 },
-            ApiKey::AddRaftVoter => VersionRange { min: 0, max: 0 },
+            ApiKey::AddRaftVoter => VersionRange { min: 0, max: 1 },
             ApiKey::RemoveRaftVoter => VersionRange { min: 0, max: 0 },
             ApiKey::UpdateRaftVoter => VersionRange { min: 0, max: 0 },
             ApiKey::InitializeShareGroupState => VersionRange { min: 0, max: 0 },
