@@ -23,6 +23,7 @@ mod election;
 pub mod errors;
 mod fetch;
 mod io;
+mod kraft_upgrade;
 mod leader;
 mod log;
 mod remove_voter;
@@ -42,7 +43,7 @@ pub(crate) mod tests;
 
 pub use self::config::RaftConfig;
 pub use self::core::RaftCore;
-pub use self::errors::{ProposeError, RaftError};
+pub use self::errors::{ProposeError, RaftError, UpgradeKRaftVersionError};
 pub use self::io::{Destination, ElectionState, InboundRequest, Output, ResponseResult};
 pub use self::leader::max_records_per_proposal;
 pub use self::log::{
@@ -50,5 +51,6 @@ pub use self::log::{
 };
 pub use self::rng::Rng;
 pub use self::state::{
-    Candidate, Follower, Leader, Prospective, ReplicaState, Resigned, Role, Unattached,
+    Candidate, Follower, KRaftVersionUpgrade, Leader, Prospective, ReplicaState, Resigned, Role,
+    Unattached,
 };
