@@ -32,13 +32,15 @@ use std::collections::VecDeque;
 use bytes::Bytes;
 
 use crate::codec::{RequestBody, ResponseBody};
-use crate::controller::{ControllerOutput, MetadataAppender, QuorumController};
+use crate::controller::{
+    ControllerOutput, KRaftVersionAccessor, MetadataAppender, QuorumController,
+};
 use crate::metadata::image::MetadataImage;
 use crate::raft::types::OffsetAndEpoch;
 use crate::raft::voters::voter_set_to_record;
 use crate::raft::{
     Destination, ElectionState, InboundRequest, LogReader, Output, ProposeError, RaftCore,
-    RaftError, ResponseResult,
+    RaftError, ResponseResult, UpgradeKRaftVersionError,
 };
 use crate::snapshot::{SnapshotHeaderInfo, SnapshotId};
 use no_ops::{IdleNoOps, IDLE_NO_OP_RECORD};
@@ -720,5 +722,56 @@ impl<S: NodeStore> MetadataAppender for CoreAppender<'_, S> {
             self.failure = Some(e);
         }
         result
+    }
+
+    fn resign(&mut self, epoch: i32) {
+        if self.failure.is_some() {
+            return;
+        }
+        self.core.resign(self.now_ms, &*self.store, epoch);
+        self.carry_out();
+    }
+}
+
+impl<S: NodeStore> CoreAppender<'_, S> {
+    /// Carries out the Raft core's outputs of the call just made; a store failure is kept.
+    fn carry_out(&mut self) {
+        if let Err(e) = carry_out_core(
+            self.core,
+            self.store,
+            self.outputs,
+            self.role_events,
+            self.image_due,
+        ) {
+            self.failure = Some(e);
+        }
+    }
+}
+
+impl<S: NodeStore> KRaftVersionAccessor for CoreAppender<'_, S> {
+    fn kraft_version(&self) -> i16 {
+        self.core.kraft_version()
+    }
+
+    fn upgrade_kraft_version(
+        &mut self,
+        epoch: i32,
+        version: i16,
+        validate_only: bool,
+    ) -> Result<(), UpgradeKRaftVersionError> {
+        if self.failure.is_some() {
+            return Err(UpgradeKRaftVersionError::NotLeader(
+                "the node is stopping after a store failure".into(),
+            ));
+        }
+        let result = self.core.upgrade_kraft_version(
+            self.now_ms,
+            &*self.store,
+            epoch,
+            version,
+            validate_only,
+        );
+        self.carry_out();
+        result.map(|_| ())
     }
 }
