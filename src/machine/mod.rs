@@ -20,6 +20,7 @@
 //!
 //! A store write fails the call (`Err(S::Error)`): the node stops, as Kafka's raft thread does.
 
+mod appender;
 pub mod no_ops;
 pub mod registration;
 pub mod snapshot_policy;
@@ -32,17 +33,16 @@ use std::collections::VecDeque;
 use bytes::Bytes;
 
 use crate::codec::{RequestBody, ResponseBody};
-use crate::controller::{
-    ControllerOutput, KRaftVersionAccessor, MetadataAppender, QuorumController,
-};
+use crate::controller::{ControllerOutput, QuorumController};
 use crate::metadata::image::MetadataImage;
 use crate::raft::types::OffsetAndEpoch;
 use crate::raft::voters::voter_set_to_record;
 use crate::raft::{
-    Destination, ElectionState, InboundRequest, LogReader, Output, ProposeError, RaftCore,
-    RaftError, ResponseResult, UpgradeKRaftVersionError,
+    Destination, ElectionState, InboundRequest, LogReader, Output, RaftCore, RaftError,
+    ResponseResult,
 };
 use crate::snapshot::{SnapshotHeaderInfo, SnapshotId};
+use appender::CoreAppender;
 use no_ops::{IdleNoOps, IDLE_NO_OP_RECORD};
 use registration::{OwnAction, Registrations};
 use snapshot_policy::{MetadataLogSettings, SnapshotGenerator};
@@ -608,7 +608,7 @@ fn count_records(batches: &[u8]) -> (u64, i64) {
 }
 
 /// Carries out the core's outputs in order: store writes now, the rest queued.
-fn carry_out_core<S: NodeStore>(
+pub(super) fn carry_out_core<S: NodeStore>(
     core: &mut RaftCore,
     store: &mut S,
     outputs: &mut VecDeque<NodeOutput>,
@@ -682,96 +682,4 @@ fn carry_out_core<S: NodeStore>(
         }
     }
     Ok(())
-}
-
-/// The controller's way into the Raft core: each append's outputs are carried out before it
-/// returns (the core's contract), so the next append sees the log as it is.
-struct CoreAppender<'a, S: NodeStore> {
-    core: &'a mut RaftCore,
-    store: &'a mut S,
-    outputs: &'a mut VecDeque<NodeOutput>,
-    role_events: &'a mut Vec<(i32, Option<i32>, bool)>,
-    image_due: &'a mut Option<i64>,
-    now_ms: u64,
-    /// A store failure while carrying out an append (fatal, returned after the call).
-    failure: Option<S::Error>,
-}
-
-impl<S: NodeStore> MetadataAppender for CoreAppender<'_, S> {
-    fn next_write_offset(&self) -> Option<i64> {
-        if self.failure.is_some() {
-            return None;
-        }
-        self.core.next_write_offset(&*self.store)
-    }
-
-    fn append(&mut self, epoch: i32, records: Vec<Bytes>) -> Result<i64, ProposeError> {
-        if self.failure.is_some() {
-            return Err(ProposeError::ShuttingDown);
-        }
-        let result = self
-            .core
-            .propose_at_epoch(self.now_ms, &*self.store, epoch, records);
-        if let Err(e) = carry_out_core(
-            self.core,
-            self.store,
-            self.outputs,
-            self.role_events,
-            self.image_due,
-        ) {
-            self.failure = Some(e);
-        }
-        result
-    }
-
-    fn resign(&mut self, epoch: i32) {
-        if self.failure.is_some() {
-            return;
-        }
-        self.core.resign(self.now_ms, &*self.store, epoch);
-        self.carry_out();
-    }
-}
-
-impl<S: NodeStore> CoreAppender<'_, S> {
-    /// Carries out the Raft core's outputs of the call just made; a store failure is kept.
-    fn carry_out(&mut self) {
-        if let Err(e) = carry_out_core(
-            self.core,
-            self.store,
-            self.outputs,
-            self.role_events,
-            self.image_due,
-        ) {
-            self.failure = Some(e);
-        }
-    }
-}
-
-impl<S: NodeStore> KRaftVersionAccessor for CoreAppender<'_, S> {
-    fn kraft_version(&self) -> i16 {
-        self.core.kraft_version()
-    }
-
-    fn upgrade_kraft_version(
-        &mut self,
-        epoch: i32,
-        version: i16,
-        validate_only: bool,
-    ) -> Result<(), UpgradeKRaftVersionError> {
-        if self.failure.is_some() {
-            return Err(UpgradeKRaftVersionError::NotLeader(
-                "the node is stopping after a store failure".into(),
-            ));
-        }
-        let result = self.core.upgrade_kraft_version(
-            self.now_ms,
-            &*self.store,
-            epoch,
-            version,
-            validate_only,
-        );
-        self.carry_out();
-        result.map(|_| ())
-    }
 }
