@@ -63,6 +63,14 @@ impl RaftCore {
         version: i16,
         validate_only: bool,
     ) -> Result<bool, UpgradeKRaftVersionError> {
+        if !(0..=LOCAL_KRAFT_VERSION_MAX).contains(&version) {
+            // Kafka's controller turns the level into a KRaftVersion first
+            // (`KRaftVersion.fromFeatureLevel`); it has checked the range before, so this is
+            // for other callers.
+            return Err(UpgradeKRaftVersionError::IllegalArgument(format!(
+                "Unknown KRaft feature level: {version}"
+            )));
+        }
         let Role::Leader(l) = &self.role else {
             return Err(UpgradeKRaftVersionError::NotLeader(
                 "Upgrade kraft version failed because the replica is not the current leader".into(),
@@ -79,12 +87,6 @@ impl RaftCore {
             return Err(UpgradeKRaftVersionError::IllegalArgument(format!(
                 "Attempt to append from epoch {epoch} which is larger than the current epoch of {}",
                 l.epoch
-            )));
-        }
-        if !(0..=LOCAL_KRAFT_VERSION_MAX).contains(&version) {
-            // KRaftVersion.fromFeatureLevel; the controller checked the range before.
-            return Err(UpgradeKRaftVersionError::IllegalArgument(format!(
-                "No kraft.version with feature level {version}"
             )));
         }
         let requested = kraft_version_name(version);
