@@ -11,6 +11,10 @@
 //! wall-clock milliseconds in production, virtual in simulation) and randomness (the seed in
 //! [`RaftConfig`]) are inputs, so a run replays exactly from its inputs.
 //!
+//! The controller reaches the leader through the same call shape: `propose_at_epoch` for its
+//! records, `upgrade_kraft_version` (kraft.version 0 → 1: a KRaftVersion + Voters control batch,
+//! `kraft_upgrade.rs`) and `resign` when it fails over.
+//!
 //! Roles follow Kafka 4.1: Unattached, Prospective (KIP-996 pre-vote), Candidate, Leader,
 //! Follower, Resigned; observers are followers that are not voters. One type per role lives in
 //! `state.rs`; every transition, with what it persists, is in `core.rs`.
