@@ -188,3 +188,95 @@ fn static_quorum_upgrades_to_kraft_version_1() {
     c.assert_kafka_alive();
     c.assert_kafka_errors_explained(&[]);
 }
+
+/// #7 upgrade, ferrokraft leading: the same static quorum of two Kafka controllers and
+/// ferrokraft, ferrokraft leading, upgraded with `kafka-features upgrade --feature
+/// kraft.version=1` through ferrokraft (its controller hands the upgrade to its Raft layer).
+/// The Kafka followers' UpdateRaftVoter gave it their directory ids and kraft.version ranges;
+/// its KRaftVersionRecord + VotersRecord batch is what the Kafka controllers then follow, and
+/// a Kafka controller leads the upgraded quorum with that voter set.
+#[test]
+fn ferrokraft_leader_upgrades_a_static_quorum_to_kraft_version_1() {
+    let _serial = serial();
+    if support::kafka::kafka_version().starts_with("4.0.") {
+        // Kafka 4.0 followers send no UpdateRaftVoter at kraft.version 0 and cannot follow a
+        // kraft.version upgrade (it arrived in 4.1).
+        println!(
+            "Kafka {}: no kraft.version upgrade to test",
+            support::kafka::kafka_version()
+        );
+        return;
+    }
+    let mut c = Cluster::new(
+        "dyn-upgrade-ferrokraft",
+        &[Impl::Kafka, Impl::Kafka, Impl::Ferrokraft],
+        &[],
+    );
+    c.node(3)
+        .add_props(&[("controller.quorum.fetch.timeout.ms", "3500")]);
+    c.start_all();
+    let leader = c.make_leader_kind(Impl::Ferrokraft, Duration::from_secs(240));
+    assert_eq!(leader, 3);
+    c.wait_caught_up(leader, Duration::from_secs(60));
+    // The upgrade is refused until every follower's UpdateRaftVoter reached the leader (one
+    // fetch timeout after it follows this leader): Kafka's own refusal, retried.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let out = support::kafka::kafka().tool(
+            &c.art,
+            &format!("upgrade-kraft-version-{attempt}"),
+            "org.apache.kafka.tools.FeatureCommand",
+            &[
+                "--bootstrap-controller",
+                &format!("127.0.0.1:{}", c.nodes[2].port),
+                "upgrade",
+                "--feature",
+                "kraft.version=1",
+            ],
+        );
+        if out.status.success() {
+            assert!(
+                out.stdout.contains("kraft.version was upgraded to 1."),
+                "{}",
+                out.stdout
+            );
+            break;
+        }
+        let text = format!("{}{}", out.stdout, out.stderr);
+        assert!(
+            text.contains("Invalid upgrade of kraft.version to KRAFT_VERSION_1 because not all of the voters support it")
+                && std::time::Instant::now() < deadline,
+            "kafka-features upgrade kraft.version=1 through ferrokraft:\n{text}"
+        );
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    let want: Vec<(i32, String)> = (1..=3).map(|id| (id, c.directory_id(id))).collect();
+    for via in [1, 3] {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let mut voters = c.voters(via).unwrap_or_default();
+            voters.sort();
+            if voters == want {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "voters through node {via} never carried every directory id: {voters:?}"
+            );
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+    let leader = c.make_leader_kind(Impl::Kafka, Duration::from_secs(240));
+    assert_eq!(
+        assert_commits(&c, leader),
+        leader,
+        "a Kafka controller leads the upgraded quorum"
+    );
+    let mut voters = c.voters(3).unwrap_or_default();
+    voters.sort();
+    assert_eq!(voters, want, "the voter set survives the change of leader");
+    c.assert_kafka_alive();
+    c.assert_kafka_errors_explained(&[]);
+}

@@ -3,7 +3,8 @@
 //! quorum part). Each tool runs against both; the outputs are compared after normalising only
 //! what must differ: the cluster id, ports (each node's port becomes `PORT<id>`), offsets,
 //! epochs, lags and timestamps (they depend on timing), and which node leads (rows are compared
-//! by role). The ApiVersions answer itself is compared field by field.
+//! by role). The ApiVersions answer itself is compared field by field. The static quorums are
+//! then upgraded to kraft.version 1 (`kafka-features upgrade`) and compared as dynamic ones.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -360,11 +361,131 @@ fn static_quorum_tools_show_the_same_on_kafka_and_ferrokraft() {
             diffs.extend(compare(&format!("kafka-cluster {sub} via {via}"), &a, &b));
         }
     }
+    // Then both become dynamic (kraft.version 1) and are compared again.
+    let started = std::time::Instant::now();
+    diffs.extend(upgrade_kraft_version_on_both(&k, &f));
+    println!("kraft.version upgrade phase: {:?}", started.elapsed());
     assert!(
         diffs.is_empty(),
         "the tools show different things:\n{}",
         diffs.join("\n\n")
     );
+}
+
+/// `run` on both quorums at once (each tool is its own JVM; the two do not share a node).
+fn on_both<T: Send>(k: &Cluster, f: &Cluster, run: impl Fn(&Cluster) -> T + Sync) -> (T, T) {
+    std::thread::scope(|s| {
+        let a = s.spawn(|| run(k));
+        let b = run(f);
+        (a.join().unwrap(), b)
+    })
+}
+
+/// The static quorums of [`static_quorum_tools_show_the_same_on_kafka_and_ferrokraft`]
+/// become dynamic (KIP-853, Kafka 4.1's `kafka-features upgrade --feature kraft.version=1`,
+/// handed by the controller to the Raft layer): a voter change refused before, the
+/// upgrade, the voters with every directory id, `kafka-features describe` and ApiVersions with
+/// kraft.version finalized at 1, `describe --status`, then a voter removed and added back with
+/// `kafka-metadata-quorum`. Each step compared between the two; the tools of both quorums run
+/// side by side.
+fn upgrade_kraft_version_on_both(k: &Cluster, f: &Cluster) -> Vec<String> {
+    const QUORUM: &str = "org.apache.kafka.tools.MetadataQuorumCommand";
+    const FEATURES: &str = "org.apache.kafka.tools.FeatureCommand";
+    let mut diffs = Vec::new();
+    let leader = |c: &Cluster| c.wait_for_leader(1, 1, Duration::from_secs(30)).0;
+    let (kl, fl) = (leader(k), leader(f));
+    // The voter both change: a follower in both quorums.
+    let voter = (1..=3).rev().find(|id| *id != kl && *id != fl).unwrap();
+    let leader_of = |c: &Cluster| if std::ptr::eq(c, k) { kl } else { fl };
+    let (a, b) = on_both(k, f, |c| {
+        outcome(
+            c,
+            &c.remove_controller(voter, &c.directory_id(voter), leader_of(c)),
+        )
+    });
+    diffs.extend(compare("remove-controller at kraft.version 0", &a, &b));
+    // (--dry-run, i.e. validateOnly, and the downgrade refusal are left to the unit tests:
+    // controller::tests::features, raft::tests::kraft_upgrade.)
+    let upgrade = ["upgrade", "--feature", "kraft.version=1"];
+    let (a, b) = on_both(k, f, |c| {
+        tool(c, leader_of(c), "upgrade-kraft", FEATURES, &upgrade)
+    });
+    diffs.extend(compare("kafka-features upgrade kraft.version=1", &a, &b));
+    // The first VotersRecord carries every voter's directory id, on both.
+    on_both(k, f, |c| {
+        let want: Vec<(i32, String)> = (1..=3).map(|id| (id, c.directory_id(id))).collect();
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let mut voters = c.voters(leader_of(c)).unwrap_or_default();
+            voters.sort();
+            if voters == want {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the voters never carried every directory id: {voters:?}"
+            );
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    });
+    let (a, b) = on_both(k, f, |c| {
+        tool(
+            c,
+            leader_of(c),
+            "features-upgraded",
+            FEATURES,
+            &["describe"],
+        )
+    });
+    let finalized = "Feature: kraft.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1";
+    assert!(
+        b.1.lines().any(|l| l.starts_with(finalized)),
+        "kraft.version finalized at 1 on ferrokraft:\n{}",
+        b.1
+    );
+    diffs.extend(compare(
+        "kafka-features describe after the upgrade",
+        &(a.0, features_shape(&a.1, FEATURES_NOT_YET_SUPPORTED)),
+        &(b.0, features_shape(&b.1, FEATURES_NOT_YET_SUPPORTED)),
+    ));
+    diffs.extend(compare_api_versions(
+        "the follower after the upgrade",
+        &api_versions(k, voter),
+        &api_versions(f, voter),
+    ));
+    let (a, b) = on_both(k, f, |c| {
+        let (code, text) = tool(
+            c,
+            leader_of(c),
+            "status-upgraded",
+            QUORUM,
+            &["describe", "--status"],
+        );
+        (code, status_shape(&normalise_dirs(c, &text)))
+    });
+    diffs.extend(compare("describe --status after the upgrade", &a, &b));
+    // Now a dynamic quorum: the follower is removed, then added back.
+    let remaining: Vec<i32> = (1..=3).filter(|id| *id != voter).collect();
+    let (a, b) = on_both(k, f, |c| {
+        let out = outcome(
+            c,
+            &c.remove_controller(voter, &c.directory_id(voter), leader_of(c)),
+        );
+        c.wait_voters(leader_of(c), &remaining, Duration::from_secs(60));
+        out
+    });
+    diffs.extend(compare("remove-controller after the upgrade", &a, &b));
+    let (a, b) = on_both(k, f, |c| {
+        let out = outcome(c, &c.add_controller(voter, leader_of(c)));
+        let voters = c.wait_voters(leader_of(c), &[1, 2, 3], Duration::from_secs(60));
+        assert!(
+            voters.contains(&(voter, c.directory_id(voter))),
+            "node {voter} is a voter again: {voters:?}"
+        );
+        out
+    });
+    diffs.extend(compare("add-controller after the upgrade", &a, &b));
+    diffs
 }
 
 /// A voter change that both quorums must refuse alike.

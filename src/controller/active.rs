@@ -640,20 +640,36 @@ impl ActiveController {
                 );
             }
             RequestBody::UpdateFeatures(req) => {
-                let result = super::feature_control::update_features(
+                match super::feature_control::update_features(
                     &self.image,
                     cfg,
-                    cfg.kraft_version,
+                    appender,
+                    self.epoch,
                     req,
                     version,
-                );
-                self.complete(
-                    appender,
-                    &request,
-                    result,
-                    ResponseBody::UpdateFeatures,
-                    outputs,
-                );
+                ) {
+                    Ok(result) => {
+                        self.complete(
+                            appender,
+                            &request,
+                            result,
+                            ResponseBody::UpdateFeatures,
+                            outputs,
+                        );
+                    }
+                    Err(error) => {
+                        // Kafka's handleEventException: the answer is the error alone, and
+                        // the controller renounces, resigning the Raft leadership.
+                        outputs.push_back(ControllerOutput::Respond {
+                            request_id: request.request_id,
+                            body: ResponseBody::UpdateFeatures(
+                                super::feature_control::update_features_error(&error),
+                            ),
+                        });
+                        self.lost_leadership = true;
+                        appender.resign(self.epoch);
+                    }
+                }
             }
             RequestBody::AlterPartitionReassignments(req) => {
                 let result =

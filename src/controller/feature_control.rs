@@ -8,6 +8,15 @@
 //!     changed metadata │ kraft.version: the Raft layer's │ others: their dependencies
 //!   ─▶ [ELR safety ConfigRecords] + FeatureLevelRecords, one batch; validate_only writes none
 //! ```
+//!
+//! kraft.version is the Raft layer's, reached through the [`KRaftVersionAccessor`]: its level
+//! is read from there, and an UPGRADE is handed to it in the loop above (as Kafka's
+//! `upgradeKRaftVersion`), which appends the KRaftVersionRecord (+ VotersRecord) control batch
+//! at once; the controller then writes a NoOpRecord after it, so the answer, released when the
+//! NoOpRecord commits, follows the upgrade's commit. The Raft layer's refusals answer with their
+//! own code and message; the ones Kafka does not expect (not the leader, a voter without a
+//! directory id) leave the request as NOT_CONTROLLER or UNKNOWN_SERVER_ERROR and the controller
+//! fails over.
 
 use std::collections::BTreeMap;
 
@@ -15,15 +24,18 @@ use kafka_protocol::messages::update_features_response::UpdatableFeatureResult;
 use kafka_protocol::messages::{UpdateFeaturesRequest, UpdateFeaturesResponse};
 use kafka_protocol::protocol::StrBytes;
 
+use super::answers::not_controller;
 use super::config::ControllerConfig;
 use super::configuration::resource;
 use super::errors::{self, ApiError};
+use super::io::KRaftVersionAccessor;
 use super::result::{ControllerResult, RecordOut};
 use crate::codec::versions::Release;
 use crate::metadata::image::java_order::{java_hash_map_order, Built};
 use crate::metadata::image::{ConfigResource, MetadataImage, ELR_FEATURE};
 use crate::metadata::record::MetadataRecord;
 use crate::metadata::records::{ConfigRecord, FeatureLevelRecord, NoOpRecord};
+use crate::raft::UpgradeKRaftVersionError;
 use crate::storage::features::{KRAFT_VERSION_FEATURE, METADATA_VERSION_FEATURE};
 
 /// metadata.version from which controllers register (3.7-IV0); below it Kafka checks none.
@@ -94,6 +106,9 @@ fn not_supported(level: i16, what: &str, range: Option<(i16, i16)>) -> Option<St
 enum Update {
     /// Records to write.
     Records(Vec<RecordOut>),
+    /// An error Kafka's event does not catch (not an `ApiException`): the whole request is
+    /// answered with it and the controller fails over.
+    FailOver(ApiError),
 }
 
 struct Checker<'a> {
@@ -165,13 +180,18 @@ impl Checker<'_> {
         None
     }
 
-    /// Kafka's `updateFeature`: the records of one update, or its refusal.
+    /// Kafka's `updateFeature`: the records of one update, or its refusal. A kraft.version
+    /// upgrade is handed to `raft` as the leader of `epoch`.
+    #[allow(clippy::too_many_arguments)]
     fn update(
         &self,
+        raft: &mut dyn KRaftVersionAccessor,
+        epoch: i32,
         name: &str,
         level: i16,
         upgrade: UpgradeType,
         proposed: &BTreeMap<String, i16>,
+        validate_only: bool,
     ) -> Result<Update, ApiError> {
         let invalid = |reason: &str| {
             ApiError::new(
@@ -242,22 +262,32 @@ impl Checker<'_> {
                     }
                     return Ok(Update::Records(Vec::new()));
                 }
-                if level == current {
-                    // The Raft layer has nothing to do; Kafka's controller still writes a
-                    // NoOpRecord.
-                    return Ok(Update::Records(vec![RecordOut::new(
+                match raft.upgrade_kraft_version(epoch, level, validate_only) {
+                    // Kafka's controller writes a NoOpRecord after the Raft layer's batch,
+                    // also when that had nothing to do (the same level).
+                    Ok(()) => Ok(Update::Records(vec![RecordOut::new(
                         MetadataRecord::NoOp(NoOpRecord::default()),
                         0,
-                    )]));
+                    )])),
+                    Err(UpgradeKRaftVersionError::InvalidUpdateVersion(message)) => {
+                        Err(ApiError::new(errors::INVALID_UPDATE_VERSION, message))
+                    }
+                    Err(UpgradeKRaftVersionError::IllegalArgument(reason)) => Err(invalid(&reason)),
+                    Err(UpgradeKRaftVersionError::NotLeader(message)) => {
+                        tracing::info!(
+                            "kraft.version upgrade refused by the Raft layer: {message}"
+                        );
+                        Ok(Update::FailOver(not_controller(None)))
+                    }
+                    Err(UpgradeKRaftVersionError::IllegalState(message)) => {
+                        tracing::error!(
+                            "kraft.version upgrade failed in the Raft layer: {message}; failing over"
+                        );
+                        Ok(Update::FailOver(ApiError::code(
+                            errors::UNKNOWN_SERVER_ERROR,
+                        )))
+                    }
                 }
-                Err(ApiError::new(
-                    errors::INVALID_UPDATE_VERSION,
-                    format!(
-                        "Invalid upgrade of kraft.version from version {current} to {level}: \
-                         ferrokraft does not upgrade kraft.version yet; format a dynamic quorum \
-                         instead"
-                    ),
-                ))
             }
             _ => {
                 if !KNOWN_FEATURES.contains(&name) {
@@ -326,14 +356,17 @@ fn elr_safety_records(image: &MetadataImage, cfg: &ControllerConfig) -> Vec<Reco
     out
 }
 
-/// Kafka's UpdateFeatures on the active controller; `kraft_version` is the Raft layer's.
+/// Kafka's UpdateFeatures on the active controller of `epoch`; kraft.version is `raft`'s.
+/// `Err` is an error that leaves Kafka's event: the whole request is answered with it
+/// ([`update_features_error`]) and the controller fails over.
 pub fn update_features(
     image: &MetadataImage,
     cfg: &ControllerConfig,
-    kraft_version: i16,
+    raft: &mut dyn KRaftVersionAccessor,
+    epoch: i32,
     req: &UpdateFeaturesRequest,
     version: i16,
-) -> ControllerResult<UpdateFeaturesResponse> {
+) -> Result<ControllerResult<UpdateFeaturesResponse>, ApiError> {
     let mut updates: Vec<(String, i16, UpgradeType)> = Vec::new();
     for u in &req.feature_updates {
         // v0 has no upgrade type: Kafka's controller reads the default (upgrade) whatever
@@ -356,7 +389,7 @@ pub fn update_features(
     let checker = Checker {
         image,
         cfg,
-        kraft_version,
+        kraft_version: raft.kraft_version(),
     };
     let mut proposed: BTreeMap<String, i16> = image.features.clone();
     proposed.insert(
@@ -368,8 +401,17 @@ pub fn update_features(
     }
     let mut records = Vec::new();
     for (name, level, upgrade) in &updates {
-        match checker.update(name, *level, *upgrade, &proposed) {
+        match checker.update(
+            raft,
+            epoch,
+            name,
+            *level,
+            *upgrade,
+            &proposed,
+            req.validate_only,
+        ) {
             Ok(Update::Records(r)) => records.extend(r),
+            Ok(Update::FailOver(e)) => return Err(e),
             Err(e) => {
                 tracing::info!("UpdateFeatures refused: error {} ({:?})", e.code, e.message);
                 let message = format!(
@@ -377,11 +419,11 @@ pub fn update_features(
                      error: {}",
                     e.message.unwrap_or_default()
                 );
-                return ControllerResult::response_only(
+                return Ok(ControllerResult::response_only(
                     UpdateFeaturesResponse::default()
                         .with_error_code(e.code)
                         .with_error_message(Some(StrBytes::from_string(message))),
-                );
+                ));
             }
         }
     }
@@ -402,7 +444,7 @@ pub fn update_features(
         );
     }
     if req.validate_only {
-        return ControllerResult::response_only(response);
+        return Ok(ControllerResult::response_only(response));
     }
     let elr_on = updates.iter().any(|(n, l, _)| n == ELR_FEATURE && *l > 0);
     if elr_on {
@@ -411,7 +453,7 @@ pub fn update_features(
         records = safety;
     }
     tracing::info!("UpdateFeatures: writing {} record(s)", records.len());
-    ControllerResult::of(records, response)
+    Ok(ControllerResult::of(records, response))
 }
 
 /// The refusal of a whole UpdateFeatures request (Kafka's `getErrorResponse`): the top-level

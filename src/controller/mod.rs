@@ -51,7 +51,7 @@ use crate::raft::{InboundRequest, LogReader, ProposeError, Rng};
 pub use config::ControllerConfig;
 pub use errors::{ApiError, ControllerError};
 pub use heartbeats::BrokerHeartbeatManager;
-pub use io::{ControllerOutput, MetadataAppender};
+pub use io::{ControllerOutput, KRaftVersionAccessor, MetadataAppender};
 pub use result::{ControllerResult, RecordOut};
 
 /// Bytes read from the log per replay step.

@@ -20,6 +20,7 @@
 //!
 //! A store write fails the call (`Err(S::Error)`): the node stops, as Kafka's raft thread does.
 
+mod appender;
 pub mod no_ops;
 pub mod registration;
 pub mod snapshot_policy;
@@ -33,16 +34,17 @@ use bytes::Bytes;
 
 use crate::codec::{RequestBody, ResponseBody};
 use crate::controller::configuration::broker_logger::LoggerChange;
-use crate::controller::{ControllerOutput, MetadataAppender, QuorumController};
+use crate::controller::{ControllerOutput, QuorumController};
 use crate::logging::LogLevels;
 use crate::metadata::image::MetadataImage;
 use crate::raft::types::OffsetAndEpoch;
 use crate::raft::voters::voter_set_to_record;
 use crate::raft::{
-    Destination, ElectionState, InboundRequest, LogReader, Output, ProposeError, RaftCore,
-    RaftError, ResponseResult,
+    Destination, ElectionState, InboundRequest, LogReader, Output, RaftCore, RaftError,
+    ResponseResult,
 };
 use crate::snapshot::{SnapshotHeaderInfo, SnapshotId};
+use appender::CoreAppender;
 use no_ops::{IdleNoOps, IDLE_NO_OP_RECORD};
 use registration::{OwnAction, Registrations};
 use snapshot_policy::{MetadataLogSettings, SnapshotGenerator};
@@ -622,7 +624,7 @@ fn count_records(batches: &[u8]) -> (u64, i64) {
 }
 
 /// Carries out the core's outputs in order: store writes now, the rest queued.
-fn carry_out_core<S: NodeStore>(
+pub(super) fn carry_out_core<S: NodeStore>(
     core: &mut RaftCore,
     store: &mut S,
     outputs: &mut VecDeque<NodeOutput>,
@@ -696,45 +698,4 @@ fn carry_out_core<S: NodeStore>(
         }
     }
     Ok(())
-}
-
-/// The controller's way into the Raft core: each append's outputs are carried out before it
-/// returns (the core's contract), so the next append sees the log as it is.
-struct CoreAppender<'a, S: NodeStore> {
-    core: &'a mut RaftCore,
-    store: &'a mut S,
-    outputs: &'a mut VecDeque<NodeOutput>,
-    role_events: &'a mut Vec<(i32, Option<i32>, bool)>,
-    image_due: &'a mut Option<i64>,
-    now_ms: u64,
-    /// A store failure while carrying out an append (fatal, returned after the call).
-    failure: Option<S::Error>,
-}
-
-impl<S: NodeStore> MetadataAppender for CoreAppender<'_, S> {
-    fn next_write_offset(&self) -> Option<i64> {
-        if self.failure.is_some() {
-            return None;
-        }
-        self.core.next_write_offset(&*self.store)
-    }
-
-    fn append(&mut self, epoch: i32, records: Vec<Bytes>) -> Result<i64, ProposeError> {
-        if self.failure.is_some() {
-            return Err(ProposeError::ShuttingDown);
-        }
-        let result = self
-            .core
-            .propose_at_epoch(self.now_ms, &*self.store, epoch, records);
-        if let Err(e) = carry_out_core(
-            self.core,
-            self.store,
-            self.outputs,
-            self.role_events,
-            self.image_due,
-        ) {
-            self.failure = Some(e);
-        }
-        result
-    }
 }

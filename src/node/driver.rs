@@ -84,6 +84,9 @@ pub struct Status {
     pub high_watermark: Option<i64>,
     /// The voters in effect (static, or from voter records).
     pub voters: crate::raft::types::VoterSet,
+    /// The Raft layer's kraft.version (Kafka's controller lists it among the finalized
+    /// features of its ApiVersions answer, read live from the Raft client).
+    pub kraft_version: i16,
     /// The committed metadata.version level, once known.
     pub metadata_version: Option<i16>,
     /// Registered controllers (KIP-919) in the committed metadata.
@@ -406,6 +409,7 @@ impl Driver {
             if &s.voters != core.voters() {
                 s.voters = core.voters().clone();
             }
+            s.kraft_version = core.kraft_version();
         }
         let c = self.machine.controller();
         let applied = c

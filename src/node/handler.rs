@@ -203,7 +203,9 @@ impl Node {
                         // Finalized features as the committed metadata holds them (Kafka's
                         // controller answers from its published image).
                         let status = self.raft.as_ref().map(|r| r.status()).unwrap_or_default();
-                        let finalized: Vec<FinalizedFeature> = status
+                        // kraft.version is the Raft layer's, as Kafka's ControllerServer sets
+                        // it on the published features (left out at level 0, like any).
+                        let mut finalized: Vec<FinalizedFeature> = status
                             .finalized_features
                             .iter()
                             .map(|(name, level)| FinalizedFeature {
@@ -211,7 +213,11 @@ impl Node {
                                 level: *level,
                             })
                             .collect();
-                        let epoch = if finalized.is_empty() {
+                        finalized.push(FinalizedFeature {
+                            name: crate::storage::features::KRAFT_VERSION_FEATURE.to_string(),
+                            level: status.kraft_version,
+                        });
+                        let epoch = if status.finalized_features.is_empty() {
                             -1
                         } else {
                             status.finalized_features_epoch

@@ -211,7 +211,7 @@ impl RaftCore {
 
     /// Every entry point starts here: the driver has carried out all earlier outputs, so the
     /// reader is current again.
-    fn begin_call(&mut self, log: &dyn LogReader) {
+    pub(super) fn begin_call(&mut self, log: &dyn LogReader) {
         self.written_end = None;
         self.log_refresh_needed = false;
         if let Some(id) = self.history_reload.take() {

@@ -87,3 +87,22 @@ pub enum ProposeError {
     #[error("empty proposal")]
     Empty,
 }
+
+/// Why a kraft.version upgrade was refused (what Kafka's `upgradeKRaftVersion` throws); the
+/// controller answers with it. Nothing was appended.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UpgradeKRaftVersionError {
+    /// Not the leader, or the leader of a later epoch (Kafka's raft `NotLeaderException`).
+    #[error("{0}")]
+    NotLeader(String),
+    /// Refused as Kafka's `InvalidUpdateVersionException` (INVALID_UPDATE_VERSION).
+    #[error("{0}")]
+    InvalidUpdateVersion(String),
+    /// A bad argument (Kafka's `IllegalArgumentException`): an epoch ahead of the leader's.
+    #[error("{0}")]
+    IllegalArgument(String),
+    /// A state Kafka treats as unexpected (`IllegalStateException`): a voter without a
+    /// directory id, voters missing from the volatile set.
+    #[error("{0}")]
+    IllegalState(String),
+}

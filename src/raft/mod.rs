@@ -11,6 +11,10 @@
 //! wall-clock milliseconds in production, virtual in simulation) and randomness (the seed in
 //! [`RaftConfig`]) are inputs, so a run replays exactly from its inputs.
 //!
+//! The controller reaches the leader through the same call shape: `propose_at_epoch` for its
+//! records, `upgrade_kraft_version` (kraft.version 0 → 1: a KRaftVersion + Voters control batch,
+//! `kraft_upgrade.rs`) and `resign` when it fails over.
+//!
 //! Roles follow Kafka 4.1: Unattached, Prospective (KIP-996 pre-vote), Candidate, Leader,
 //! Follower, Resigned; observers are followers that are not voters. One type per role lives in
 //! `state.rs`; every transition, with what it persists, is in `core.rs`.
@@ -23,6 +27,7 @@ mod election;
 pub mod errors;
 mod fetch;
 mod io;
+mod kraft_upgrade;
 mod leader;
 mod log;
 mod remove_voter;
@@ -42,7 +47,7 @@ pub(crate) mod tests;
 
 pub use self::config::RaftConfig;
 pub use self::core::RaftCore;
-pub use self::errors::{ProposeError, RaftError};
+pub use self::errors::{ProposeError, RaftError, UpgradeKRaftVersionError};
 pub use self::io::{Destination, ElectionState, InboundRequest, Output, ResponseResult};
 pub use self::leader::max_records_per_proposal;
 pub use self::log::{
@@ -50,5 +55,6 @@ pub use self::log::{
 };
 pub use self::rng::Rng;
 pub use self::state::{
-    Candidate, Follower, Leader, Prospective, ReplicaState, Resigned, Role, Unattached,
+    Candidate, Follower, KRaftVersionUpgrade, Leader, Prospective, ReplicaState, Resigned, Role,
+    Unattached,
 };

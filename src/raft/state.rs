@@ -191,12 +191,34 @@ pub struct Leader {
     pub add_voter: Option<Box<PendingAddVoter>>,
     /// The RemoveRaftVoter in progress.
     pub remove_voter: Option<PendingRemoveVoter>,
-    /// kraft.version 0 only: the static voters with the endpoints voters sent in
-    /// UpdateRaftVoter, kept in memory until an upgrade can write them (Kafka 4.1's
-    /// `KRaftVersionUpgrade.Voters`).
-    pub volatile_voters: Option<VoterSet>,
+    /// kraft.version 0: the static voters with what voters sent in UpdateRaftVoter, kept in
+    /// memory until an upgrade writes them; after an upgrade, the version appended.
+    pub kraft_upgrade: KRaftVersionUpgrade,
     /// This leader removed itself and the change committed: resign at the next poll.
     pub resign_requested: bool,
+}
+
+/// The leader's kraft.version upgrade state (Kafka 4.1's `KRaftVersionUpgrade`): at
+/// kraft.version 0 the volatile voters an upgrade would write; once an upgrade is appended,
+/// its version (the voters are then in the log).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KRaftVersionUpgrade {
+    /// kraft.version ≥ 1 from the start of the epoch: nothing to upgrade.
+    Empty,
+    /// kraft.version 0: the static voters, each as its UpdateRaftVoter last described it.
+    Voters(VoterSet),
+    /// An upgrade to this kraft.version was appended in this epoch.
+    Version(i16),
+}
+
+impl KRaftVersionUpgrade {
+    /// The volatile voters, while kraft.version is 0 and no upgrade was appended.
+    pub fn voters(&self) -> Option<&VoterSet> {
+        match self {
+            Self::Voters(v) => Some(v),
+            _ => None,
+        }
+    }
 }
 
 /// An AddRaftVoter in progress (Kafka's `AddVoterHandlerState`).

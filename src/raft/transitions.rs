@@ -8,7 +8,8 @@ use super::core::RaftCore;
 use super::errors::RaftError;
 use super::log::LogReader;
 use super::state::{
-    Candidate, Follower, Leader, Prospective, ReplicaState, Resigned, Role, Unattached,
+    Candidate, Follower, KRaftVersionUpgrade, Leader, Prospective, ReplicaState, Resigned, Role,
+    Unattached,
 };
 use super::types::{Endpoint, ReplicaKey};
 
@@ -168,7 +169,10 @@ impl RaftCore {
             .map(|n| (n.key.id, ReplicaState::new(n.key)))
             .collect();
         self.high_watermark = None;
-        let volatile_voters = self.initial_volatile_voters();
+        let kraft_upgrade = match self.initial_volatile_voters() {
+            Some(voters) => KRaftVersionUpgrade::Voters(voters),
+            None => KRaftVersionUpgrade::Empty,
+        };
         self.role = Role::Leader(Leader {
             epoch,
             epoch_start_offset,
@@ -184,7 +188,7 @@ impl RaftCore {
             linger_deadline_ms: None,
             add_voter: None,
             remove_voter: None,
-            volatile_voters,
+            kraft_upgrade,
             resign_requested: false,
         });
         self.persist();

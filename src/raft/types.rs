@@ -176,6 +176,14 @@ impl VoterSet {
         self.voters.len()
     }
 
+    /// Whether every voter's supported kraft.version range holds `level`
+    /// (`VoterSet.supportsVersion`).
+    pub fn supports_kraft_version(&self, level: i16) -> bool {
+        self.voters
+            .values()
+            .all(|v| (v.kraft_version_min..=v.kraft_version_max).contains(&level))
+    }
+
     /// Whether there are no voters.
     pub fn is_empty(&self) -> bool {
         self.voters.is_empty()

@@ -19,7 +19,7 @@ use super::core::RaftCore;
 use super::errors;
 use super::io::{Destination, InboundRequest};
 use super::log::LogReader;
-use super::state::Role;
+use super::state::{KRaftVersionUpgrade, Role};
 use super::types::{Endpoint, ReplicaKey, VoterNode};
 use super::voter_changes::{
     endpoints_from_listeners, LOCAL_KRAFT_VERSION_MAX, LOCAL_KRAFT_VERSION_MIN,
@@ -100,7 +100,7 @@ impl RaftCore {
             }
         } else {
             match &self.role {
-                Role::Leader(l) => match &l.volatile_voters {
+                Role::Leader(l) => match l.kraft_upgrade.voters() {
                     Some(v) => v.clone(),
                     // Only before the leader set them up; Kafka answers the same.
                     None => return errors::REQUEST_TIMED_OUT,
@@ -135,7 +135,7 @@ impl RaftCore {
             }
         } else if let Role::Leader(l) = &mut self.role {
             tracing::info!(node_id = self.local.id, "Updated in-memory voter {key:?}");
-            l.volatile_voters = Some(updated);
+            l.kraft_upgrade = KRaftVersionUpgrade::Voters(updated);
         }
         // A successful request from a voter counts as hearing from it (check quorum).
         if let Role::Leader(l) = &mut self.role {

@@ -14,10 +14,12 @@ use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
 
 use crate::codec::{RequestBody, ResponseBody};
-use crate::controller::{ControllerConfig, ControllerOutput, MetadataAppender, QuorumController};
+use crate::controller::{
+    ControllerConfig, ControllerOutput, KRaftVersionAccessor, MetadataAppender, QuorumController,
+};
 use crate::metadata::image::{MetadataImage, PartitionRegistration};
 use crate::raft::tests::mem_log::MemLog;
-use crate::raft::{InboundRequest, LogReader, ProposeError};
+use crate::raft::{InboundRequest, LogReader, ProposeError, UpgradeKRaftVersionError};
 use crate::records::batch::{build_control_batch, build_data_batch};
 use crate::records::control::ControlRecord;
 use crate::storage::features::feature_level_record;
@@ -31,6 +33,14 @@ pub struct TestLog {
     pub log: MemLog,
     /// Whether this node leads (appends are refused otherwise).
     pub leader_epoch: Option<i32>,
+    /// The Raft layer's kraft.version.
+    pub kraft_version: i16,
+    /// What the Raft layer answers the next kraft.version upgrade (`None`: it upgrades).
+    pub kraft_upgrade_refusal: Option<UpgradeKRaftVersionError>,
+    /// Each upgrade handed to the Raft layer: (epoch, level, validate_only).
+    pub kraft_upgrades: Vec<(i32, i16, bool)>,
+    /// Epochs the controller resigned.
+    pub resigned: Vec<i32>,
 }
 
 impl TestLog {
@@ -70,6 +80,44 @@ impl MetadataAppender for TestLog {
         let batch = build_data_batch(base, epoch, 0, &values).unwrap();
         self.log.append(&Bytes::from(batch));
         Ok(base + records.len() as i64 - 1)
+    }
+
+    fn resign(&mut self, epoch: i32) {
+        self.resigned.push(epoch);
+        if self.leader_epoch == Some(epoch) {
+            self.leader_epoch = None;
+        }
+    }
+}
+
+/// A Raft layer that upgrades by appending KRaftVersionRecord (+ an empty VotersRecord), as
+/// the core does, unless told to refuse.
+impl KRaftVersionAccessor for TestLog {
+    fn kraft_version(&self) -> i16 {
+        self.kraft_version
+    }
+
+    fn upgrade_kraft_version(
+        &mut self,
+        epoch: i32,
+        version: i16,
+        validate_only: bool,
+    ) -> Result<(), UpgradeKRaftVersionError> {
+        self.kraft_upgrades.push((epoch, version, validate_only));
+        if let Some(e) = self.kraft_upgrade_refusal.take() {
+            return Err(e);
+        }
+        if validate_only || version == self.kraft_version {
+            return Ok(());
+        }
+        let records = [
+            ControlRecord::kraft_version(version),
+            ControlRecord::Voters(Default::default()),
+        ];
+        let batch = build_control_batch(self.end(), epoch, 0, &records).unwrap();
+        self.log.append(&Bytes::from(batch));
+        self.kraft_version = version;
+        Ok(())
     }
 }
 

@@ -249,8 +249,17 @@ fn test_update_features_checks_every_node() {
     );
 }
 
-/// kraft.version: the same level is a NoOpRecord; a downgrade type to another level is
-/// refused; an upgrade the Raft layer would have to make is refused (not built yet).
+/// Node 1 active at metadata.version 27, no broker registered (the test brokers do not list
+/// kraft.version).
+fn ctx_without_brokers() -> Ctx {
+    Ctx::with_bootstrap(
+        ControllerConfig::new(1, CLUSTER_ID),
+        vec![Bytes::from(feature_level_record("metadata.version", 27))],
+    )
+}
+
+/// kraft.version: the same level is handed to the Raft layer (nothing to do) and a NoOpRecord
+/// written; a downgrade type to another level is refused without asking the Raft layer.
 #[test]
 fn kraft_version_updates() {
     let mut ctx = ctx_at(27, &[]);
@@ -258,9 +267,143 @@ fn kraft_version_updates() {
     let r = update(&mut ctx, &[("kraft.version", 0, UPGRADE)], false, 2);
     assert_eq!(r.error_code, 0);
     assert_eq!(ctx.log.end(), before + 1, "a NoOpRecord");
+    assert_eq!(ctx.log.kraft_upgrades, vec![(1, 0, false)]);
     let r = update(&mut ctx, &[("kraft.version", 0, SAFE)], false, 2);
     assert_eq!(r.error_code, 0);
     assert_eq!(ctx.log.end(), before + 1, "nothing");
+    assert_eq!(
+        ctx.log.kraft_upgrades.len(),
+        1,
+        "the Raft layer is not asked"
+    );
+    // The checks before the Raft layer: a broker without kraft.version, this controller's
+    // range.
     let r = update(&mut ctx, &[("kraft.version", 1, UPGRADE)], false, 2);
-    assert_eq!(r.error_code, errors::INVALID_UPDATE_VERSION);
+    assert_eq!(
+        refused(&r),
+        invalid("Invalid update version 1 for feature kraft.version. Broker 0 does not support this feature.")
+    );
+    let r = update(&mut ctx, &[("kraft.version", 2, UPGRADE)], false, 2);
+    assert_eq!(
+        refused(&r),
+        invalid("Invalid update version 2 for feature kraft.version. Local controller 1 only supports versions 0-1")
+    );
+    assert_eq!(ctx.log.kraft_upgrades.len(), 1);
+}
+
+/// kraft.version 0 → 1 (Kafka's `upgradeKRaftVersion`): the Raft layer appends its control
+/// batch, the controller a NoOpRecord after it; the answer waits for the NoOpRecord's commit.
+#[test]
+fn kraft_version_upgrade_is_handed_to_the_raft_layer() {
+    let mut ctx = ctx_without_brokers();
+    let before = ctx.log.end();
+    let req =
+        UpdateFeaturesRequest::default().with_feature_updates(vec![FeatureUpdateKey::default()
+            .with_feature(StrBytes::from_static_str("kraft.version"))
+            .with_max_version_level(1)
+            .with_upgrade_type(UPGRADE)]);
+    let id = ctx.send(RequestBody::UpdateFeatures(req), 1);
+    assert_eq!(ctx.log.kraft_upgrades, vec![(ctx.epoch, 1, false)]);
+    assert_eq!(
+        ctx.log.end(),
+        before + 3,
+        "KRaftVersion + Voters, then a NoOpRecord"
+    );
+    assert!(ctx.answer(id).is_none(), "answered only once committed");
+    ctx.commit();
+    let Some(ResponseBody::UpdateFeatures(r)) = ctx.answer(id) else {
+        panic!("answered after commit")
+    };
+    assert_eq!((r.error_code, r.error_message.as_deref()), (0, None));
+    assert_eq!(r.results.len(), 1);
+    assert_eq!(r.results[0].error_message.as_deref(), Some("NONE"));
+    // Now at 1: the same level again asks the Raft layer (a no-op there), a downgrade is
+    // refused by the controller.
+    let r = update(&mut ctx, &[("kraft.version", 1, UPGRADE)], false, 2);
+    assert_eq!(r.error_code, 0);
+    let r = update(&mut ctx, &[("kraft.version", 0, SAFE)], false, 2);
+    assert_eq!(
+        refused(&r),
+        invalid("Invalid update version 0 for feature kraft.version. Can't downgrade the version of this feature.")
+    );
+    let r = update(&mut ctx, &[("kraft.version", 0, UPGRADE)], false, 2);
+    assert_eq!(
+        refused(&r),
+        invalid("Invalid update version 0 for feature kraft.version. Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade.")
+    );
+}
+
+/// validateOnly reaches the Raft layer as validate-only and writes nothing at all.
+#[test]
+fn kraft_version_upgrade_validate_only_writes_nothing() {
+    let mut ctx = ctx_without_brokers();
+    let before = ctx.log.end();
+    let r = update(&mut ctx, &[("kraft.version", 1, UPGRADE)], true, 2);
+    assert_eq!((r.error_code, r.error_message.as_deref()), (0, None));
+    assert_eq!(ctx.log.kraft_upgrades, vec![(ctx.epoch, 1, true)]);
+    assert_eq!(ctx.log.end(), before);
+    assert_eq!(ctx.log.kraft_version, 0);
+}
+
+/// The Raft layer's refusals: its InvalidUpdateVersionException keeps its own message (no
+/// "Invalid update version" prefix); an epoch ahead becomes the reason of one.
+#[test]
+fn kraft_version_upgrade_refused_by_the_raft_layer() {
+    use crate::raft::UpgradeKRaftVersionError as E;
+    let mut ctx = ctx_without_brokers();
+    let before = ctx.log.end();
+    let message =
+        "Invalid upgrade of kraft.version to KRAFT_VERSION_1 because not all of the voters support it";
+    ctx.log.kraft_upgrade_refusal = Some(E::InvalidUpdateVersion(message.into()));
+    let r = update(&mut ctx, &[("kraft.version", 1, UPGRADE)], false, 1);
+    assert_eq!(refused(&r), invalid(message));
+    ctx.log.kraft_upgrade_refusal = Some(E::IllegalArgument(
+        "Attempt to append from epoch 2 which is larger than the current epoch of 1".into(),
+    ));
+    let r = update(&mut ctx, &[("kraft.version", 1, UPGRADE)], false, 1);
+    assert_eq!(
+        refused(&r),
+        invalid("Invalid update version 1 for feature kraft.version. Attempt to append from epoch 2 which is larger than the current epoch of 1")
+    );
+    assert_eq!(ctx.log.end(), before, "nothing written");
+    assert!(ctx.c.is_active());
+}
+
+/// What Kafka's event does not catch (IllegalStateException: a voter without a directory id)
+/// is UNKNOWN_SERVER_ERROR with no message and no results, and the controller fails over: it
+/// renounces and the Raft leader resigns.
+#[test]
+fn kraft_version_upgrade_unexpected_error_fails_over() {
+    use crate::raft::UpgradeKRaftVersionError as E;
+    let mut ctx = ctx_without_brokers();
+    ctx.log.kraft_upgrade_refusal = Some(E::IllegalState(
+        "Directory id must be known for all of the voters: ...".into(),
+    ));
+    let r = update(&mut ctx, &[("kraft.version", 1, UPGRADE)], false, 1);
+    assert_eq!(
+        (r.error_code, r.error_message.as_deref(), r.results.len()),
+        (errors::UNKNOWN_SERVER_ERROR, None, 0)
+    );
+    assert_eq!(ctx.log.resigned, vec![ctx.epoch]);
+    assert!(!ctx.c.is_active(), "renounced");
+}
+
+/// Kafka's raft NotLeaderException: NOT_CONTROLLER, and the controller fails over.
+#[test]
+fn kraft_version_upgrade_on_a_replica_that_no_longer_leads() {
+    use crate::raft::UpgradeKRaftVersionError as E;
+    let mut ctx = ctx_without_brokers();
+    ctx.log.kraft_upgrade_refusal = Some(E::NotLeader(
+        "Upgrade kraft version failed because the replica is not the current leader".into(),
+    ));
+    let r = update(&mut ctx, &[("kraft.version", 1, UPGRADE)], false, 2);
+    assert_eq!(
+        (r.error_code, r.error_message.as_deref(), r.results.len()),
+        (
+            errors::NOT_CONTROLLER,
+            Some("No controller appears to be active."),
+            0
+        )
+    );
+    assert!(!ctx.c.is_active());
 }

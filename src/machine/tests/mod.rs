@@ -1,3 +1,4 @@
 //! Tests of the node state machine.
 
+mod kraft_upgrade;
 mod sim;

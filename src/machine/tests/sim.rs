@@ -46,9 +46,9 @@ const START_MS: u64 = 1_700_000_000_000;
 
 /// A node's disk: the log and the election state as last persisted.
 #[derive(Debug, Default)]
-struct SimStore {
-    log: MemLog,
-    stored: Option<ElectionState>,
+pub(super) struct SimStore {
+    pub(super) log: MemLog,
+    pub(super) stored: Option<ElectionState>,
 }
 
 crate::raft::tests::mem_log::delegate_log_reader!(SimStore, log);
@@ -153,7 +153,7 @@ struct Sim {
     epochs_seen: BTreeSet<i32>,
 }
 
-fn settings() -> MetadataLogSettings {
+pub(super) fn settings() -> MetadataLogSettings {
     MetadataLogSettings {
         max_idle_interval_ms: 500,
         snapshot_max_new_record_bytes: u64::MAX,

@@ -6,6 +6,7 @@ mod add_voter;
 pub(crate) mod context;
 mod election;
 mod fetch;
+mod kraft_upgrade;
 pub(crate) mod mem_log;
 mod more;
 mod observer;
