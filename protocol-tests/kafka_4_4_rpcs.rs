@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 
 use ferrokraft::codec::versions::{ADVERTISED, ADVERTISED_4_4};
 
-use super::reencode;
 use super::vectors::{byte_diff, parse_vectors, tests_dir, Label, Vector};
+use super::{labels_of, reencode};
 
 fn vectors() -> Vec<Vector> {
     let path = tests_dir().join("golden").join("kafka-4.4.0-rpc.vectors");
@@ -55,27 +55,7 @@ fn kafka_4_4_rpc_vectors_cover_exactly_what_the_4_4_table_adds() {
     let have: BTreeSet<Label> = vectors().into_iter().map(|v| v.label).collect();
     let mut wanted = BTreeSet::new();
     for (api, version) in added() {
-        let key = api as i16;
-        for request in [true, false] {
-            for nulls in [false, true] {
-                wanted.insert(Label::Body {
-                    api_key: key,
-                    version,
-                    request,
-                    nulls,
-                });
-            }
-        }
-        wanted.insert(Label::RequestHeader {
-            api_key: key,
-            version,
-            header_version: api.request_header_version(version),
-        });
-        wanted.insert(Label::ResponseHeader {
-            api_key: key,
-            version,
-            header_version: api.response_header_version(version),
-        });
+        wanted.extend(labels_of(api, version));
     }
     assert_eq!(have, wanted, "regenerate golden/kafka-4.4.0-rpc.vectors");
 }

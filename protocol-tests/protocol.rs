@@ -293,33 +293,41 @@ fn body_vectors_round_trip_through_our_codec() {
     assert_no_failures("request/response body", checked, &failures);
 }
 
+/// The vectors one API version needs: request and response bodies (with and without nulls)
+/// and both headers at Kafka's header versions.
+fn labels_of(api: ApiKey, version: i16) -> Vec<Label> {
+    let api_key = api as i16;
+    let mut out = Vec::new();
+    for request in [true, false] {
+        for nulls in [false, true] {
+            out.push(Label::Body {
+                api_key,
+                version,
+                request,
+                nulls,
+            });
+        }
+    }
+    out.push(Label::RequestHeader {
+        api_key,
+        version,
+        header_version: api.request_header_version(version),
+    });
+    out.push(Label::ResponseHeader {
+        api_key,
+        version,
+        header_version: api.response_header_version(version),
+    });
+    out
+}
+
 #[test]
 fn every_advertised_api_version_has_vectors_and_no_other() {
     let have: BTreeSet<Label> = golden_vectors().into_iter().map(|v| v.label).collect();
     let mut wanted = BTreeSet::new();
     for range in ADVERTISED {
-        let key = range.api_key as i16;
         for version in range.min_version..=range.max_version {
-            for request in [true, false] {
-                for nulls in [false, true] {
-                    wanted.insert(Label::Body {
-                        api_key: key,
-                        version,
-                        request,
-                        nulls,
-                    });
-                }
-            }
-            wanted.insert(Label::RequestHeader {
-                api_key: key,
-                version,
-                header_version: range.api_key.request_header_version(version),
-            });
-            wanted.insert(Label::ResponseHeader {
-                api_key: key,
-                version,
-                header_version: range.api_key.response_header_version(version),
-            });
+            wanted.extend(labels_of(range.api_key, version));
         }
     }
     let missing: Vec<_> = wanted.difference(&have).collect();

@@ -116,6 +116,27 @@ fn a_dead_voter_is_replaced_with_a_new_directory_id() {
     c.assert_kafka_errors_explained(&[]);
 }
 
+/// Two Kafka controllers and ferrokraft (node 3) on a static quorum, started, for the
+/// kraft.version upgrade scenarios; `None` on Kafka 4.0, whose raft layer has no upgrade
+/// (KafkaRaftClient.upgradeKRaftVersion and the followers' UpdateRaftVoter at kraft.version 0
+/// arrived in 4.1; docs/interop.md).
+fn static_kafka_kafka_ferrokraft(name: &str) -> Option<Cluster> {
+    if support::kafka::kafka_version().starts_with("4.0.") {
+        println!(
+            "Kafka {}: no kraft.version upgrade to test",
+            support::kafka::kafka_version()
+        );
+        return None;
+    }
+    let mut c = Cluster::new(name, &[Impl::Kafka, Impl::Kafka, Impl::Ferrokraft], &[]);
+    // The second follower to time out wins after a Kafka leader dies (see
+    // tests/interop_snapshots.rs): a longer fetch timeout lets ferrokraft take over.
+    c.node(3)
+        .add_props(&[("controller.quorum.fetch.timeout.ms", "3500")]);
+    c.start_all();
+    Some(c)
+}
+
 /// #7: the static → dynamic upgrade Kafka 4.1 supports. A static quorum (kraft.version 0) of
 /// two Kafka controllers and ferrokraft, Kafka leading, is upgraded with `kafka-features
 /// upgrade --feature kraft.version=1`; the first VotersRecord carries every voter's directory
@@ -124,26 +145,9 @@ fn a_dead_voter_is_replaced_with_a_new_directory_id() {
 #[test]
 fn static_quorum_upgrades_to_kraft_version_1() {
     let _serial = serial();
-    if support::kafka::kafka_version().starts_with("4.0.") {
-        // Kafka 4.0's raft layer has no kraft.version upgrade (KafkaRaftClient
-        // .upgradeKRaftVersion arrived in 4.1): kafka-features reports success and no
-        // VotersRecord is ever written. The scenario exists from 4.1 on (docs/interop.md).
-        println!(
-            "Kafka {}: no kraft.version upgrade to test",
-            support::kafka::kafka_version()
-        );
+    let Some(mut c) = static_kafka_kafka_ferrokraft("dyn-upgrade") else {
         return;
-    }
-    let mut c = Cluster::new(
-        "dyn-upgrade",
-        &[Impl::Kafka, Impl::Kafka, Impl::Ferrokraft],
-        &[],
-    );
-    // The second follower to time out wins after a Kafka leader dies (see
-    // tests/interop_snapshots.rs): a longer fetch timeout lets ferrokraft take over below.
-    c.node(3)
-        .add_props(&[("controller.quorum.fetch.timeout.ms", "3500")]);
-    c.start_all();
+    };
     let leader = c.make_leader_kind(Impl::Kafka, Duration::from_secs(240));
     c.wait_caught_up(leader, Duration::from_secs(60));
     let out = support::kafka::kafka().tool(
@@ -198,23 +202,9 @@ fn static_quorum_upgrades_to_kraft_version_1() {
 #[test]
 fn ferrokraft_leader_upgrades_a_static_quorum_to_kraft_version_1() {
     let _serial = serial();
-    if support::kafka::kafka_version().starts_with("4.0.") {
-        // Kafka 4.0 followers send no UpdateRaftVoter at kraft.version 0 and cannot follow a
-        // kraft.version upgrade (it arrived in 4.1).
-        println!(
-            "Kafka {}: no kraft.version upgrade to test",
-            support::kafka::kafka_version()
-        );
+    let Some(mut c) = static_kafka_kafka_ferrokraft("dyn-upgrade-ferrokraft") else {
         return;
-    }
-    let mut c = Cluster::new(
-        "dyn-upgrade-ferrokraft",
-        &[Impl::Kafka, Impl::Kafka, Impl::Ferrokraft],
-        &[],
-    );
-    c.node(3)
-        .add_props(&[("controller.quorum.fetch.timeout.ms", "3500")]);
-    c.start_all();
+    };
     let leader = c.make_leader_kind(Impl::Ferrokraft, Duration::from_secs(240));
     assert_eq!(leader, 3);
     c.wait_caught_up(leader, Duration::from_secs(60));

@@ -20,6 +20,13 @@ pub struct FinalizedFeature {
     pub level: i16,
 }
 
+fn api_version(r: &super::versions::ApiRange) -> ApiVersion {
+    ApiVersion::default()
+        .with_api_key(r.api_key as i16)
+        .with_min_version(r.min_version)
+        .with_max_version(r.max_version)
+}
+
 /// Builds the ApiVersions response of a node presenting `release` for a request at
 /// `request_version`.
 ///
@@ -31,16 +38,7 @@ pub fn api_versions_response(
     finalized: &[FinalizedFeature],
     finalized_epoch: i64,
 ) -> ApiVersionsResponse {
-    let api_keys = release
-        .advertised()
-        .iter()
-        .map(|r| {
-            ApiVersion::default()
-                .with_api_key(r.api_key as i16)
-                .with_min_version(r.min_version)
-                .with_max_version(r.max_version)
-        })
-        .collect();
+    let api_keys = release.advertised().iter().map(api_version).collect();
     let supported_features = release
         .supported_features()
         .iter()
@@ -79,12 +77,7 @@ pub fn unsupported_version_response(release: Release) -> ApiVersionsResponse {
         .advertised()
         .iter()
         .filter(|r| r.api_key == kafka_protocol::messages::ApiKey::ApiVersions)
-        .map(|r| {
-            ApiVersion::default()
-                .with_api_key(r.api_key as i16)
-                .with_min_version(r.min_version)
-                .with_max_version(r.max_version)
-        })
+        .map(api_version)
         .collect();
     ApiVersionsResponse::default()
         .with_error_code(UNSUPPORTED_VERSION)

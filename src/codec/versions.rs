@@ -37,85 +37,130 @@ const fn api(api_key: ApiKey, min_version: i16, max_version: i16) -> ApiRange {
     }
 }
 
-/// Every API we advertise, in ascending key order (Kafka lists them that way too).
-pub const ADVERTISED: &[ApiRange] = &[
+/// One API in both releases: its lowest version, and its newest in Kafka 4.1.2 (`None`: not a
+/// 4.1 API) and in Kafka 4.4.0.
+#[derive(Clone, Copy)]
+struct Served {
+    api_key: ApiKey,
+    min_version: i16,
+    max_4_1: Option<i16>,
+    max_4_4: i16,
+}
+
+const fn both(api_key: ApiKey, min_version: i16, max_version: i16) -> Served {
+    Served {
+        api_key,
+        min_version,
+        max_4_1: Some(max_version),
+        max_4_4: max_version,
+    }
+}
+
+const fn newer_in_4_4(api_key: ApiKey, min_version: i16, max_4_1: i16, max_4_4: i16) -> Served {
+    Served {
+        api_key,
+        min_version,
+        max_4_1: Some(max_4_1),
+        max_4_4,
+    }
+}
+
+/// Every API served, in ascending key order (Kafka lists them that way too), with what each
+/// release advertises.
+const SERVED: &[Served] = &[
     // Fetch below v13 cannot carry the metadata topic id, which KRaft matches on; Kafka 4.x
     // still advertises 4+ (KIP-896 removed 0-3) and rejects the partition later, so do we.
-    api(ApiKey::Fetch, 4, 18),
-    api(ApiKey::ApiVersions, 0, 4),
+    both(ApiKey::Fetch, 4, 18),
+    // v5 (Kafka 4.4, KIP-1242) adds the cluster and node id the client expects; a controller
+    // only checks they come as a pair (a broker answers REBOOTSTRAP_REQUIRED on a mismatch).
+    newer_in_4_4(ApiKey::ApiVersions, 0, 4, 5),
     // KIP-896 (Kafka 4.0) removed CreateTopics v0-1.
-    api(ApiKey::CreateTopics, 2, 7),
+    both(ApiKey::CreateTopics, 2, 7),
     // KIP-896 removed DeleteTopics v0.
-    api(ApiKey::DeleteTopics, 1, 6),
+    both(ApiKey::DeleteTopics, 1, 6),
     // KIP-896 removed DescribeConfigs v0.
-    api(ApiKey::DescribeConfigs, 1, 4),
-    api(ApiKey::AlterConfigs, 0, 2),
-    api(ApiKey::CreatePartitions, 0, 3),
-    api(ApiKey::ElectLeaders, 0, 2),
-    api(ApiKey::IncrementalAlterConfigs, 0, 1),
-    api(ApiKey::AlterPartitionReassignments, 0, 1),
-    api(ApiKey::ListPartitionReassignments, 0, 0),
-    api(ApiKey::Vote, 0, 2),
-    api(ApiKey::BeginQuorumEpoch, 0, 1),
-    api(ApiKey::EndQuorumEpoch, 0, 1),
-    api(ApiKey::DescribeQuorum, 0, 2),
+    both(ApiKey::DescribeConfigs, 1, 4),
+    both(ApiKey::AlterConfigs, 0, 2),
+    both(ApiKey::CreatePartitions, 0, 3),
+    both(ApiKey::ElectLeaders, 0, 2),
+    both(ApiKey::IncrementalAlterConfigs, 0, 1),
+    both(ApiKey::AlterPartitionReassignments, 0, 1),
+    both(ApiKey::ListPartitionReassignments, 0, 0),
+    both(ApiKey::Vote, 0, 2),
+    both(ApiKey::BeginQuorumEpoch, 0, 1),
+    both(ApiKey::EndQuorumEpoch, 0, 1),
+    both(ApiKey::DescribeQuorum, 0, 2),
     // KIP-896 removed AlterPartition v0-1.
-    api(ApiKey::AlterPartition, 2, 3),
-    api(ApiKey::UpdateFeatures, 0, 2),
+    both(ApiKey::AlterPartition, 2, 3),
+    both(ApiKey::UpdateFeatures, 0, 2),
     // A broker forwards DescribeQuorum/AddRaftVoter/RemoveRaftVoter only to a controller that
     // advertises Envelope (its NetworkClient refuses an API the peer does not list).
-    api(ApiKey::Envelope, 0, 0),
-    api(ApiKey::FetchSnapshot, 0, 1),
-    api(ApiKey::DescribeCluster, 0, 2),
-    api(ApiKey::BrokerRegistration, 0, 4),
-    api(ApiKey::BrokerHeartbeat, 0, 1),
-    api(ApiKey::UnregisterBroker, 0, 0),
-    api(ApiKey::AllocateProducerIds, 0, 0),
-    api(ApiKey::ControllerRegistration, 0, 0),
-    api(ApiKey::AssignReplicasToDirs, 0, 0),
-    api(ApiKey::AddRaftVoter, 0, 0),
-    api(ApiKey::RemoveRaftVoter, 0, 0),
-    api(ApiKey::UpdateRaftVoter, 0, 0),
+    both(ApiKey::Envelope, 0, 0),
+    both(ApiKey::FetchSnapshot, 0, 1),
+    both(ApiKey::DescribeCluster, 0, 2),
+    both(ApiKey::BrokerRegistration, 0, 4),
+    // v2 (Kafka 4.4, KIP-1066): the broker's cordoned log directories.
+    newer_in_4_4(ApiKey::BrokerHeartbeat, 0, 1, 2),
+    both(ApiKey::UnregisterBroker, 0, 0),
+    both(ApiKey::AllocateProducerIds, 0, 0),
+    both(ApiKey::ControllerRegistration, 0, 0),
+    both(ApiKey::AssignReplicasToDirs, 0, 0),
+    // v1 (Kafka 4.4): AckWhenCommitted false answers once the VotersRecord is appended.
+    newer_in_4_4(ApiKey::AddRaftVoter, 0, 0, 1),
+    both(ApiKey::RemoveRaftVoter, 0, 0),
+    both(ApiKey::UpdateRaftVoter, 0, 0),
+    // Kafka 4.4 (KIP-1312).
+    Served {
+        api_key: ApiKey::UnregisterController,
+        min_version: 0,
+        max_4_1: None,
+        max_4_4: 0,
+    },
 ];
+
+const fn max_in(s: &Served, release: Release) -> Option<i16> {
+    match release {
+        Release::Kafka4_1 => s.max_4_1,
+        Release::Kafka4_4 => Some(s.max_4_4),
+    }
+}
+
+const fn count_in(release: Release) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < SERVED.len() {
+        if max_in(&SERVED[i], release).is_some() {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+const fn table_of<const N: usize>(release: Release) -> [ApiRange; N] {
+    let mut out = [api(ApiKey::Fetch, 0, 0); N];
+    let (mut i, mut j) = (0, 0);
+    while i < SERVED.len() {
+        let s = &SERVED[i];
+        if let Some(max) = max_in(s, release) {
+            out[j] = api(s.api_key, s.min_version, max);
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+const TABLE_4_1: [ApiRange; count_in(Release::Kafka4_1)] = table_of(Release::Kafka4_1);
+const TABLE_4_4: [ApiRange; count_in(Release::Kafka4_4)] = table_of(Release::Kafka4_4);
+
+/// Kafka 4.1.2's controller APIs, in ascending key order.
+pub const ADVERTISED: &[ApiRange] = &TABLE_4_1;
 
 /// Kafka 4.4.0's controller APIs: [`ADVERTISED`] with ApiVersions v5 (KIP-1242),
 /// BrokerHeartbeat v2 (KIP-1066 cordoned log directories), AddRaftVoter v1 (AckWhenCommitted)
 /// and UnregisterController (API 94).
-pub const ADVERTISED_4_4: &[ApiRange] = &[
-    api(ApiKey::Fetch, 4, 18),
-    // v5 (KIP-1242) adds the cluster and node id the client expects; a controller only
-    // checks they come as a pair (the broker answers REBOOTSTRAP_REQUIRED on a mismatch).
-    api(ApiKey::ApiVersions, 0, 5),
-    api(ApiKey::CreateTopics, 2, 7),
-    api(ApiKey::DeleteTopics, 1, 6),
-    api(ApiKey::DescribeConfigs, 1, 4),
-    api(ApiKey::AlterConfigs, 0, 2),
-    api(ApiKey::CreatePartitions, 0, 3),
-    api(ApiKey::ElectLeaders, 0, 2),
-    api(ApiKey::IncrementalAlterConfigs, 0, 1),
-    api(ApiKey::AlterPartitionReassignments, 0, 1),
-    api(ApiKey::ListPartitionReassignments, 0, 0),
-    api(ApiKey::Vote, 0, 2),
-    api(ApiKey::BeginQuorumEpoch, 0, 1),
-    api(ApiKey::EndQuorumEpoch, 0, 1),
-    api(ApiKey::DescribeQuorum, 0, 2),
-    api(ApiKey::AlterPartition, 2, 3),
-    api(ApiKey::UpdateFeatures, 0, 2),
-    api(ApiKey::Envelope, 0, 0),
-    api(ApiKey::FetchSnapshot, 0, 1),
-    api(ApiKey::DescribeCluster, 0, 2),
-    api(ApiKey::BrokerRegistration, 0, 4),
-    api(ApiKey::BrokerHeartbeat, 0, 2),
-    api(ApiKey::UnregisterBroker, 0, 0),
-    api(ApiKey::AllocateProducerIds, 0, 0),
-    api(ApiKey::ControllerRegistration, 0, 0),
-    api(ApiKey::AssignReplicasToDirs, 0, 0),
-    // v1 (Kafka 4.4): AckWhenCommitted false answers once the VotersRecord is appended.
-    api(ApiKey::AddRaftVoter, 0, 1),
-    api(ApiKey::RemoveRaftVoter, 0, 0),
-    api(ApiKey::UpdateRaftVoter, 0, 0),
-    api(ApiKey::UnregisterController, 0, 0),
-];
+pub const ADVERTISED_4_4: &[ApiRange] = &TABLE_4_4;
 
 /// The range of `api_key` this node decodes and serves, whatever release it presents
 /// ([`ADVERTISED_4_4`], the widest table).

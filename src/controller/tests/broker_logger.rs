@@ -9,30 +9,13 @@ use kafka_protocol::messages::alter_configs_request::{
 use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
 use kafka_protocol::messages::{AlterConfigsRequest, DescribeConfigsRequest};
 
-use super::configuration::{alter, ctx_with_topic, res, s, SET};
+use super::configuration::{alter, answers, ctx_with_topic, res, s, SET};
 use crate::codec::{RequestBody, ResponseBody};
 use crate::controller::configuration::resource::{BROKER, BROKER_LOGGER, TOPIC};
 use crate::controller::errors;
 use crate::logging::LogLevel;
 
 const RAFT: &str = "ferrokraft.raft";
-
-/// (type, name, code, message) per answer, in the answer's order.
-fn answers(
-    r: &kafka_protocol::messages::IncrementalAlterConfigsResponse,
-) -> Vec<(i8, String, i16, Option<String>)> {
-    r.responses
-        .iter()
-        .map(|x| {
-            (
-                x.resource_type,
-                x.resource_name.to_string(),
-                x.error_code,
-                x.error_message.as_ref().map(|m| m.to_string()),
-            )
-        })
-        .collect()
-}
 
 /// ControllerApisTest.testInvalidIncrementalAlterConfigsResources (no authorizer): the
 /// BROKER_LOGGER resource is applied and answered NONE without a message, after the unknown

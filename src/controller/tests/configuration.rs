@@ -64,10 +64,11 @@ pub(super) fn alter(
     }
 }
 
-/// (type, name, code, message) per result, sorted (Kafka's order is a HashMap's).
-fn results(r: &IncrementalAlterConfigsResponse) -> Vec<(i8, String, i16, Option<String>)> {
-    let mut v: Vec<_> = r
-        .responses
+/// (type, name, code, message) per answer, in the answer's order.
+pub(super) fn answers(
+    r: &IncrementalAlterConfigsResponse,
+) -> Vec<(i8, String, i16, Option<String>)> {
+    r.responses
         .iter()
         .map(|x| {
             (
@@ -77,7 +78,12 @@ fn results(r: &IncrementalAlterConfigsResponse) -> Vec<(i8, String, i16, Option<
                 x.error_message.as_ref().map(|m| m.to_string()),
             )
         })
-        .collect();
+        .collect()
+}
+
+/// (type, name, code, message) per result, sorted (Kafka's order is a HashMap's).
+fn results(r: &IncrementalAlterConfigsResponse) -> Vec<(i8, String, i16, Option<String>)> {
+    let mut v = answers(r);
     v.sort();
     v
 }
