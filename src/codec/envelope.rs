@@ -26,7 +26,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use bytes::{Buf, Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, DefaultPrincipalData, EnvelopeRequest, EnvelopeResponse};
-use kafka_protocol::protocol::Decodable;
+use kafka_protocol::protocol::{decode_budget, Decodable};
 
 use super::header::{decode_request_header, encode_response_header, RequestHeader};
 use super::messages::{RequestBody, ResponseBody};
@@ -165,7 +165,12 @@ pub fn unwrap_envelope(req: &EnvelopeRequest) -> Result<Forwarded, EnvelopeRejec
             format!("forwarded {api_key:?} v{version} is not served by this controller"),
         ));
     }
-    let body = RequestBody::decode(api_key, version, &mut data).map_err(|e| {
+    // The inner request gets its own decode budget, sized by its own bytes.
+    let budget_bytes = super::request::decode_budget_bytes(data.len());
+    let (body, _) = decode_budget::with_budget(budget_bytes, || {
+        RequestBody::decode(api_key, version, &mut data)
+    });
+    let body = body.map_err(|e| {
         rejected(
             UNSUPPORTED_VERSION,
             format!("failed to parse forwarded request: {e}"),

@@ -53,6 +53,19 @@ pub enum CodecError {
         /// The decoder's complaint.
         reason: String,
     },
+    /// The body would allocate more than its decode budget (a frame of many minimal array
+    /// elements); refused before the memory is allocated.
+    #[error("{api_key:?} v{version} request of {body_len} bytes would decode to more than {budget_bytes} bytes")]
+    DecodeBudget {
+        /// The API of the body.
+        api_key: ApiKey,
+        /// The version the body was decoded at.
+        version: i16,
+        /// The frame body's length.
+        body_len: usize,
+        /// What it was allowed to allocate.
+        budget_bytes: usize,
+    },
     /// A message could not be encoded at the requested version (a field that the version
     /// cannot carry, or a value out of range).
     #[error("cannot encode {api_key:?} v{version}: {reason}")]

@@ -13,6 +13,7 @@ pub mod error;
 pub mod frame;
 pub mod header;
 pub mod messages;
+pub mod reproducers;
 pub mod request;
 pub mod response;
 pub mod versions;

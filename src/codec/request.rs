@@ -9,6 +9,7 @@
 
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::ApiKey;
+use kafka_protocol::protocol::decode_budget;
 
 use super::error::CodecError;
 use super::header::{decode_request_header, encode_request_header, RequestHeader};
@@ -43,8 +44,49 @@ impl InboundRequest {
     }
 }
 
-/// Decodes one frame body (without its size prefix).
-pub fn decode_request(mut frame: Bytes) -> Result<InboundRequest, CodecError> {
+/// Bytes a request may allocate while decoding, per byte of its frame, on top of
+/// [`DECODE_BUDGET_FLOOR_BYTES`]. The largest legitimate shapes (tens of thousands of topics
+/// with two- to six-character names in one CreateTopics or ElectLeaders) decode to about 8 bytes
+/// per wire byte (see the tests); frames of minimal array elements would take 16 to 55.
+pub const DECODE_BYTES_PER_WIRE_BYTE: usize = 12;
+
+/// Bytes any request may allocate while decoding, whatever its size.
+pub const DECODE_BUDGET_FLOOR_BYTES: usize = 256 * 1024;
+
+/// The most a frame body of `body_len` bytes may allocate while it is decoded.
+pub fn decode_budget_bytes(body_len: usize) -> usize {
+    body_len
+        .saturating_mul(DECODE_BYTES_PER_WIRE_BYTE)
+        .saturating_add(DECODE_BUDGET_FLOOR_BYTES)
+}
+
+/// Decodes one frame body (without its size prefix), allocating at most
+/// [`decode_budget_bytes`] for it: a body that would need more is refused before the memory is
+/// allocated ([`CodecError::DecodeBudget`]).
+pub fn decode_request(frame: Bytes) -> Result<InboundRequest, CodecError> {
+    decode_request_measured(frame).0
+}
+
+/// [`decode_request`], also returning the bytes its decode charged to the budget.
+pub fn decode_request_measured(frame: Bytes) -> (Result<InboundRequest, CodecError>, usize) {
+    let body_len = frame.len();
+    let budget_bytes = decode_budget_bytes(body_len);
+    let (result, used) = decode_budget::with_budget(budget_bytes, || decode_unbudgeted(frame));
+    let result = match result {
+        Err(CodecError::MalformedBody {
+            api_key, version, ..
+        }) if used.exhausted => Err(CodecError::DecodeBudget {
+            api_key,
+            version,
+            body_len,
+            budget_bytes,
+        }),
+        other => other,
+    };
+    (result, used.charged_bytes)
+}
+
+fn decode_unbudgeted(mut frame: Bytes) -> Result<InboundRequest, CodecError> {
     let header = decode_request_header(&mut frame)?;
     let api_key = header.api_key;
     let version = header.api_version;
@@ -81,3 +123,7 @@ pub(crate) fn patch_size_prefix(buf: &mut BytesMut) {
     let body_len = (buf.len() - 4) as u32;
     buf[..4].copy_from_slice(&body_len.to_be_bytes());
 }
+
+#[cfg(test)]
+#[path = "request_tests.rs"]
+mod tests;

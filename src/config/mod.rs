@@ -13,6 +13,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 
+pub mod connections;
+
 /// A configuration problem, naming the key and the value.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -177,10 +179,9 @@ pub struct Config {
     pub quorum_auto_join_enable: bool,
     /// `socket.request.max.bytes`.
     pub socket_request_max_bytes: usize,
-    /// `max.connections` (Kafka's default is unlimited; ours is bounded, see DEFAULT).
-    pub max_connections: usize,
-    /// `connections.max.idle.ms`: idle connections are closed after this long.
-    pub connections_max_idle_ms: u64,
+    /// Connection and request-memory limits (`max.connections`, `max.connections.per.ip`,
+    /// `connections.max.idle.ms`, `queued.max.request.bytes`, …).
+    pub connections: connections::ConnectionConfig,
     /// `ferrokraft.metrics.listener` (host:port): where `GET /metrics` and `GET /ready` are
     /// served. Not set by default (no endpoint), since one default port would clash between
     /// nodes sharing a machine.
@@ -194,9 +195,6 @@ pub struct Config {
     /// Every key given that ferrokraft does not know (warned about once at start-up).
     pub unknown_keys: Vec<String>,
 }
-
-/// Our bound on connections when `max.connections` is not set (Kafka: Int.MaxValue).
-pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 
 const MIB: u64 = 1024 * 1024;
 const WEEK_MS: u64 = 7 * 24 * 60 * 60 * 1000;
@@ -239,7 +237,10 @@ const KNOWN_KEYS: &[&str] = &[
     "controller.quorum.auto.join.enable",
     "socket.request.max.bytes",
     "max.connections",
+    "max.connections.per.ip",
+    "max.connections.per.ip.overrides",
     "connections.max.idle.ms",
+    "queued.max.request.bytes",
     "ferrokraft.metrics.listener",
     "ferrokraft.kafka.release",
 ];
@@ -572,10 +573,7 @@ impl Config {
                 "must be between 1 and 2147483647",
             ));
         }
-        let max_connections: usize = parse_num(props, "max.connections", DEFAULT_MAX_CONNECTIONS)?;
-        if max_connections == 0 {
-            return Err(invalid("max.connections", "0", "must be at least 1"));
-        }
+        let connections = connections::parse(props, &listeners, socket_request_max_bytes)?;
 
         // Kafka's ConfigDef bounds: atLeast(1) for both.
         let min_insync_replicas: i32 = parse_num(props, "min.insync.replicas", 1)?;
@@ -662,8 +660,7 @@ impl Config {
                 false,
             )?,
             socket_request_max_bytes,
-            max_connections,
-            connections_max_idle_ms: parse_num(props, "connections.max.idle.ms", 600_000)?,
+            connections,
             metrics_listener: match get(props, "ferrokraft.metrics.listener") {
                 None | Some("") => None,
                 Some(v) => Some(v.parse().map_err(|_| {
@@ -683,7 +680,9 @@ impl Config {
             unknown_keys: props
                 .keys()
                 .filter(|k| {
-                    !KNOWN_KEYS.contains(&k.as_str()) && !IGNORED_KAFKA_KEYS.contains(&k.as_str())
+                    !KNOWN_KEYS.contains(&k.as_str())
+                        && !IGNORED_KAFKA_KEYS.contains(&k.as_str())
+                        && !connections::is_listener_key(k)
                 })
                 .cloned()
                 .collect(),

@@ -1,11 +1,12 @@
 //! One client connection: read frames, hand them to the handler, write answers in order.
 //!
 //! Bad input never takes the node down: an oversized, negative or undecodable frame, an
-//! unknown API or version, is logged once with the peer address and the connection is closed,
-//! which is what Kafka's socket server does for each of these (InvalidReceiveException /
-//! InvalidRequestException → close).
+//! unknown API or version, a body that would decode beyond its memory budget, is logged (once
+//! per address and interval, `super::warn_limit`) and the connection is closed, which is what
+//! Kafka's socket server does for each of these (InvalidReceiveException /
+//! InvalidRequestException → close). A frame above `memory::SMALL_FRAME_BYTES` is read only
+//! once the node's request-memory budget holds room for it (`super::memory`).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
@@ -16,54 +17,98 @@ use tokio_util::sync::CancellationToken;
 use crate::codec::frame::{check_frame, FrameCheck, SIZE_PREFIX_BYTES};
 use crate::codec::request::decode_request;
 
-use super::{ConnectionLimits, RequestContext, RequestHandler};
+use super::memory::Reservation;
+use super::quotas::ConnectionSlot;
+use super::{RequestContext, RequestHandler, SocketServer};
 
 /// Bytes read from the socket per call; the buffer grows as a frame's bytes actually arrive,
-/// so a peer announcing a 100 MiB frame does not make us allocate it up front.
+/// so a peer announcing a 100 MiB frame does not make us allocate it up front (a large frame
+/// is allocated whole once the memory budget has reserved it).
 const READ_CHUNK_BYTES: usize = 64 * 1024;
 
-/// Serves one connection until the peer closes it, it misbehaves, it idles out, or `shutdown`.
+/// Serves one connection until the peer closes it, it misbehaves, it idles out, it is closed
+/// to make room for another (`slot.evicted()`), or `shutdown`.
 pub async fn serve_connection<H: RequestHandler>(
     mut stream: TcpStream,
     ctx: RequestContext,
-    handler: Arc<H>,
-    limits: ConnectionLimits,
+    handler: std::sync::Arc<H>,
+    server: &SocketServer,
+    slot: &ConnectionSlot,
     shutdown: CancellationToken,
 ) {
+    let limits = server.limits;
     let mut buf = BytesMut::with_capacity(READ_CHUNK_BYTES);
     let idle = Duration::from_millis(limits.idle_timeout_ms);
+    // Memory reserved for the frame being read, if it is a large one.
+    let mut reservation: Option<Reservation> = None;
+    let evicted = slot.evicted();
     loop {
         // Serve every whole frame already buffered, in order.
         loop {
-            match check_frame(&buf, limits.request_max_bytes) {
+            let check = match check_frame(&buf, limits.request_max_bytes) {
+                Ok(c) => c,
                 Err(e) => {
-                    tracing::warn!(peer = %ctx.peer, listener = %ctx.listener_name, "closing connection: {e}");
+                    server.warnings.warn(
+                        ctx.peer,
+                        &ctx.listener_name,
+                        &format_args!("closing connection: {e}"),
+                    );
                     return;
                 }
-                Ok(FrameCheck::Incomplete { .. }) => break,
-                Ok(FrameCheck::Complete { body_len }) => {
-                    buf.advance(SIZE_PREFIX_BYTES);
-                    let frame = buf.split_to(body_len).freeze();
-                    let request = match decode_request(frame) {
-                        Ok(r) => r,
-                        Err(e) => {
-                            tracing::warn!(peer = %ctx.peer, listener = %ctx.listener_name, "closing connection: {e}");
-                            return;
-                        }
-                    };
-                    let Some(response) = handler.handle(&ctx, request).await else {
-                        return;
-                    };
-                    if let Err(e) = stream.write_all(&response).await {
-                        tracing::debug!(peer = %ctx.peer, "write failed: {e}");
-                        return;
-                    }
-                }
+            };
+            let body_len = match check {
+                FrameCheck::Incomplete {
+                    buffered_needed: None,
+                } => break,
+                FrameCheck::Incomplete {
+                    buffered_needed: Some(total),
+                } => total - SIZE_PREFIX_BYTES,
+                FrameCheck::Complete { body_len } => body_len,
+            };
+            if reservation.is_none() && server.memory.needs_reservation(body_len) {
+                let reserved = tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    () = evicted.cancelled() => return,
+                    r = server.memory.reserve(body_len) => r,
+                };
+                let Some(r) = reserved else { return };
+                reservation = Some(r);
+                // Reserved: hold the whole frame in one allocation rather than doubling.
+                buf.reserve((SIZE_PREFIX_BYTES + body_len).saturating_sub(buf.len()));
             }
+            let FrameCheck::Complete { body_len } = check else {
+                break;
+            };
+            buf.advance(SIZE_PREFIX_BYTES);
+            let frame = buf.split_to(body_len).freeze();
+            let request = match decode_request(frame) {
+                Ok(r) => r,
+                Err(e) => {
+                    server.warnings.warn(
+                        ctx.peer,
+                        &ctx.listener_name,
+                        &format_args!("closing connection: {e}"),
+                    );
+                    return;
+                }
+            };
+            slot.record_request(request.header().api_key);
+            let Some(response) = handler.handle(&ctx, request).await else {
+                return;
+            };
+            if let Err(e) = stream.write_all(&response).await {
+                tracing::debug!(peer = %ctx.peer, "write failed: {e}");
+                return;
+            }
+            // The frame's memory is free once it is answered.
+            reservation = None;
         }
-        buf.reserve(READ_CHUNK_BYTES);
+        if reservation.is_none() && buf.capacity() - buf.len() < READ_CHUNK_BYTES {
+            buf.reserve(READ_CHUNK_BYTES);
+        }
         let read = tokio::select! {
             () = shutdown.cancelled() => return,
+            () = evicted.cancelled() => return,
             r = tokio::time::timeout(idle, stream.read_buf(&mut buf)) => r,
         };
         match read {

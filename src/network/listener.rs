@@ -3,33 +3,26 @@
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::connection::serve_connection;
-use super::{ConnectionLimits, RequestContext, RequestHandler};
+use super::quotas::Admission;
+use super::{RequestContext, RequestHandler, SocketServer};
 
 /// Accepts connections on `listener` until `shutdown` is cancelled, serving each on its own
-/// task tracked by `tracker`. At most `limits.max_connections` are open at once; further
-/// connections wait in the kernel's backlog (as Kafka's acceptor waits for a slot).
+/// task tracked by `tracker`. Accepting never waits: a connection the quotas refuse is closed
+/// at once, and a full listener makes room by closing its least recently active client
+/// connection (`super::quotas`).
 pub async fn serve<H: RequestHandler>(
     listener: TcpListener,
     listener_name: String,
     handler: Arc<H>,
-    limits: ConnectionLimits,
+    server: Arc<SocketServer>,
     shutdown: CancellationToken,
     tracker: TaskTracker,
 ) {
-    let slots = Arc::new(Semaphore::new(limits.max_connections));
     loop {
-        let permit = tokio::select! {
-            () = shutdown.cancelled() => break,
-            permit = slots.clone().acquire_owned() => match permit {
-                Ok(p) => p,
-                Err(_) => break,
-            },
-        };
         let accepted = tokio::select! {
             () = shutdown.cancelled() => break,
             accepted = listener.accept() => accepted,
@@ -43,6 +36,45 @@ pub async fn serve<H: RequestHandler>(
                 continue;
             }
         };
+        let slot = match server.quotas.admit(&listener_name, peer.ip()) {
+            Admission::Admitted { slot, evicted } => {
+                if let Some(ip) = evicted {
+                    let victim = std::net::SocketAddr::new(ip, 0);
+                    server.warnings.warn(
+                        victim,
+                        &listener_name,
+                        &format_args!(
+                            "closed the least recently active connection from {ip} to admit one \
+                             from {peer}: the connection limit is reached"
+                        ),
+                    );
+                }
+                slot
+            }
+            Admission::PerIpLimit { limit } => {
+                server.warnings.info(
+                    peer,
+                    &listener_name,
+                    &format_args!(
+                        "Rejected connection from {}, address already has the configured \
+                         maximum of {limit} connections.",
+                        peer.ip()
+                    ),
+                );
+                continue;
+            }
+            Admission::Full { limit } => {
+                server.warnings.warn(
+                    peer,
+                    &listener_name,
+                    &format_args!(
+                        "Rejected connection from {peer}: all {limit} connections carry \
+                         cluster traffic"
+                    ),
+                );
+                continue;
+            }
+        };
         let _ = stream.set_nodelay(true);
         let ctx = RequestContext {
             listener_name: listener_name.clone(),
@@ -51,9 +83,10 @@ pub async fn serve<H: RequestHandler>(
         };
         let handler = handler.clone();
         let shutdown = shutdown.clone();
+        let server = server.clone();
         tracker.spawn(async move {
-            serve_connection(stream, ctx, handler, limits, shutdown).await;
-            drop(permit);
+            serve_connection(stream, ctx, handler, &server, &slot, shutdown).await;
+            drop(slot);
         });
     }
 }

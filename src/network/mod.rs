@@ -1,18 +1,25 @@
 //! The controller listener: tokio accept loops and one task per connection.
 //!
 //! ```text
-//!   TcpListener ─accept (bounded by a semaphore)─▶ connection task
-//!   connection task: bytes ─check_frame─▶ decode_request ─▶ RequestHandler ─▶ response bytes
+//!   TcpListener ─accept─▶ ConnectionQuotas::admit (per-IP refusal, or room made) ─▶ task
+//!   connection task: size prefix ─RequestMemory::reserve (large frames)─▶ body
+//!                    ─decode_request (decode budget)─▶ RequestHandler ─▶ response bytes
 //! ```
 //!
 //! Requests on one connection are read ahead (pipelined) and answered strictly in order, one at
 //! a time, as Kafka's socket server does (it mutes a channel until its response is sent). What a
-//! request means is the handler's business; this module only moves frames and enforces limits.
+//! request means is the handler's business; this module only moves frames and enforces limits:
+//! connections ([`quotas`]), request memory ([`memory`], and the codec's decode budget), idle
+//! time, and warnings about bad peers rate-limited per address ([`warn_limit`]).
 pub mod adapt;
 pub mod connection;
+pub mod fd_limit;
 pub mod http;
 pub mod listener;
+pub mod memory;
 pub mod peers;
+pub mod quotas;
+pub mod warn_limit;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -47,8 +54,19 @@ pub trait RequestHandler: Send + Sync + 'static {
 pub struct ConnectionLimits {
     /// `socket.request.max.bytes`: the largest frame body accepted.
     pub request_max_bytes: usize,
-    /// `max.connections`: connections served at once per listener.
-    pub max_connections: usize,
     /// `connections.max.idle.ms`: a connection that sends nothing this long is closed.
     pub idle_timeout_ms: u64,
+}
+
+/// What every listener and connection of a node shares.
+#[derive(Debug)]
+pub struct SocketServer {
+    /// Per-connection limits.
+    pub limits: ConnectionLimits,
+    /// Who may hold a connection.
+    pub quotas: std::sync::Arc<quotas::ConnectionQuotas>,
+    /// `queued.max.request.bytes`.
+    pub memory: memory::RequestMemory,
+    /// Warnings about peers, rate-limited per address.
+    pub warnings: warn_limit::PeerWarnings,
 }

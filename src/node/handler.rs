@@ -43,6 +43,8 @@ pub struct Node {
     raft: Option<RaftHandle>,
     release: Release,
     next_request_id: std::sync::atomic::AtomicU64,
+    /// Warnings about peers' requests, rate-limited per address.
+    warnings: crate::network::warn_limit::PeerWarnings,
 }
 
 impl Node {
@@ -61,6 +63,7 @@ impl Node {
             raft,
             release,
             next_request_id: std::sync::atomic::AtomicU64::new(1),
+            warnings: Default::default(),
         }
     }
 
@@ -278,7 +281,7 @@ impl Node {
 impl Node {
     /// Unwraps an envelope and answers its inner request as if it had come directly, from the
     /// forwarded client's address on the same listener; a refused envelope is answered with
-    /// its error code and logged once.
+    /// its error code and logged (once per address and interval).
     fn envelope(
         &self,
         ctx: &RequestContext,
@@ -289,12 +292,13 @@ impl Node {
         let forwarded = match unwrap_envelope(req) {
             Ok(f) => f,
             Err(rejected) => {
-                tracing::warn!(
-                    peer = %ctx.peer,
-                    listener = %ctx.listener_name,
-                    "rejecting envelope with error code {}: {}",
-                    rejected.error_code,
-                    rejected.reason
+                self.warnings.warn(
+                    ctx.peer,
+                    &ctx.listener_name,
+                    &format_args!(
+                        "rejecting envelope with error code {}: {}",
+                        rejected.error_code, rejected.reason
+                    ),
                 );
                 let body = EnvelopeResponse::default().with_error_code(rejected.error_code);
                 return Answer::Now(ResponseBody::Envelope(body), version, correlation_id);

@@ -16,16 +16,22 @@ mod not_ready;
 pub mod start;
 pub mod store;
 
-use std::net::SocketAddr;
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::config::connections::KAFKA_UNLIMITED_CONNECTIONS;
 use crate::config::Config;
+use crate::network::fd_limit;
 use crate::network::listener::serve as serve_listener;
-use crate::network::ConnectionLimits;
+use crate::network::memory::RequestMemory;
+use crate::network::quotas::{ConnectionQuotas, QuotaLimits};
+use crate::network::warn_limit::PeerWarnings;
+use crate::network::{ConnectionLimits, SocketServer};
 
 pub use handler::Node;
 pub use not_ready::{not_ready_response, BROKER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER};
@@ -89,11 +95,7 @@ pub async fn serve(
     bound: BoundListeners,
     shutdown: CancellationToken,
 ) {
-    let limits = ConnectionLimits {
-        request_max_bytes: config.socket_request_max_bytes,
-        max_connections: config.max_connections,
-        idle_timeout_ms: config.connections_max_idle_ms,
-    };
+    let server = Arc::new(socket_server(config));
     let tracker = TaskTracker::new();
     for (name, listener) in bound.listeners {
         if let Ok(addr) = listener.local_addr() {
@@ -103,13 +105,61 @@ pub async fn serve(
             listener,
             name,
             node.clone(),
-            limits,
+            server.clone(),
             shutdown.clone(),
             tracker.clone(),
         ));
     }
     tracker.close();
     tracker.wait().await;
+}
+
+/// The limits every listener shares, from `config` and the file-descriptor limit (raised to
+/// its maximum first, as the JVM does).
+fn socket_server(config: &Config) -> SocketServer {
+    let c = &config.connections;
+    let open_files = fd_limit::raise_open_files_limit();
+    let max_connections = fd_limit::connection_ceiling(c.max_connections, open_files);
+    if max_connections < c.max_connections && c.max_connections != KAFKA_UNLIMITED_CONNECTIONS {
+        tracing::warn!(
+            "max.connections={} is more than {} open files allow; serving at most {max_connections}",
+            c.max_connections,
+            open_files.unwrap_or(0)
+        );
+    }
+    let mut per_ip_overrides = HashMap::new();
+    for (host, n) in &c.max_connections_per_ip_overrides {
+        match resolve_host(host) {
+            Ok(ips) => per_ip_overrides.extend(ips.into_iter().map(|ip| (ip, *n))),
+            Err(e) => {
+                tracing::warn!("max.connections.per.ip.overrides: cannot resolve {host}: {e}")
+            }
+        }
+    }
+    SocketServer {
+        limits: ConnectionLimits {
+            request_max_bytes: config.socket_request_max_bytes,
+            idle_timeout_ms: c.connections_max_idle_ms,
+        },
+        quotas: ConnectionQuotas::new(QuotaLimits {
+            max_connections,
+            listener_max_connections: c.listener_max_connections.clone(),
+            max_connections_per_ip: c.max_connections_per_ip,
+            per_ip_overrides,
+        }),
+        memory: RequestMemory::new(c.queued_max_request_bytes),
+        warnings: PeerWarnings::default(),
+    }
+}
+
+/// The addresses of `host` (an address literal, or a name looked up as Kafka's
+/// `InetAddress.getByName` would).
+fn resolve_host(host: &str) -> std::io::Result<Vec<IpAddr>> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Ok(vec![ip]);
+    }
+    use std::net::ToSocketAddrs;
+    Ok((host, 0).to_socket_addrs()?.map(|a| a.ip()).collect())
 }
 
 /// Serves `bound` with no Raft core: ApiVersions answered, Raft APIs "not ready".

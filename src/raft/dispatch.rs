@@ -55,41 +55,28 @@ impl RaftCore {
         request: InboundRequest,
     ) {
         match &request.body {
-            RequestBody::Vote(body) => {
-                let body = body.clone();
-                self.handle_vote_request(now_ms, log, &request, &body)
-            }
+            RequestBody::Vote(body) => self.handle_vote_request(now_ms, log, &request, body),
             RequestBody::BeginQuorumEpoch(body) => {
-                let body = body.clone();
-                self.handle_begin_quorum_epoch_request(now_ms, log, &request, &body)
+                self.handle_begin_quorum_epoch_request(now_ms, log, &request, body)
             }
             RequestBody::EndQuorumEpoch(body) => {
-                let body = body.clone();
-                self.handle_end_quorum_epoch_request(now_ms, log, &request, &body)
+                self.handle_end_quorum_epoch_request(now_ms, log, &request, body)
             }
-            RequestBody::Fetch(body) => {
-                let body = body.clone();
-                self.handle_fetch_request(now_ms, log, &request, &body)
-            }
+            RequestBody::Fetch(body) => self.handle_fetch_request(now_ms, log, &request, body),
             RequestBody::FetchSnapshot(body) => {
-                let body = body.clone();
-                self.handle_fetch_snapshot_request(now_ms, log, &request, &body)
+                self.handle_fetch_snapshot_request(now_ms, log, &request, body)
             }
             RequestBody::DescribeQuorum(body) => {
-                let body = body.clone();
-                self.handle_describe_quorum_request(now_ms, log, &request, &body)
+                self.handle_describe_quorum_request(now_ms, log, &request, body)
             }
             RequestBody::AddRaftVoter(body) => {
-                let body = body.clone();
-                self.handle_add_raft_voter_request(now_ms, &request, &body)
+                self.handle_add_raft_voter_request(now_ms, &request, body)
             }
             RequestBody::RemoveRaftVoter(body) => {
-                let body = body.clone();
-                self.handle_remove_raft_voter_request(now_ms, log, &request, &body)
+                self.handle_remove_raft_voter_request(now_ms, log, &request, body)
             }
             RequestBody::UpdateRaftVoter(body) => {
-                let body = body.clone();
-                self.handle_update_raft_voter_request(now_ms, log, &request, &body)
+                self.handle_update_raft_voter_request(now_ms, log, &request, body)
             }
             // ApiVersions, DescribeCluster, ControllerRegistration and Envelope are the node's.
             // The controller's APIs go to the controller layer.

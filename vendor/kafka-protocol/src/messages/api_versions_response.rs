@@ -140,6 +140,7 @@ impl Decodable for ApiVersion {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
+                crate::protocol::decode_budget::charge(crate::protocol::decode_budget::TAGGED_FIELD_BYTES)?;
                 unknown_tagged_fields.insert(tag as i32, unknown_value);
             }
         }
@@ -514,6 +515,7 @@ impl Decodable for ApiVersionsResponse {
                     }
                     _ => {
                         let unknown_value = buf.try_get_bytes(size as usize)?;
+                        crate::protocol::decode_budget::charge(crate::protocol::decode_budget::TAGGED_FIELD_BYTES)?;
                         unknown_tagged_fields.insert(tag as i32, unknown_value);
                     }
                 }
@@ -723,6 +725,7 @@ impl Decodable for FinalizedFeatureKey {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
+                crate::protocol::decode_budget::charge(crate::protocol::decode_budget::TAGGED_FIELD_BYTES)?;
                 unknown_tagged_fields.insert(tag as i32, unknown_value);
             }
         }
@@ -922,6 +925,7 @@ impl Decodable for SupportedFeatureKey {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
+                crate::protocol::decode_budget::charge(crate::protocol::decode_budget::TAGGED_FIELD_BYTES)?;
                 unknown_tagged_fields.insert(tag as i32, unknown_value);
             }
         }

@@ -280,6 +280,7 @@ impl Decodable for BrokerHeartbeatRequest {
                 }
                 _ => {
                     let unknown_value = buf.try_get_bytes(size as usize)?;
+                    crate::protocol::decode_budget::charge(crate::protocol::decode_budget::TAGGED_FIELD_BYTES)?;
                     unknown_tagged_fields.insert(tag as i32, unknown_value);
                 }
             }

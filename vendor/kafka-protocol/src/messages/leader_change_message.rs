@@ -152,6 +152,7 @@ impl Decodable for LeaderChangeMessage {
             let tag: u32 = types::UnsignedVarInt.decode(buf)?;
             let size: u32 = types::UnsignedVarInt.decode(buf)?;
             let unknown_value = buf.try_get_bytes(size as usize)?;
+            crate::protocol::decode_budget::charge(crate::protocol::decode_budget::TAGGED_FIELD_BYTES)?;
             unknown_tagged_fields.insert(tag as i32, unknown_value);
         }
         Ok(Self {
@@ -296,6 +297,7 @@ impl Decodable for Voter {
             let tag: u32 = types::UnsignedVarInt.decode(buf)?;
             let size: u32 = types::UnsignedVarInt.decode(buf)?;
             let unknown_value = buf.try_get_bytes(size as usize)?;
+            crate::protocol::decode_budget::charge(crate::protocol::decode_budget::TAGGED_FIELD_BYTES)?;
             unknown_tagged_fields.insert(tag as i32, unknown_value);
         }
         Ok(Self {

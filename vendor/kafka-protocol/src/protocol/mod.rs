@@ -12,6 +12,7 @@ use bytes::Bytes;
 
 pub mod buf;
 pub mod types;
+pub mod decode_budget;
 
 mod str_bytes {
     use bytes::Bytes;

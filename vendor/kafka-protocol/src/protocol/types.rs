@@ -986,8 +986,13 @@ impl<T, E: Decoder<T>> Decoder<Option<Vec<T>>> for Array<E> {
             -1 => Ok(None),
             n if n >= 0 => {
                 // ferrokraft patch: a peer-controlled length never sizes an allocation beyond the bytes left.
-                let mut result = Vec::with_capacity(std::cmp::min(n as usize, buf.remaining()));
+                let capacity = std::cmp::min(n as usize, buf.remaining());
+                super::decode_budget::charge_elements::<T>(capacity)?;
+                let mut result = Vec::with_capacity(capacity);
                 for _ in 0..n {
+                    if result.len() == result.capacity() {
+                        super::decode_budget::charge_elements::<T>(result.capacity().max(4))?;
+                    }
                     result.push(self.0.decode(buf)?);
                 }
                 Ok(Some(result))
@@ -1095,8 +1100,13 @@ impl<T, E: Decoder<T>> Decoder<Option<Vec<T>>> for CompactArray<E> {
             0 => Ok(None),
             n => {
                 // ferrokraft patch: a peer-controlled length never sizes an allocation beyond the bytes left.
-                let mut result = Vec::with_capacity(std::cmp::min((n - 1) as usize, buf.remaining()));
+                let capacity = std::cmp::min((n - 1) as usize, buf.remaining());
+                super::decode_budget::charge_elements::<T>(capacity)?;
+                let mut result = Vec::with_capacity(capacity);
                 for _ in 1..n {
+                    if result.len() == result.capacity() {
+                        super::decode_budget::charge_elements::<T>(result.capacity().max(4))?;
+                    }
                     result.push(self.0.decode(buf)?);
                 }
                 Ok(Some(result))
