@@ -214,6 +214,37 @@ fn minimal_element_frames_stay_within_their_memory_bounds() {
     );
 }
 
+#[test]
+fn idle_connections_cost_little_memory_and_lock_no_one_out() {
+    let _serial = support::cluster::serial();
+    ferrokraft::network::fd_limit::raise_open_files_limit();
+    let c = one_node("hostile-idle", &[]);
+    let port = c.nodes[0].port;
+    let pid = c.nodes[0].pid().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let before = status_bytes(pid, "VmRSS:");
+    // More than the 4,096 connections that used to lock everyone out (Kafka's default is
+    // unlimited, and so is ours now, up to the open-files limit).
+    const N: u64 = 5_000;
+    let idle: Vec<TcpStream> = (0..N)
+        .map(|_| TcpStream::connect(addr(port)).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(api_versions_answered(port), "a new client is answered");
+    let after = status_bytes(pid, "VmRSS:");
+    let per_connection = after.saturating_sub(before) / N;
+    eprintln!(
+        "{N} idle connections: RSS {} MiB → {} MiB ({per_connection} bytes each)",
+        before / MIB,
+        after / MIB
+    );
+    assert!(
+        per_connection <= 16 * 1024,
+        "{per_connection} bytes per idle connection"
+    );
+    drop(idle);
+}
+
 /// Whether the node closed `s` (EOF), checked without blocking for long.
 fn closed_by_node(s: &TcpStream) -> bool {
     s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();

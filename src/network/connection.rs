@@ -21,10 +21,14 @@ use super::memory::Reservation;
 use super::quotas::ConnectionSlot;
 use super::{RequestContext, RequestHandler, SocketServer};
 
-/// Bytes read from the socket per call; the buffer grows as a frame's bytes actually arrive,
-/// so a peer announcing a 100 MiB frame does not make us allocate it up front (a large frame
-/// is allocated whole once the memory budget has reserved it).
+/// The most read from the socket per call; the buffer grows as a frame's bytes actually
+/// arrive, so a peer announcing a 100 MiB frame does not make us allocate it up front (a large
+/// frame is allocated whole once the memory budget has reserved it).
 const READ_CHUNK_BYTES: usize = 64 * 1024;
+
+/// What a connection's buffer grows by when no frame size is known yet: an idle connection
+/// holds no buffer at all, not a read chunk.
+const INITIAL_BUFFER_BYTES: usize = 512;
 
 /// Serves one connection until the peer closes it, it misbehaves, it idles out, it is closed
 /// to make room for another (`slot.evicted()`), or `shutdown`.
@@ -37,7 +41,9 @@ pub async fn serve_connection<H: RequestHandler>(
     shutdown: CancellationToken,
 ) {
     let limits = server.limits;
-    let mut buf = BytesMut::with_capacity(READ_CHUNK_BYTES);
+    let mut buf = BytesMut::new();
+    // Bytes the frame being read still needs, once its size prefix is known.
+    let mut frame_needs: Option<usize> = None;
     let idle = Duration::from_millis(limits.idle_timeout_ms);
     // Memory reserved for the frame being read, if it is a large one.
     let mut reservation: Option<Reservation> = None;
@@ -59,10 +65,16 @@ pub async fn serve_connection<H: RequestHandler>(
             let body_len = match check {
                 FrameCheck::Incomplete {
                     buffered_needed: None,
-                } => break,
+                } => {
+                    frame_needs = None;
+                    break;
+                }
                 FrameCheck::Incomplete {
                     buffered_needed: Some(total),
-                } => total - SIZE_PREFIX_BYTES,
+                } => {
+                    frame_needs = Some(total - buf.len());
+                    total - SIZE_PREFIX_BYTES
+                }
                 FrameCheck::Complete { body_len } => body_len,
             };
             if reservation.is_none() && server.memory.needs_reservation(body_len) {
@@ -103,8 +115,9 @@ pub async fn serve_connection<H: RequestHandler>(
             // The frame's memory is free once it is answered.
             reservation = None;
         }
-        if reservation.is_none() && buf.capacity() - buf.len() < READ_CHUNK_BYTES {
-            buf.reserve(READ_CHUNK_BYTES);
+        let want = frame_needs.map_or(INITIAL_BUFFER_BYTES, |n| n.min(READ_CHUNK_BYTES));
+        if buf.capacity() - buf.len() < want {
+            buf.reserve(want);
         }
         let read = tokio::select! {
             () = shutdown.cancelled() => return,
