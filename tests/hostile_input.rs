@@ -106,6 +106,29 @@ fn reset_peak(pid: u32) {
     std::fs::write(format!("/proc/{pid}/clear_refs"), "5").unwrap();
 }
 
+/// Runs `send` and checks that the node's peak RSS rose at most `allowed` bytes above its RSS
+/// before, and that it still answers.
+fn assert_peak_within(pid: u32, port: u16, what: &str, allowed: u64, send: impl FnOnce()) {
+    reset_peak(pid);
+    let before = status_bytes(pid, "VmRSS:");
+    send();
+    let peak = status_bytes(pid, "VmHWM:");
+    eprintln!(
+        "{what}: peak RSS {} MiB above the {} MiB before (allowed {} MiB)",
+        peak.saturating_sub(before) / MIB,
+        before / MIB,
+        allowed / MIB
+    );
+    assert!(
+        peak.saturating_sub(before) <= allowed,
+        "{what}: peak {peak}, before {before}"
+    );
+    assert!(
+        api_versions_answered(port),
+        "{what}: the node still answers"
+    );
+}
+
 fn one_node(test: &str, extra: &[(&str, &str)]) -> Cluster {
     let mut c = Cluster::new(test, &[Impl::Ferrokraft], extra);
     c.start_all();
@@ -156,49 +179,26 @@ fn minimal_element_frames_stay_within_their_memory_bounds() {
         ),
     ];
     for (what, frame, outcome, per_wire_byte) in cases {
-        reset_peak(pid);
-        let before = status_bytes(pid, "VmRSS:");
-        assert_eq!(send_frame(port, &frame), outcome, "{what}");
-        let peak = status_bytes(pid, "VmHWM:");
         let allowed = (frame.len() as f64 * per_wire_byte) as u64 + 32 * MIB;
-        eprintln!(
-            "{what}: {} wire bytes, peak RSS {} MiB above the {} MiB before it (allowed {} MiB)",
-            frame.len(),
-            peak.saturating_sub(before) / MIB,
-            before / MIB,
-            allowed / MIB
-        );
-        assert!(
-            peak.saturating_sub(before) <= allowed,
-            "{what}: peak {peak} before {before}"
-        );
-        assert!(
-            api_versions_answered(port),
-            "{what}: the node still answers"
-        );
+        assert_peak_within(pid, port, what, allowed, || {
+            assert_eq!(send_frame(port, &frame), outcome, "{what}");
+        });
     }
 
     // Six 95 MiB frames at once (14.4 GB before the budget): they are read one at a time.
-    reset_peak(pid);
-    let before = status_bytes(pid, "VmRSS:");
     let frame = reproducers::describe_quorum_minimal_topics(33_204_906);
-    let senders: Vec<_> = (0..6)
-        .map(|_| {
-            let frame = frame.clone();
-            std::thread::spawn(move || send_frame(port, &frame))
-        })
-        .collect();
-    for s in senders {
-        assert_eq!(s.join().unwrap(), Outcome::Closed);
-    }
-    let peak = status_bytes(pid, "VmHWM:");
-    eprintln!(
-        "six 95 MiB frames at once: peak RSS {} MiB above the {} MiB before",
-        peak.saturating_sub(before) / MIB,
-        before / MIB
-    );
-    assert!(peak.saturating_sub(before) <= 2 * frame.len() as u64 + 64 * MIB);
-    assert!(api_versions_answered(port));
+    let allowed = 2 * frame.len() as u64 + 64 * MIB;
+    assert_peak_within(pid, port, "six 95 MiB frames at once", allowed, || {
+        let senders: Vec<_> = (0..6)
+            .map(|_| {
+                let frame = frame.clone();
+                std::thread::spawn(move || send_frame(port, &frame))
+            })
+            .collect();
+        for s in senders {
+            assert_eq!(s.join().unwrap(), Outcome::Closed);
+        }
+    });
 
     // After the burst the memory goes back.
     std::thread::sleep(Duration::from_secs(2));

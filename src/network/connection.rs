@@ -48,19 +48,16 @@ pub async fn serve_connection<H: RequestHandler>(
     // Memory reserved for the frame being read, if it is a large one.
     let mut reservation: Option<Reservation> = None;
     let evicted = slot.evicted();
+    let refuse = |e: &dyn std::fmt::Display| {
+        let message = format_args!("closing connection: {e}");
+        server.warnings.warn(ctx.peer, &ctx.listener_name, &message);
+    };
     loop {
         // Serve every whole frame already buffered, in order.
         loop {
             let check = match check_frame(&buf, limits.request_max_bytes) {
                 Ok(c) => c,
-                Err(e) => {
-                    server.warnings.warn(
-                        ctx.peer,
-                        &ctx.listener_name,
-                        &format_args!("closing connection: {e}"),
-                    );
-                    return;
-                }
+                Err(e) => return refuse(&e),
             };
             let body_len = match check {
                 FrameCheck::Incomplete {
@@ -95,14 +92,7 @@ pub async fn serve_connection<H: RequestHandler>(
             let frame = buf.split_to(body_len).freeze();
             let request = match decode_request(frame) {
                 Ok(r) => r,
-                Err(e) => {
-                    server.warnings.warn(
-                        ctx.peer,
-                        &ctx.listener_name,
-                        &format_args!("closing connection: {e}"),
-                    );
-                    return;
-                }
+                Err(e) => return refuse(&e),
             };
             slot.record_request(request.header().api_key);
             let Some(response) = handler.handle(&ctx, request).await else {
