@@ -382,7 +382,7 @@ fn per_address_limit_refuses_and_bad_peers_are_logged_once() {
     let log = c.nodes[0].log_text();
     let rejected = log
         .lines()
-        .filter(|l| l.contains("Rejected connection from 127.0.0.2, address already has the configured maximum of 3 connections."))
+        .filter(|l| l.contains("Rejected connection from /127.0.0.2, address already has the configured maximum of 3 connections."))
         .count();
     assert_eq!(
         rejected, 1,

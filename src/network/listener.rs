@@ -56,7 +56,8 @@ pub async fn serve<H: RequestHandler>(
                     peer,
                     &listener_name,
                     &format_args!(
-                        "Rejected connection from {}, address already has the configured \
+                        // Kafka prints the InetAddress, "/127.0.0.1".
+                        "Rejected connection from /{}, address already has the configured \
                          maximum of {limit} connections.",
                         peer.ip()
                     ),
