@@ -245,6 +245,54 @@ fn idle_connections_cost_little_memory_and_lock_no_one_out() {
     drop(idle);
 }
 
+#[test]
+fn a_slow_large_frame_cannot_hold_request_memory_for_ever() {
+    // No serial lock: this test mostly waits, so it overlaps the others.
+    let c = one_node(
+        "hostile-slow-frame",
+        &[
+            ("socket.request.max.bytes", "1048576"),
+            ("queued.max.request.bytes", "1048576"),
+        ],
+    );
+    let port = c.nodes[0].port;
+    // A announces a 1 MiB frame (its cost is more than the whole budget, so it takes all of
+    // it) and sends nothing more.
+    let mut a = TcpStream::connect(addr(port)).unwrap();
+    a.write_all(&1_000_000u32.to_be_bytes()).unwrap();
+    a.write_all(&[0; 100]).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    // Small frames never wait for the budget.
+    assert!(
+        api_versions_answered(port),
+        "a small request is answered at once"
+    );
+    // B's large frame (an ApiVersions with 200 KB of trailing bytes, which Kafka ignores)
+    // waits until A is closed for being too slow.
+    let mut framed = api_versions_frame(5).to_vec();
+    framed.extend_from_slice(&[0; 200_000]);
+    let len = (framed.len() - 4) as u32;
+    framed[..4].copy_from_slice(&len.to_be_bytes());
+    let mut b = TcpStream::connect(addr(port)).unwrap();
+    b.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    b.write_all(&framed).unwrap();
+    let answer = read_frame(&mut b).expect("the large request is answered once A is gone");
+    assert!(matches!(
+        decode_response(Bytes::from(answer), ApiKey::ApiVersions, 3),
+        Ok((5, ResponseBody::ApiVersions(r))) if r.error_code == 0
+    ));
+    a.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut byte = [0u8; 1];
+    assert!(matches!(a.read(&mut byte), Ok(0) | Err(_)), "A was closed");
+    let log = c.nodes[0].log_text();
+    assert!(
+        log.contains(
+            "a 1000000-byte request holding request memory did not arrive within 11000 ms"
+        ),
+        "{log}"
+    );
+}
+
 /// Whether the node closed `s` (EOF), checked without blocking for long.
 fn closed_by_node(s: &TcpStream) -> bool {
     s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();

@@ -26,6 +26,21 @@ use super::{RequestContext, RequestHandler, SocketServer};
 /// frame is allocated whole once the memory budget has reserved it).
 const READ_CHUNK_BYTES: usize = 64 * 1024;
 
+/// A large frame holding request memory must arrive within this long, plus
+/// [`RESERVED_FRAME_MS_PER_MIB`] per MiB of its size: a peer trickling the body of a frame that
+/// holds the budget would otherwise keep every other large request waiting (small ones never
+/// wait) for as long as it keeps sending.
+pub const RESERVED_FRAME_BASE_MS: u64 = 10_000;
+
+/// See [`RESERVED_FRAME_BASE_MS`] (1 MiB/s, the slowest link a controller is expected on).
+pub const RESERVED_FRAME_MS_PER_MIB: u64 = 1_000;
+
+/// How long a reserved frame of `body_len` bytes may take to arrive.
+pub fn reserved_frame_timeout(body_len: usize) -> Duration {
+    let mib = (body_len as u64).div_ceil(1024 * 1024);
+    Duration::from_millis(RESERVED_FRAME_BASE_MS + mib * RESERVED_FRAME_MS_PER_MIB)
+}
+
 /// What a connection's buffer grows by when no frame size is known yet: an idle connection
 /// holds no buffer at all, not a read chunk.
 const INITIAL_BUFFER_BYTES: usize = 512;
@@ -45,8 +60,10 @@ pub async fn serve_connection<H: RequestHandler>(
     // Bytes the frame being read still needs, once its size prefix is known.
     let mut frame_needs: Option<usize> = None;
     let idle = Duration::from_millis(limits.idle_timeout_ms);
-    // Memory reserved for the frame being read, if it is a large one.
+    // Memory reserved for the frame being read, if it is a large one, and the time its body
+    // has left to arrive.
     let mut reservation: Option<Reservation> = None;
+    let mut body_deadline: Option<(std::pin::Pin<Box<tokio::time::Sleep>>, usize)> = None;
     let evicted = slot.evicted();
     let refuse = |e: &dyn std::fmt::Display| {
         let message = format_args!("closing connection: {e}");
@@ -82,6 +99,10 @@ pub async fn serve_connection<H: RequestHandler>(
                 };
                 let Some(r) = reserved else { return };
                 reservation = Some(r);
+                if !matches!(check, FrameCheck::Complete { .. }) {
+                    let timer = tokio::time::sleep(reserved_frame_timeout(body_len));
+                    body_deadline = Some((Box::pin(timer), body_len));
+                }
                 // Reserved: hold the whole frame in one allocation rather than doubling.
                 buf.reserve((SIZE_PREFIX_BYTES + body_len).saturating_sub(buf.len()));
             }
@@ -104,14 +125,31 @@ pub async fn serve_connection<H: RequestHandler>(
             }
             // The frame's memory is free once it is answered.
             reservation = None;
+            body_deadline = None;
         }
         let want = frame_needs.map_or(INITIAL_BUFFER_BYTES, |n| n.min(READ_CHUNK_BYTES));
         if buf.capacity() - buf.len() < want {
             buf.reserve(want);
         }
+        let body_late = async {
+            match body_deadline.as_mut() {
+                Some((timer, body_len)) => {
+                    timer.await;
+                    *body_len
+                }
+                None => std::future::pending().await,
+            }
+        };
         let read = tokio::select! {
             () = shutdown.cancelled() => return,
             () = evicted.cancelled() => return,
+            body_len = body_late => {
+                let late = format_args!(
+                    "a {body_len}-byte request holding request memory did not arrive within {} ms",
+                    reserved_frame_timeout(body_len).as_millis()
+                );
+                return refuse(&late);
+            }
             r = tokio::time::timeout(idle, stream.read_buf(&mut buf)) => r,
         };
         match read {
