@@ -28,8 +28,9 @@ pub struct ConnectionConfig {
     /// `max.connections.per.ip.overrides`: `host:count` pairs (host names resolved when the
     /// listener starts, as Kafka's ConnectionQuotas does).
     pub max_connections_per_ip_overrides: Vec<(String, usize)>,
-    /// `connections.max.idle.ms`: a connection that sends nothing this long is closed.
-    pub connections_max_idle_ms: u64,
+    /// `connections.max.idle.ms`: a connection that sends nothing this long is closed; `None`
+    /// (a negative value, as Kafka's Selector reads it) never idles out.
+    pub connections_max_idle_ms: Option<u64>,
     /// `queued.max.request.bytes`: the budget of raw and decoded request bytes in flight;
     /// `None` is unbounded (a value ≤ 0, Kafka's meaning).
     pub queued_max_request_bytes: Option<usize>,
@@ -102,11 +103,12 @@ pub fn parse(
         listener_max_connections,
         max_connections_per_ip,
         max_connections_per_ip_overrides,
-        connections_max_idle_ms: parse_num(
+        connections_max_idle_ms: u64::try_from(parse_num::<i64>(
             props,
             "connections.max.idle.ms",
-            DEFAULT_CONNECTIONS_MAX_IDLE_MS,
-        )?,
+            DEFAULT_CONNECTIONS_MAX_IDLE_MS as i64,
+        )?)
+        .ok(),
         queued_max_request_bytes,
     })
 }
@@ -185,7 +187,14 @@ mod tests {
         let c = parse(&props(&[]), &listener(), 100 << 20).unwrap();
         assert_eq!(c.max_connections, i32::MAX as usize);
         assert_eq!(c.max_connections_per_ip, i32::MAX as usize);
-        assert_eq!(c.connections_max_idle_ms, 600_000);
+        assert_eq!(c.connections_max_idle_ms, Some(600_000));
+        let never = parse(
+            &props(&[("connections.max.idle.ms", "-1")]),
+            &listener(),
+            100,
+        )
+        .unwrap();
+        assert_eq!(never.connections_max_idle_ms, None);
         assert_eq!(c.queued_max_request_bytes, Some(256 << 20));
         let big = parse(&props(&[]), &listener(), 300 << 20).unwrap();
         assert_eq!(big.queued_max_request_bytes, Some(300 << 20));

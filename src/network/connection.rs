@@ -59,7 +59,7 @@ pub async fn serve_connection<H: RequestHandler>(
     let mut buf = BytesMut::new();
     // Bytes the frame being read still needs, once its size prefix is known.
     let mut frame_needs: Option<usize> = None;
-    let idle = Duration::from_millis(limits.idle_timeout_ms);
+    let idle = limits.idle_timeout_ms.map(Duration::from_millis);
     // Memory reserved for the frame being read, if it is a large one, and the time its body
     // has left to arrive.
     let mut reservation: Option<Reservation> = None;
@@ -150,11 +150,11 @@ pub async fn serve_connection<H: RequestHandler>(
                 );
                 return refuse(&late);
             }
-            r = tokio::time::timeout(idle, stream.read_buf(&mut buf)) => r,
+            r = read_within(idle, stream.read_buf(&mut buf)) => r,
         };
         match read {
             Err(_) => {
-                tracing::debug!(peer = %ctx.peer, "closing idle connection after {} ms", limits.idle_timeout_ms);
+                tracing::debug!(peer = %ctx.peer, "closing idle connection after {idle:?}");
                 return;
             }
             Ok(Ok(0)) => return,
@@ -164,5 +164,16 @@ pub async fn serve_connection<H: RequestHandler>(
                 return;
             }
         }
+    }
+}
+
+/// `read`, or `Err` once `idle` passes first (never, without an idle limit).
+async fn read_within<F: std::future::Future>(
+    idle: Option<Duration>,
+    read: F,
+) -> Result<F::Output, tokio::time::error::Elapsed> {
+    match idle {
+        Some(d) => tokio::time::timeout(d, read).await,
+        None => Ok(read.await),
     }
 }

@@ -54,8 +54,9 @@ pub trait RequestHandler: Send + Sync + 'static {
 pub struct ConnectionLimits {
     /// `socket.request.max.bytes`: the largest frame body accepted.
     pub request_max_bytes: usize,
-    /// `connections.max.idle.ms`: a connection that sends nothing this long is closed.
-    pub idle_timeout_ms: u64,
+    /// `connections.max.idle.ms`: a connection that sends nothing this long is closed (`None`:
+    /// never).
+    pub idle_timeout_ms: Option<u64>,
 }
 
 /// What every listener and connection of a node shares.
