@@ -2,16 +2,18 @@
 //! partition.metadata.
 //!
 //! Open = recovery, as Kafka does for the metadata log on every start (recovery point 0): every
-//! batch of every segment is framed and checked (CRC, KRaft record rules, contiguous offsets,
-//! non-negative non-decreasing epochs). At the first torn or corrupt batch the segment is cut
-//! there, later segments are deleted, and what was cut is logged. Indexes are rebuilt, the
-//! epoch cache is reconciled with the batches, and everything is fsynced.
+//! batch of every segment is framed and checked as Kafka's `LogSegment.recover` does (size, CRC,
+//! offsets within the segment; see [`super::recovery`]): epochs and offsets outside the CRC are
+//! kept as Kafka keeps them. At the first torn or corrupt batch the segment is cut there, later
+//! segments are deleted, and what was cut is logged. Indexes are rebuilt, the epoch cache is
+//! reconciled with the batches, and everything is fsynced.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::epoch_cache::{EpochCache, EpochCheckpointFile, EpochEntry};
 use super::partition_metadata::ensure_partition_metadata;
+use super::recovery::recover_segment;
 use super::segment::Segment;
 use super::validate::{check_follower, end_offset_for_epoch, frame_all, stamp_leader};
 use super::{AppendInfo, LocalLog, LogError, LogRead, OffsetAndEpoch};
@@ -46,6 +48,61 @@ pub struct RecoveryReport {
     pub cuts: Vec<(PathBuf, u64, String)>,
     /// Files removed (later segments, stray `.deleted`, orphan indexes).
     pub removed: Vec<PathBuf>,
+    /// Index files and the epoch checkpoint that were missing or did not match the log and
+    /// were rebuilt (each logged at WARN).
+    pub rebuilt: Vec<PathBuf>,
+    /// The leader-epoch-checkpoint entries as found, before recovery.
+    pub checkpoint_before: Vec<EpochEntry>,
+    /// Whether any `.log` segment file was found.
+    pub had_segments: bool,
+}
+
+/// The `.index` and `.timeindex` of a segment as found (`None` when missing).
+type OldIndexes = [(PathBuf, Option<Vec<u8>>); 2];
+
+fn read_indexes(dir: &Path, stem: &str) -> Result<OldIndexes, LogError> {
+    let read = |ext: &str| -> Result<(PathBuf, Option<Vec<u8>>), LogError> {
+        let p = dir.join(format!("{stem}.{ext}"));
+        match fs::read(&p) {
+            Ok(b) => Ok((p, Some(b))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((p, None)),
+            Err(e) => Err(LogError::io("read index", &p, e)),
+        }
+    };
+    Ok([read("index")?, read("timeindex")?])
+}
+
+/// Logs at WARN (and reports) each index that recovery rebuilt differently from what was on
+/// disk (a prefix of the rebuilt index is fine). Kafka preallocates the active segment's indexes with zeros, so trailing zeros do not
+/// count.
+fn note_rebuilt_indexes(
+    dir: &Path,
+    stem: &str,
+    old: OldIndexes,
+    report: &mut RecoveryReport,
+) -> Result<(), LogError> {
+    let new = read_indexes(dir, stem)?;
+    for ((path, before), (_, after)) in old.into_iter().zip(new) {
+        let trim = |b: &[u8]| -> Vec<u8> {
+            let end = b.iter().rposition(|&x| x != 0).map_or(0, |i| i + 1);
+            b[..end].to_vec()
+        };
+        let after = after.unwrap_or_default();
+        let why = match before {
+            None => Some("missing"),
+            // A crash leaves the active segment's indexes a prefix of the rebuilt ones.
+            Some(b) if !trim(&after).starts_with(&trim(&b)) => Some("did not match the log"),
+            Some(_) => None,
+        };
+        if let Some(why) = why {
+            tracing::warn!(
+                "Rebuilt index file {} during recovery: it {why}",
+                path.display()
+            );
+            report.rebuilt.push(path);
+        }
+    }
+    Ok(())
 }
 
 /// The file-backed `__cluster_metadata-0` log.
@@ -102,25 +159,19 @@ impl FileLog {
             }
         }
         let epoch_file = EpochCheckpointFile::new(dir);
+        let checkpoint_found = epoch_file.path().exists();
+        let had_segments = !bases.is_empty();
         let mut epochs = epoch_file.read()?;
         let original_epochs = epochs.clone();
         let mut segments: Vec<Segment> = Vec::new();
-        let mut expected: Option<i64> = None;
-        let mut last_epoch: Option<i32> = None;
         let mut cut = false;
         // One buffer for every batch of every segment (see FileFramer::next_batch_into).
         let mut read_buf = Vec::new();
+        // Kafka's LogLoader does not check that a segment starts where the previous one ends:
+        // a gap or an overlap (a damaged last base offset) is kept.
         for base in bases {
             let stem = super::segment::segment_stem(base);
-            if cut || expected.is_some_and(|e| e != base) {
-                if !cut {
-                    report.cuts.push((
-                        dir.join(format!("{stem}.log")),
-                        0,
-                        format!("segment base {base} does not follow offset {expected:?}"),
-                    ));
-                }
-                cut = true;
+            if cut {
                 for ext in ["log", "index", "timeindex"] {
                     let p = dir.join(format!("{stem}.{ext}"));
                     if p.exists() {
@@ -129,84 +180,27 @@ impl FileLog {
                 }
                 continue;
             }
+            let old_indexes = read_indexes(dir, &stem)?;
             let mut seg = Segment::open_for_recovery(dir, base)?;
-            let len = seg
+            let before = seg
                 .file()
                 .metadata()
                 .map_err(|e| LogError::io("stat", seg.log_path(), e))?
                 .len();
-            let mut next = base;
-            let mut problem: Option<(u64, String)> = None;
-            {
-                let file = seg
-                    .file()
-                    .try_clone()
-                    .map_err(|e| LogError::io("dup", dir, e))?;
-                let mut framer = FileFramer::new(&file, 0, len, MAX_BATCH_SIZE_BYTES);
-                while let Some((pos, size)) = framer
-                    .next_batch_into(&mut read_buf)
-                    .map_err(|e| LogError::io("read", dir, e))?
-                {
-                    let Ok(view) = BatchView::new(&read_buf[..size]) else {
-                        problem = Some((pos, "unframeable batch".into()));
-                        break;
-                    };
-                    let ple = view.partition_leader_epoch();
-                    // The framer checked the CRC.
-                    let why = if let Err(e) = view.check_kraft_header() {
-                        Some(e.to_string())
-                    } else if view.base_offset() != next {
-                        Some(format!(
-                            "batch offset {} where {next} was expected",
-                            view.base_offset()
-                        ))
-                    } else if last_epoch.is_some_and(|l| ple < l) {
-                        Some(format!("epoch {ple} after epoch {last_epoch:?}"))
-                    } else {
-                        None
-                    };
-                    if let Some(why) = why {
-                        problem = Some((pos, why));
-                        break;
-                    }
-                    if epochs.latest().is_none_or(|l| ple > l.epoch) {
-                        epochs.assign(ple, view.base_offset())?;
-                    }
-                    last_epoch = Some(ple);
-                    next = view.next_offset();
-                    seg.recover_batch(pos, &view)?;
-                }
-                if problem.is_none() {
-                    problem = match framer.end() {
-                        Some(FrameEnd::TornTail {
-                            position,
-                            available_bytes,
-                        }) => Some((
-                            *position,
-                            format!("torn tail: {available_bytes} bytes of an incomplete batch"),
-                        )),
-                        Some(FrameEnd::Corrupt { position, reason }) => {
-                            Some((*position, reason.clone()))
-                        }
-                        _ => None,
-                    };
-                }
-            }
-            if let Some((pos, reason)) = problem {
+            if let Some(c) = recover_segment(dir, &mut seg, &mut epochs, &mut read_buf)? {
                 tracing::warn!(
                     segment = %seg.log_path().display(),
-                    position = pos,
-                    cut_bytes = len - pos,
-                    %reason,
+                    position = c.position,
+                    cut_bytes = before.saturating_sub(c.position),
+                    reason = %c.reason,
                     "cutting the metadata log during recovery"
                 );
                 report
                     .cuts
-                    .push((seg.log_path().to_path_buf(), pos, reason));
+                    .push((seg.log_path().to_path_buf(), c.position, c.reason));
                 cut = true;
             }
-            seg.finish_recovery()?;
-            expected = Some(seg.next_offset());
+            note_rebuilt_indexes(dir, &stem, old_indexes, &mut report)?;
             segments.push(seg);
         }
         if segments.is_empty() {
@@ -216,9 +210,23 @@ impl FileLog {
         let leo = segments.last().map_or(0, Segment::next_offset);
         epochs.truncate_from_end(leo);
         epochs.truncate_from_start(start_offset);
-        if epochs != original_epochs {
+        if epochs != original_epochs || (!checkpoint_found && !epochs.entries().is_empty()) {
+            tracing::warn!(
+                "Rebuilt {} from the log during recovery: {:?} became {:?}{}",
+                epoch_file.path().display(),
+                original_epochs.entries(),
+                epochs.entries(),
+                if checkpoint_found {
+                    ""
+                } else {
+                    " (the file was missing)"
+                }
+            );
             epoch_file.write(&epochs)?;
+            report.rebuilt.push(epoch_file.path().to_path_buf());
         }
+        report.checkpoint_before = original_epochs.entries().to_vec();
+        report.had_segments = had_segments;
         fsync_dir(dir).map_err(|e| LogError::io("fsync dir", dir, e))?;
         let log = FileLog {
             dir: dir.to_path_buf(),
@@ -582,11 +590,14 @@ impl FileLog {
 
     /// The segment holding `offset`, and a batch walk from its last index entry before it.
     fn walk_from(&self, offset: i64) -> Option<(&Segment, FileFramer<'_>)> {
+        // Kafka's LocalLog.read: the floor segment, else the next one up (segments need not
+        // be contiguous after recovery).
         let seg = self
             .segments
             .iter()
             .rev()
-            .find(|s| s.base_offset() <= offset && s.next_offset() > offset)?;
+            .find(|s| s.base_offset() <= offset && s.next_offset() > offset)
+            .or_else(|| self.segments.iter().find(|s| s.base_offset() > offset))?;
         let framer = FileFramer::new(
             seg.file(),
             seg.index_lookup(offset),

@@ -114,8 +114,10 @@ impl Segment {
         Ok(())
     }
 
-    /// Cuts the file to the recovered bytes (dropping a torn or corrupt tail) and fsyncs.
+    /// Cuts the file to the recovered bytes (dropping a torn or corrupt tail), adds the final
+    /// time index entry as Kafka's `LogSegment.recover` does, and fsyncs.
     pub fn finish_recovery(&mut self) -> Result<(), LogError> {
+        self.maybe_append_time_entry()?;
         let len = self
             .log
             .metadata()

@@ -53,6 +53,7 @@ pub const FERROKRAFT_LOGGERS: &[&str] = &[
     "ferrokraft::log::index",
     "ferrokraft::log::mem_log",
     "ferrokraft::log::partition_metadata",
+    "ferrokraft::log::recovery",
     "ferrokraft::log::segment",
     "ferrokraft::log::validate",
     "ferrokraft::logging",
