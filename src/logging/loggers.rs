@@ -98,6 +98,7 @@ pub const FERROKRAFT_LOGGERS: &[&str] = &[
     "ferrokraft::node::not_ready",
     "ferrokraft::node::start",
     "ferrokraft::node::store",
+    "ferrokraft::node::store::lost_data",
     "ferrokraft::node::store::retention",
     "ferrokraft::raft",
     "ferrokraft::raft::add_voter",

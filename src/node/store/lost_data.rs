@@ -1,0 +1,177 @@
+//! A voter whose log is gone must not rejoin as if it never had data.
+//!
+//! Kafka starts such a voter: an empty or missing `__cluster_metadata-0` log is recovered as an
+//! empty log, and the node votes with last offset 0. A voter that had acknowledged committed
+//! records and lost them can then help elect a leader without them, and the records are lost
+//! for the whole quorum. Before the log is opened (recovery would rewrite the checkpoint and
+//! destroy the evidence), this looks for signs that the node had data while its log is missing:
+//!
+//! - a `leader-epoch-checkpoint` entry starting above offset 0 (offsets below it were written);
+//! - a snapshot ending above offset 0 (the bootstrap `0-0` checkpoint does not count);
+//! - `quorum-state` naming this node as the leader of an epoch (a leader writes its first
+//!   batch as soon as it is elected).
+//!
+//! A log is missing when no segment file holds a byte and none starts above offset 0 (a log
+//! restarted at a snapshot has an empty segment named after the snapshot's end offset).
+//! `ferrokraft.recovery.accept.data.loss=true` starts the node anyway; the safe fix is to
+//! replace the voter (docs/recovery.md).
+
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use super::StoreError;
+use crate::log::epoch_cache::{EpochCheckpointFile, LEADER_EPOCH_CHECKPOINT_FILE};
+use crate::log::LogError;
+use crate::snapshot;
+use crate::storage::QuorumStateStore;
+
+/// The config key that accepts the loss.
+pub const ACCEPT_DATA_LOSS_KEY: &str = "ferrokraft.recovery.accept.data.loss";
+
+/// Whether the log in `dir` is missing: no segment holds a byte, none starts above 0.
+fn log_missing(dir: &Path) -> Result<bool, StoreError> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(true),
+        Err(e) => return Err(LogError::io("list", dir, e).into()),
+    };
+    for entry in entries {
+        let entry = entry.map_err(|e| LogError::io("list", dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(stem) = name.strip_suffix(".log") else {
+            continue;
+        };
+        if stem.len() != 20 || !stem.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let len = entry
+            .metadata()
+            .map_err(|e| LogError::io("stat", &entry.path(), e))?
+            .len();
+        if len > 0 || stem.bytes().any(|b| b != b'0') {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// What in `dir` shows that node `node_id` had data, when its log is missing; empty when the
+/// log is there or nothing shows it.
+pub fn evidence_of_lost_data(dir: &Path, node_id: i32) -> Result<Vec<String>, StoreError> {
+    if !log_missing(dir)? {
+        return Ok(Vec::new());
+    }
+    let mut found = Vec::new();
+    // A malformed checkpoint fails the log's open right after, with its line.
+    if let Ok(cache) = EpochCheckpointFile::new(dir).read() {
+        if let Some(e) = cache.entries().iter().rev().find(|e| e.start_offset > 0) {
+            found.push(format!(
+                "{LEADER_EPOCH_CHECKPOINT_FILE} says epoch {} started at offset {}",
+                e.epoch, e.start_offset
+            ));
+        }
+    }
+    if let Some(s) = snapshot::dir::list_snapshots(dir)?
+        .iter()
+        .rev()
+        .find(|s| s.end_offset > 0)
+    {
+        found.push(format!(
+            "snapshot {} holds offsets up to {}",
+            s.file_name(),
+            s.end_offset - 1
+        ));
+    }
+    if let Ok(Some(q)) = QuorumStateStore::new(dir).read() {
+        if q.leader_id == node_id && q.leader_epoch > 0 {
+            found.push(format!(
+                "quorum-state says this node (id {node_id}) was the leader of epoch {}",
+                q.leader_epoch
+            ));
+        }
+    }
+    Ok(found)
+}
+
+/// Refuses (unless `accept`) to open a voter whose log is missing while it had data.
+pub fn check_lost_data(dir: &Path, node_id: i32, accept: bool) -> Result<(), StoreError> {
+    let found = evidence_of_lost_data(dir, node_id)?;
+    if found.is_empty() {
+        return Ok(());
+    }
+    if accept {
+        tracing::warn!(
+            "The metadata log in {} is empty or missing, but {}; starting anyway because \
+             {ACCEPT_DATA_LOSS_KEY}=true: this node rejoins with an empty log",
+            dir.display(),
+            found.join("; ")
+        );
+        return Ok(());
+    }
+    Err(StoreError::LostData {
+        dir: dir.to_path_buf(),
+        found: found.join("; "),
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) {
+        fs::write(dir.join(name), text).unwrap();
+    }
+
+    #[test]
+    fn a_fresh_or_intact_log_is_fine() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        assert!(evidence_of_lost_data(d, 1).unwrap().is_empty());
+        // Freshly formatted: the bootstrap snapshot, an empty segment, epoch 1 from offset 0.
+        write(d, "00000000000000000000-0000000000.checkpoint", "x");
+        write(d, "00000000000000000000.log", "");
+        write(d, LEADER_EPOCH_CHECKPOINT_FILE, "0\n1\n1 0\n");
+        assert!(evidence_of_lost_data(d, 1).unwrap().is_empty());
+        // Data in the log: whatever the rest says, nothing is missing.
+        write(d, LEADER_EPOCH_CHECKPOINT_FILE, "0\n2\n1 0\n2 90\n");
+        write(d, "00000000000000000000.log", "some bytes");
+        assert!(evidence_of_lost_data(d, 1).unwrap().is_empty());
+        // Restarted at a snapshot: an empty segment named after its end offset.
+        fs::remove_file(d.join("00000000000000000000.log")).unwrap();
+        write(d, "00000000000000000120.log", "");
+        write(d, "00000000000000000120-0000000002.checkpoint", "x");
+        assert!(evidence_of_lost_data(d, 1).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_missing_log_with_evidence_is_refused_unless_accepted() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write(d, LEADER_EPOCH_CHECKPOINT_FILE, "0\n2\n1 0\n2 90\n");
+        write(d, "00000000000000000120-0000000002.checkpoint", "x");
+        write(
+            d,
+            "quorum-state",
+            r#"{"leaderId":1,"leaderEpoch":2,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}"#,
+        );
+        let found = evidence_of_lost_data(d, 1).unwrap();
+        assert_eq!(found.len(), 3, "{found:?}");
+        assert!(
+            found[0].contains("epoch 2 started at offset 90"),
+            "{found:?}"
+        );
+        assert!(found[1].contains("offsets up to 119"), "{found:?}");
+        assert!(found[2].contains("leader of epoch 2"), "{found:?}");
+        // Another node's leadership is no evidence.
+        assert_eq!(evidence_of_lost_data(d, 2).unwrap().len(), 2);
+        let err = check_lost_data(d, 1, false).unwrap_err().to_string();
+        assert!(err.contains(ACCEPT_DATA_LOSS_KEY), "{err}");
+        assert!(err.contains("offset 90"), "{err}");
+        check_lost_data(d, 1, true).unwrap();
+        // An empty segment 0 is as missing as none.
+        write(d, "00000000000000000000.log", "");
+        assert!(check_lost_data(d, 1, false).is_err());
+    }
+}
