@@ -4,10 +4,12 @@
 //! `UnifiedLog` with `recoveryPoint = 0` and `lastShutdownClean = false`), segment by segment
 //! (`LogLoader.recoverLog`), each with `LogSegment.recover`. For every batch that one:
 //!
-//! - frames it (`FileLogInputStream`: a batch running past the end of the file ends the walk, a
-//!   size below the minimum or a magic above 2 is corrupt) and checks its size and CRC
-//!   (`DefaultRecordBatch.ensureValid`); the CRC covers everything from the attributes on, so
-//!   the base offset, batch length, partition leader epoch and magic are outside it;
+//! - frames it (`FileLogInputStream.nextBatch`: fewer than 17 bytes left or a batch running
+//!   past the end of the file ends the walk, a size below 14 is corrupt; a magic below 2 is
+//!   read as a legacy batch, whose CRC then fails, any other magic as a v2 batch) and checks
+//!   its size and CRC (`DefaultRecordBatch.ensureValid`); the CRC covers everything from the
+//!   attributes on, so the base offset, batch length, partition leader epoch and magic are
+//!   outside it;
 //! - requires the batch's last offset to be relative to the segment base within
 //!   `[0, Integer.MAX_VALUE]` (`ensureOffsetInRange`), else it splits the segment
 //!   (`LocalLog.splitOverflowedSegment`);
@@ -20,9 +22,10 @@
 //!
 //! A bad batch cuts the segment there and `recoverLog` deletes every later segment. An
 //! `InvalidOffsetException` makes `recoverLog` truncate the segment to its base offset, i.e.
-//! empty it, and delete every later segment. Differences (see docs/interop.md): a batch whose
-//! offsets overflow the segment is cut here where Kafka splits the segment into out-of-order
-//! segment files.
+//! empty it, and delete every later segment. Differences (see docs/interop.md), both cut here:
+//! a batch whose offsets overflow the segment (Kafka splits the segment into out-of-order
+//! segment files), and a batch whose magic byte is above 2 (Kafka keeps it as a v2 batch;
+//! ferrokraft's readers accept only magic 2).
 
 use std::path::Path;
 
