@@ -6,7 +6,8 @@
 //! for the whole quorum. Before the log is opened (recovery would rewrite the checkpoint and
 //! destroy the evidence), this looks for signs that the node had data while its log is missing:
 //!
-//! - a `leader-epoch-checkpoint` entry starting above offset 0 (offsets below it were written);
+//! - a `leader-epoch-checkpoint` entry (written just before the first batch of its epoch, by a
+//!   leader and by a follower alike);
 //! - a snapshot ending above offset 0 (the bootstrap `0-0` checkpoint does not count);
 //! - `quorum-state` naming this node as the leader of an epoch (a leader writes its first
 //!   batch as soon as it is elected).
@@ -65,7 +66,7 @@ pub fn evidence_of_lost_data(dir: &Path, node_id: i32) -> Result<Vec<String>, St
     let mut found = Vec::new();
     // A malformed checkpoint fails the log's open right after, with its line.
     if let Ok(cache) = EpochCheckpointFile::new(dir).read() {
-        if let Some(e) = cache.entries().iter().rev().find(|e| e.start_offset > 0) {
+        if let Some(e) = cache.latest() {
             found.push(format!(
                 "{LEADER_EPOCH_CHECKPOINT_FILE} says epoch {} started at offset {}",
                 e.epoch, e.start_offset
@@ -129,11 +130,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         assert!(evidence_of_lost_data(d, 1).unwrap().is_empty());
-        // Freshly formatted: the bootstrap snapshot, an empty segment, epoch 1 from offset 0.
+        // Freshly formatted: the bootstrap snapshot, an empty segment, an empty checkpoint, a
+        // vote in quorum-state.
         write(d, "00000000000000000000-0000000000.checkpoint", "x");
         write(d, "00000000000000000000.log", "");
-        write(d, LEADER_EPOCH_CHECKPOINT_FILE, "0\n1\n1 0\n");
+        write(d, LEADER_EPOCH_CHECKPOINT_FILE, "0\n0\n");
+        write(
+            d,
+            "quorum-state",
+            r#"{"leaderId":-1,"leaderEpoch":1,"votedId":1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}"#,
+        );
         assert!(evidence_of_lost_data(d, 1).unwrap().is_empty());
+        // Even epoch 1 from offset 0 shows a batch was being written.
+        write(d, LEADER_EPOCH_CHECKPOINT_FILE, "0\n1\n1 0\n");
+        assert_eq!(evidence_of_lost_data(d, 1).unwrap().len(), 1);
         // Data in the log: whatever the rest says, nothing is missing.
         write(d, LEADER_EPOCH_CHECKPOINT_FILE, "0\n2\n1 0\n2 90\n");
         write(d, "00000000000000000000.log", "some bytes");
