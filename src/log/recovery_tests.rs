@@ -383,7 +383,9 @@ fn a_torn_tail_cuts_the_incomplete_batch() {
 }
 
 /// Indexes are derived data: deleted or garbage ones are rebuilt (and reported), the log and
-/// checkpoint untouched.
+/// checkpoint untouched. (Kafka does not log a rebuilt index of the metadata log above INFO:
+/// LogLoader.loadSegmentFiles logs a missing offset index only below the recovery point,
+/// which is 0, and skips the index sanity checks; ferrokraft logs it at WARN.)
 #[test]
 fn deleted_or_garbage_indexes_are_rebuilt() {
     let c = Case::new();
@@ -402,13 +404,11 @@ fn deleted_or_garbage_indexes_are_rebuilt() {
     assert_eq!(report.rebuilt, vec![index.clone(), time_index.clone()]);
     drop(log);
     assert_eq!(state(c.path()), c.original);
-    assert_eq!(
-        (
-            std::fs::read(&index).unwrap(),
-            std::fs::read(&time_index).unwrap()
-        ),
-        good
-    );
+    assert_eq!(std::fs::read(&index).unwrap(), good.0);
+    // The final time entry of a sealed segment comes back with the next roll or close
+    // (Segment::finish_recovery).
+    let time = std::fs::read(&time_index).unwrap();
+    assert!(!time.is_empty() && good.1.starts_with(&time), "{time:?}");
 }
 
 /// A malformed checkpoint fails the open, as Kafka fails the log directory, naming the line.

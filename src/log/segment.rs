@@ -114,10 +114,11 @@ impl Segment {
         Ok(())
     }
 
-    /// Cuts the file to the recovered bytes (dropping a torn or corrupt tail), adds the final
-    /// time index entry as Kafka's `LogSegment.recover` does, and fsyncs.
+    /// Cuts the file to the recovered bytes (dropping a torn or corrupt tail) and fsyncs.
+    /// Unlike Kafka's `LogSegment.recover`, no final time index entry is added here (Kafka
+    /// writes it into a preallocated file; here it would be the first write of a start): it
+    /// comes with the next roll or close.
     pub fn finish_recovery(&mut self) -> Result<(), LogError> {
-        self.maybe_append_time_entry()?;
         let len = self
             .log
             .metadata()
