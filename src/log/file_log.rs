@@ -72,30 +72,46 @@ fn read_indexes(dir: &Path, stem: &str) -> Result<OldIndexes, LogError> {
     Ok([read("index")?, read("timeindex")?])
 }
 
-/// Logs at WARN (and reports) each index that recovery rebuilt differently from what was on
-/// disk (one a prefix of the other is fine). Kafka preallocates the active segment's indexes with zeros, so trailing zeros do not
-/// count.
-fn note_rebuilt_indexes(
-    dir: &Path,
-    stem: &str,
-    old: OldIndexes,
-    report: &mut RecoveryReport,
-) -> Result<(), LogError> {
-    let new = read_indexes(dir, stem)?;
-    for ((path, before), (_, after)) in old.into_iter().zip(new) {
-        let trim = |b: &[u8]| -> Vec<u8> {
-            let end = b.iter().rposition(|&x| x != 0).map_or(0, |i| i + 1);
-            b[..end].to_vec()
+/// Why an index as found on disk is corrupt (Kafka's `CorruptIndexException` rules of
+/// `OffsetIndex`/`TimeIndex.sanityCheck`: a size that is not a whole number of entries, and here
+/// also offsets or timestamps that go backwards); `None` when it is sound. Kafka preallocates
+/// the active segment's indexes with zeros, so trailing zeros are left out. An index that is
+/// sound but differs from the rebuilt one (built per append rather than per batch) is normal.
+fn index_problem(bytes: &[u8], time: bool) -> Option<String> {
+    let end = bytes.iter().rposition(|&x| x != 0).map_or(0, |i| i + 1);
+    let size = if time { 12 } else { 8 };
+    let whole = end.div_ceil(size) * size;
+    if whole > bytes.len() {
+        return Some(format!(
+            "its size {} is not a multiple of {size}",
+            bytes.len()
+        ));
+    }
+    let mut last: Option<(i64, i32)> = None;
+    for e in bytes[..whole].chunks_exact(size) {
+        let (key, rel) = if time {
+            let ts = e[..8].try_into().map(i64::from_be_bytes).unwrap_or(0);
+            let rel = e[8..12].try_into().map(i32::from_be_bytes).unwrap_or(0);
+            (ts, rel)
+        } else {
+            let rel = e[..4].try_into().map(i32::from_be_bytes).unwrap_or(0);
+            (i64::from(rel), rel)
         };
-        let after = after.unwrap_or_default();
+        if rel < 0 || last.is_some_and(|(k, r)| key < k || rel < r || (!time && rel == r)) {
+            return Some("its entries go backwards".into());
+        }
+        last = Some((key, rel));
+    }
+    None
+}
+
+/// Logs at WARN (and reports) each index that recovery rebuilt because it was missing or
+/// corrupt ([`index_problem`]).
+fn note_rebuilt_indexes(old: OldIndexes, report: &mut RecoveryReport) {
+    for (i, (path, before)) in old.into_iter().enumerate() {
         let why = match before {
-            None => Some("missing"),
-            // A crash leaves the active segment's indexes a prefix of the rebuilt ones; a
-            // sealed segment has one time entry more than recovery rebuilds.
-            Some(b) => {
-                let (b, a) = (trim(&b), trim(&after));
-                (!a.starts_with(&b) && !b.starts_with(&a)).then_some("did not match the log")
-            }
+            None => Some("was missing".to_string()),
+            Some(b) => index_problem(&b, i == 1).map(|p| format!("was corrupt: {p}")),
         };
         if let Some(why) = why {
             tracing::warn!(
@@ -105,7 +121,6 @@ fn note_rebuilt_indexes(
             report.rebuilt.push(path);
         }
     }
-    Ok(())
 }
 
 /// The file-backed `__cluster_metadata-0` log.
@@ -203,7 +218,7 @@ impl FileLog {
                     .push((seg.log_path().to_path_buf(), c.position, c.reason));
                 cut = true;
             }
-            note_rebuilt_indexes(dir, &stem, old_indexes, &mut report)?;
+            note_rebuilt_indexes(old_indexes, &mut report);
             segments.push(seg);
         }
         if segments.is_empty() {
@@ -265,6 +280,15 @@ impl FileLog {
     /// Base offsets of the segments.
     pub fn segment_bases(&self) -> Vec<i64> {
         self.segments.iter().map(Segment::base_offset).collect()
+    }
+
+    /// Every segment's offset index entries (tests).
+    #[cfg(test)]
+    pub(crate) fn segments_index_entries(&self) -> Vec<Vec<super::index::OffsetEntry>> {
+        self.segments
+            .iter()
+            .map(|s| s.offset_index().to_vec())
+            .collect()
     }
 
     fn active(&mut self) -> Result<&mut Segment, LogError> {
