@@ -48,8 +48,8 @@ pub struct RecoveryReport {
     pub cuts: Vec<(PathBuf, u64, String)>,
     /// Files removed (later segments, stray `.deleted`, orphan indexes).
     pub removed: Vec<PathBuf>,
-    /// Index files and the epoch checkpoint that were missing or did not match the log and
-    /// were rebuilt (each logged at WARN).
+    /// Index files that were missing or corrupt, and the epoch checkpoint when recovery
+    /// changed or recreated it (each logged at WARN).
     pub rebuilt: Vec<PathBuf>,
     /// The leader-epoch-checkpoint entries as found, before recovery.
     pub checkpoint_before: Vec<EpochEntry>,
