@@ -8,9 +8,12 @@
 //!
 //! - a `leader-epoch-checkpoint` entry (written just before the first batch of its epoch, by a
 //!   leader and by a follower alike);
-//! - a snapshot ending above offset 0 (the bootstrap `0-0` checkpoint does not count);
 //! - `quorum-state` naming this node as the leader of an epoch (a leader writes its first
-//!   batch as soon as it is elected).
+//!   batch as soon as it is elected);
+//! - a snapshot ending above offset 0 (the bootstrap `0-0` checkpoint does not count), named in
+//!   the refusal but not refusing alone: a directory holding only a snapshot is also what a
+//!   deliberate restore from a snapshot looks like (the node then starts at its end, as Kafka's
+//!   `truncateToLatestSnapshot` does), so that is logged at WARN.
 //!
 //! A log is missing when no segment file holds a byte and none starts above offset 0 (a log
 //! restarted at a snapshot has an empty segment named after the snapshot's end offset).
@@ -57,62 +60,81 @@ fn log_missing(dir: &Path) -> Result<bool, StoreError> {
     Ok(true)
 }
 
+/// What in `dir` shows that a node had data while its log is missing.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Evidence {
+    /// Signs that refuse the start: checkpoint entries, leadership in quorum-state.
+    pub decisive: Vec<String>,
+    /// The latest snapshot past offset 0.
+    pub snapshot: Option<String>,
+}
+
 /// What in `dir` shows that node `node_id` had data, when its log is missing; empty when the
 /// log is there or nothing shows it.
-pub fn evidence_of_lost_data(dir: &Path, node_id: i32) -> Result<Vec<String>, StoreError> {
+pub fn evidence_of_lost_data(dir: &Path, node_id: i32) -> Result<Evidence, StoreError> {
+    let mut found = Evidence::default();
     if !log_missing(dir)? {
-        return Ok(Vec::new());
+        return Ok(found);
     }
-    let mut found = Vec::new();
     // A malformed checkpoint fails the log's open right after, with its line.
     if let Ok(cache) = EpochCheckpointFile::new(dir).read() {
         if let Some(e) = cache.latest() {
-            found.push(format!(
+            found.decisive.push(format!(
                 "{LEADER_EPOCH_CHECKPOINT_FILE} says epoch {} started at offset {}",
                 e.epoch, e.start_offset
             ));
         }
     }
-    if let Some(s) = snapshot::dir::list_snapshots(dir)?
-        .iter()
-        .rev()
-        .find(|s| s.end_offset > 0)
-    {
-        found.push(format!(
-            "snapshot {} holds offsets up to {}",
-            s.file_name(),
-            s.end_offset - 1
-        ));
-    }
     if let Ok(Some(q)) = QuorumStateStore::new(dir).read() {
         if q.leader_id == node_id && q.leader_epoch > 0 {
-            found.push(format!(
+            found.decisive.push(format!(
                 "quorum-state says this node (id {node_id}) was the leader of epoch {}",
                 q.leader_epoch
             ));
         }
     }
+    found.snapshot = snapshot::dir::list_snapshots(dir)?
+        .iter()
+        .rev()
+        .find(|s| s.end_offset > 0)
+        .map(|s| {
+            format!(
+                "snapshot {} holds offsets up to {}",
+                s.file_name(),
+                s.end_offset - 1
+            )
+        });
     Ok(found)
 }
 
 /// Refuses (unless `accept`) to open a voter whose log is missing while it had data.
 pub fn check_lost_data(dir: &Path, node_id: i32, accept: bool) -> Result<(), StoreError> {
     let found = evidence_of_lost_data(dir, node_id)?;
-    if found.is_empty() {
+    if found.decisive.is_empty() {
+        if let Some(snapshot) = &found.snapshot {
+            tracing::warn!(
+                "The metadata log in {} is missing and {snapshot}: starting from that \
+                 snapshot. If this voter had records after it, stop it and replace it \
+                 (docs/recovery.md)",
+                dir.display()
+            );
+        }
         return Ok(());
     }
+    let mut all = found.decisive;
+    all.extend(found.snapshot);
+    let all = all.join("; ");
     if accept {
         tracing::warn!(
-            "The metadata log in {} is empty or missing, but {}; starting anyway because \
-             {ACCEPT_DATA_LOSS_KEY}=true: this node rejoins with an empty log",
-            dir.display(),
-            found.join("; ")
+            "The metadata log in {} is empty or missing, but {all}; starting anyway because \
+             {ACCEPT_DATA_LOSS_KEY}=true: this node rejoins without those records",
+            dir.display()
         );
         return Ok(());
     }
     Err(StoreError::LostData {
         dir: dir.to_path_buf(),
-        found: found.join("; "),
+        found: all,
     })
 }
 
@@ -129,7 +151,7 @@ mod tests {
     fn a_fresh_or_intact_log_is_fine() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        assert!(evidence_of_lost_data(d, 1).unwrap().is_empty());
+        assert_eq!(evidence_of_lost_data(d, 1).unwrap(), Evidence::default());
         // Freshly formatted: the bootstrap snapshot, an empty segment, an empty checkpoint, a
         // vote in quorum-state.
         write(d, "00000000000000000000-0000000000.checkpoint", "x");
@@ -140,45 +162,50 @@ mod tests {
             "quorum-state",
             r#"{"leaderId":-1,"leaderEpoch":1,"votedId":1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}"#,
         );
-        assert!(evidence_of_lost_data(d, 1).unwrap().is_empty());
+        assert_eq!(evidence_of_lost_data(d, 1).unwrap(), Evidence::default());
         // Even epoch 1 from offset 0 shows a batch was being written.
         write(d, LEADER_EPOCH_CHECKPOINT_FILE, "0\n1\n1 0\n");
-        assert_eq!(evidence_of_lost_data(d, 1).unwrap().len(), 1);
+        assert_eq!(evidence_of_lost_data(d, 1).unwrap().decisive.len(), 1);
         // Data in the log: whatever the rest says, nothing is missing.
         write(d, LEADER_EPOCH_CHECKPOINT_FILE, "0\n2\n1 0\n2 90\n");
         write(d, "00000000000000000000.log", "some bytes");
-        assert!(evidence_of_lost_data(d, 1).unwrap().is_empty());
+        assert_eq!(evidence_of_lost_data(d, 1).unwrap(), Evidence::default());
         // Restarted at a snapshot: an empty segment named after its end offset.
         fs::remove_file(d.join("00000000000000000000.log")).unwrap();
         write(d, "00000000000000000120.log", "");
         write(d, "00000000000000000120-0000000002.checkpoint", "x");
-        assert!(evidence_of_lost_data(d, 1).unwrap().is_empty());
+        assert_eq!(evidence_of_lost_data(d, 1).unwrap(), Evidence::default());
     }
 
     #[test]
     fn a_missing_log_with_evidence_is_refused_unless_accepted() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        write(d, LEADER_EPOCH_CHECKPOINT_FILE, "0\n2\n1 0\n2 90\n");
+        // A snapshot alone is a restore: started from, with a WARN.
         write(d, "00000000000000000120-0000000002.checkpoint", "x");
+        let found = evidence_of_lost_data(d, 1).unwrap();
+        assert!(found.decisive.is_empty(), "{found:?}");
+        assert!(found.snapshot.unwrap().contains("offsets up to 119"));
+        check_lost_data(d, 1, false).unwrap();
+        write(d, LEADER_EPOCH_CHECKPOINT_FILE, "0\n2\n1 0\n2 90\n");
         write(
             d,
             "quorum-state",
             r#"{"leaderId":1,"leaderEpoch":2,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}"#,
         );
         let found = evidence_of_lost_data(d, 1).unwrap();
-        assert_eq!(found.len(), 3, "{found:?}");
+        assert_eq!(found.decisive.len(), 2, "{found:?}");
         assert!(
-            found[0].contains("epoch 2 started at offset 90"),
+            found.decisive[0].contains("epoch 2 started at offset 90"),
             "{found:?}"
         );
-        assert!(found[1].contains("offsets up to 119"), "{found:?}");
-        assert!(found[2].contains("leader of epoch 2"), "{found:?}");
+        assert!(found.decisive[1].contains("leader of epoch 2"), "{found:?}");
         // Another node's leadership is no evidence.
-        assert_eq!(evidence_of_lost_data(d, 2).unwrap().len(), 2);
+        assert_eq!(evidence_of_lost_data(d, 2).unwrap().decisive.len(), 1);
         let err = check_lost_data(d, 1, false).unwrap_err().to_string();
         assert!(err.contains(ACCEPT_DATA_LOSS_KEY), "{err}");
         assert!(err.contains("offset 90"), "{err}");
+        assert!(err.contains("offsets up to 119"), "{err}");
         check_lost_data(d, 1, true).unwrap();
         // An empty segment 0 is as missing as none.
         write(d, "00000000000000000000.log", "");
