@@ -51,10 +51,6 @@ pub struct RecoveryReport {
     /// Index files that were missing or corrupt, and the epoch checkpoint when recovery
     /// changed or recreated it (each logged at WARN).
     pub rebuilt: Vec<PathBuf>,
-    /// The leader-epoch-checkpoint entries as found, before recovery.
-    pub checkpoint_before: Vec<EpochEntry>,
-    /// Whether any `.log` segment file was found.
-    pub had_segments: bool,
 }
 
 /// The `.index` and `.timeindex` of a segment as found (`None` when missing).
@@ -178,7 +174,6 @@ impl FileLog {
         }
         let epoch_file = EpochCheckpointFile::new(dir);
         let checkpoint_found = epoch_file.path().exists();
-        let had_segments = !bases.is_empty();
         let mut epochs = epoch_file.read()?;
         let original_epochs = epochs.clone();
         let mut segments: Vec<Segment> = Vec::new();
@@ -243,8 +238,6 @@ impl FileLog {
             epoch_file.write(&epochs)?;
             report.rebuilt.push(epoch_file.path().to_path_buf());
         }
-        report.checkpoint_before = original_epochs.entries().to_vec();
-        report.had_segments = had_segments;
         fsync_dir(dir).map_err(|e| LogError::io("fsync dir", dir, e))?;
         let log = FileLog {
             dir: dir.to_path_buf(),
