@@ -338,3 +338,66 @@ fn garbage_and_connection_churn_never_stop_a_node() {
     let hw1 = gauge(&metrics(ports[0]).unwrap(), "high_watermark");
     assert!(hw1 > hw0, "the quorum kept committing ({hw0} → {hw1})");
 }
+
+/// A follower whose segment files are deleted (its leader-epoch-checkpoint and quorum-state
+/// left) refuses to start, naming what shows it had data and the key that accepts the loss;
+/// with `ferrokraft.recovery.accept.data.loss=true` it starts and catches up from the leader.
+#[test]
+fn a_voter_that_lost_its_log_refuses_to_start_until_the_loss_is_accepted() {
+    let _serial = serial();
+    let (mut c, ports) = quorum("node-lost-log", true);
+    let (leader, _) = wait_agreed_leader(&ports, Duration::from_secs(30));
+    std::thread::sleep(Duration::from_secs(2)); // let the workload commit records
+    let victim = (1..=3).find(|id| *id != leader).unwrap();
+    c.node(victim).terminate();
+    let pdir = c.node(victim).partition_dir();
+    for e in std::fs::read_dir(&pdir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if name.ends_with(".log") || name.ends_with(".index") || name.ends_with(".timeindex") {
+            std::fs::remove_file(&p).unwrap();
+        }
+    }
+    c.start(victim);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while c.node(victim).is_running() {
+        assert!(Instant::now() < deadline, "the node kept running");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let text = c.node(victim).log_text();
+    assert!(text.contains("refusing to start"), "{text}");
+    assert!(
+        text.contains("leader-epoch-checkpoint says epoch"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ferrokraft.recovery.accept.data.loss=true"),
+        "{text}"
+    );
+    // Nothing was touched: the evidence is still there for the next start.
+    assert!(pdir.join("leader-epoch-checkpoint").exists());
+    c.node(victim).kill(); // reap
+    c.node(victim).extra_args = vec![
+        "--override".into(),
+        "ferrokraft.recovery.accept.data.loss=true".into(),
+    ];
+    c.start(victim);
+    let port = ports[(victim - 1) as usize];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let hw = metrics(ports[(leader - 1) as usize]).map(|m| gauge(&m, "high_watermark"));
+        let end = metrics(port).map(|m| gauge(&m, "log_end_offset"));
+        if let (Some(hw), Some(end)) = (hw, end) {
+            if hw > 0.0 && end >= hw - 500.0 {
+                break;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the node did not catch up: {}",
+            c.node(victim).log_text()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(c.node(victim).log_text().contains("starting anyway"));
+}

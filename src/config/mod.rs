@@ -192,6 +192,10 @@ pub struct Config {
     /// 4.4 when the bootstrap metadata.version is beyond 4.1's, else 4.1
     /// (`crate::node::start::effective_release`).
     pub kafka_release: Option<crate::codec::versions::Release>,
+    /// `ferrokraft.recovery.accept.data.loss` (default false): start a voter whose log is
+    /// empty or missing although its directory shows it had data
+    /// (`crate::node::store::lost_data`).
+    pub recovery_accept_data_loss: bool,
     /// Every key given that ferrokraft does not know (warned about once at start-up).
     pub unknown_keys: Vec<String>,
 }
@@ -243,6 +247,7 @@ const KNOWN_KEYS: &[&str] = &[
     "queued.max.request.bytes",
     "ferrokraft.metrics.listener",
     "ferrokraft.kafka.release",
+    "ferrokraft.recovery.accept.data.loss",
 ];
 
 /// Kafka keys that are valid in a controller's file but that ferrokraft has no use for; they
@@ -677,6 +682,11 @@ impl Config {
                     invalid("ferrokraft.kafka.release", v, "expected 4.1 or 4.4")
                 })?),
             },
+            recovery_accept_data_loss: parse_bool(
+                props,
+                "ferrokraft.recovery.accept.data.loss",
+                false,
+            )?,
             unknown_keys: props
                 .keys()
                 .filter(|k| {

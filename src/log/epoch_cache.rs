@@ -115,37 +115,53 @@ impl EpochCache {
         s
     }
 
-    /// Parses the checkpoint file text.
-    pub fn from_text(text: &str) -> Result<Self, String> {
-        // Kafka creates the file before writing it; a kill in between leaves it empty, and
-        // Kafka's CheckpointFile reads an empty file as no entries.
-        if text.is_empty() {
+    /// Parses the checkpoint file text as Kafka's `CheckpointFile.CheckpointReadBuffer` does:
+    /// an empty file, or one with only the version line, has no entries; the version must be
+    /// 0; every line after the count is `<epoch> <start offset>` split on whitespace; the count
+    /// must match. A bad file is `(line number, reason)`, 1-based.
+    pub fn from_text(text: &str) -> Result<Self, (usize, String)> {
+        let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
+        let Some((n, version)) = lines.next() else {
             return Ok(EpochCache::default());
+        };
+        match version.parse::<i32>() {
+            Ok(0) => {}
+            Ok(v) => return Err((n, format!("unrecognised version {v}, expected 0"))),
+            Err(_) => return Err((n, format!("malformed version line {version:?}"))),
         }
-        let mut lines = text.lines();
-        if lines.next().map(str::trim) != Some("0") {
-            return Err("first line is not version 0".into());
-        }
-        let n: usize = lines
-            .next()
-            .and_then(|l| l.trim().parse().ok())
-            .ok_or("bad entry count")?;
+        let Some((n, count)) = lines.next() else {
+            return Ok(EpochCache::default());
+        };
+        let expected: usize = count
+            .parse()
+            .map_err(|_| (n, format!("malformed entry count {count:?}")))?;
         let mut entries = Vec::new();
-        for _ in 0..n {
-            let line = lines.next().ok_or("fewer entries than declared")?;
-            let mut parts = line.split_whitespace();
-            let epoch = parts.next().and_then(|p| p.parse().ok());
-            let start = parts.next().and_then(|p| p.parse().ok());
-            match (epoch, start, parts.next()) {
-                (Some(epoch), Some(start_offset), None) => entries.push(EpochEntry {
-                    epoch,
-                    start_offset,
-                }),
-                _ => return Err(format!("bad entry line {line:?}")),
-            }
+        let mut last_line = n;
+        for (n, line) in lines {
+            last_line = n;
+            // Java's `split("\\s+")`: a leading separator gives an empty first field.
+            let fields: Vec<&str> = line
+                .split(|c: char| c.is_ascii_whitespace())
+                .filter(|f| !f.is_empty())
+                .collect();
+            let leading = line.starts_with(|c: char| c.is_ascii_whitespace());
+            let parsed = match (leading, fields.as_slice()) {
+                (false, [epoch, start]) => epoch.parse().ok().zip(start.parse().ok()),
+                _ => None,
+            };
+            let Some((epoch, start_offset)) = parsed else {
+                return Err((n, format!("malformed entry {line:?}")));
+            };
+            entries.push(EpochEntry {
+                epoch,
+                start_offset,
+            });
         }
-        if lines.any(|l| !l.trim().is_empty()) {
-            return Err("more entries than declared".into());
+        if entries.len() != expected {
+            return Err((
+                last_line,
+                format!("{expected} entries declared, {} found", entries.len()),
+            ));
         }
         Ok(EpochCache { entries })
     }
@@ -165,15 +181,22 @@ impl EpochCheckpointFile {
         }
     }
 
-    /// Reads the cache; an absent file is an empty cache. A malformed file is an error, as in
-    /// Kafka.
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads the cache; an absent file is an empty cache. A malformed file is an error naming
+    /// the line, as in Kafka (which fails the log directory: `CheckpointFileWithFailureHandler`).
     pub fn read(&self) -> Result<EpochCache, LogError> {
         match fs::read_to_string(&self.path) {
-            Ok(t) => EpochCache::from_text(&t).map_err(|reason| LogError::Corrupt {
-                path: self.path.clone(),
-                position: 0,
-                reason,
-            }),
+            Ok(t) => {
+                EpochCache::from_text(&t).map_err(|(line, reason)| LogError::CorruptCheckpoint {
+                    path: self.path.clone(),
+                    line,
+                    reason,
+                })
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(EpochCache::default()),
             Err(e) => Err(LogError::io("read", &self.path, e)),
         }

@@ -2,16 +2,18 @@
 //! partition.metadata.
 //!
 //! Open = recovery, as Kafka does for the metadata log on every start (recovery point 0): every
-//! batch of every segment is framed and checked (CRC, KRaft record rules, contiguous offsets,
-//! non-negative non-decreasing epochs). At the first torn or corrupt batch the segment is cut
-//! there, later segments are deleted, and what was cut is logged. Indexes are rebuilt, the
-//! epoch cache is reconciled with the batches, and everything is fsynced.
+//! batch of every segment is framed and checked as Kafka's `LogSegment.recover` does (size, CRC,
+//! offsets within the segment; see [`super::recovery`]): epochs and offsets outside the CRC are
+//! kept as Kafka keeps them. At the first torn or corrupt batch the segment is cut there, later
+//! segments are deleted, and what was cut is logged. Indexes are rebuilt, the epoch cache is
+//! reconciled with the batches, and everything is fsynced.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::epoch_cache::{EpochCache, EpochCheckpointFile, EpochEntry};
 use super::partition_metadata::ensure_partition_metadata;
+use super::recovery::recover_segment;
 use super::segment::Segment;
 use super::validate::{check_follower, end_offset_for_epoch, frame_all, stamp_leader};
 use super::{AppendInfo, LocalLog, LogError, LogRead, OffsetAndEpoch};
@@ -46,6 +48,75 @@ pub struct RecoveryReport {
     pub cuts: Vec<(PathBuf, u64, String)>,
     /// Files removed (later segments, stray `.deleted`, orphan indexes).
     pub removed: Vec<PathBuf>,
+    /// Index files that were missing or corrupt, and the epoch checkpoint when recovery
+    /// changed or recreated it (each logged at WARN).
+    pub rebuilt: Vec<PathBuf>,
+}
+
+/// The `.index` and `.timeindex` of a segment as found (`None` when missing).
+type OldIndexes = [(PathBuf, Option<Vec<u8>>); 2];
+
+fn read_indexes(dir: &Path, stem: &str) -> Result<OldIndexes, LogError> {
+    let read = |ext: &str| -> Result<(PathBuf, Option<Vec<u8>>), LogError> {
+        let p = dir.join(format!("{stem}.{ext}"));
+        match fs::read(&p) {
+            Ok(b) => Ok((p, Some(b))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((p, None)),
+            Err(e) => Err(LogError::io("read index", &p, e)),
+        }
+    };
+    Ok([read("index")?, read("timeindex")?])
+}
+
+/// Why an index as found on disk is corrupt (Kafka's `CorruptIndexException` rules of
+/// `OffsetIndex`/`TimeIndex.sanityCheck`: a size that is not a whole number of entries, and here
+/// also offsets or timestamps that go backwards); `None` when it is sound. Kafka preallocates
+/// the active segment's indexes with zeros, so trailing zeros are left out. An index that is
+/// sound but differs from the rebuilt one (built per append rather than per batch) is normal.
+fn index_problem(bytes: &[u8], time: bool) -> Option<String> {
+    let end = bytes.iter().rposition(|&x| x != 0).map_or(0, |i| i + 1);
+    let size = if time { 12 } else { 8 };
+    let whole = end.div_ceil(size) * size;
+    if whole > bytes.len() {
+        return Some(format!(
+            "its size {} is not a multiple of {size}",
+            bytes.len()
+        ));
+    }
+    let mut last: Option<(i64, i32)> = None;
+    for e in bytes[..whole].chunks_exact(size) {
+        let (key, rel) = if time {
+            let ts = e[..8].try_into().map(i64::from_be_bytes).unwrap_or(0);
+            let rel = e[8..12].try_into().map(i32::from_be_bytes).unwrap_or(0);
+            (ts, rel)
+        } else {
+            let rel = e[..4].try_into().map(i32::from_be_bytes).unwrap_or(0);
+            (i64::from(rel), rel)
+        };
+        if rel < 0 || last.is_some_and(|(k, r)| key < k || rel < r || (!time && rel == r)) {
+            return Some("its entries go backwards".into());
+        }
+        last = Some((key, rel));
+    }
+    None
+}
+
+/// Logs at WARN (and reports) each index that recovery rebuilt because it was missing or
+/// corrupt ([`index_problem`]).
+fn note_rebuilt_indexes(old: OldIndexes, report: &mut RecoveryReport) {
+    for (i, (path, before)) in old.into_iter().enumerate() {
+        let why = match before {
+            None => Some("was missing".to_string()),
+            Some(b) => index_problem(&b, i == 1).map(|p| format!("was corrupt: {p}")),
+        };
+        if let Some(why) = why {
+            tracing::warn!(
+                "Rebuilt index file {} during recovery: it {why}",
+                path.display()
+            );
+            report.rebuilt.push(path);
+        }
+    }
 }
 
 /// The file-backed `__cluster_metadata-0` log.
@@ -102,25 +173,18 @@ impl FileLog {
             }
         }
         let epoch_file = EpochCheckpointFile::new(dir);
+        let checkpoint_found = epoch_file.path().exists();
         let mut epochs = epoch_file.read()?;
         let original_epochs = epochs.clone();
         let mut segments: Vec<Segment> = Vec::new();
-        let mut expected: Option<i64> = None;
-        let mut last_epoch: Option<i32> = None;
         let mut cut = false;
         // One buffer for every batch of every segment (see FileFramer::next_batch_into).
         let mut read_buf = Vec::new();
+        // Kafka's LogLoader does not check that a segment starts where the previous one ends:
+        // a gap or an overlap (a damaged last base offset) is kept.
         for base in bases {
             let stem = super::segment::segment_stem(base);
-            if cut || expected.is_some_and(|e| e != base) {
-                if !cut {
-                    report.cuts.push((
-                        dir.join(format!("{stem}.log")),
-                        0,
-                        format!("segment base {base} does not follow offset {expected:?}"),
-                    ));
-                }
-                cut = true;
+            if cut {
                 for ext in ["log", "index", "timeindex"] {
                     let p = dir.join(format!("{stem}.{ext}"));
                     if p.exists() {
@@ -129,84 +193,27 @@ impl FileLog {
                 }
                 continue;
             }
+            let old_indexes = read_indexes(dir, &stem)?;
             let mut seg = Segment::open_for_recovery(dir, base)?;
-            let len = seg
+            let before = seg
                 .file()
                 .metadata()
                 .map_err(|e| LogError::io("stat", seg.log_path(), e))?
                 .len();
-            let mut next = base;
-            let mut problem: Option<(u64, String)> = None;
-            {
-                let file = seg
-                    .file()
-                    .try_clone()
-                    .map_err(|e| LogError::io("dup", dir, e))?;
-                let mut framer = FileFramer::new(&file, 0, len, MAX_BATCH_SIZE_BYTES);
-                while let Some((pos, size)) = framer
-                    .next_batch_into(&mut read_buf)
-                    .map_err(|e| LogError::io("read", dir, e))?
-                {
-                    let Ok(view) = BatchView::new(&read_buf[..size]) else {
-                        problem = Some((pos, "unframeable batch".into()));
-                        break;
-                    };
-                    let ple = view.partition_leader_epoch();
-                    // The framer checked the CRC.
-                    let why = if let Err(e) = view.check_kraft_header() {
-                        Some(e.to_string())
-                    } else if view.base_offset() != next {
-                        Some(format!(
-                            "batch offset {} where {next} was expected",
-                            view.base_offset()
-                        ))
-                    } else if last_epoch.is_some_and(|l| ple < l) {
-                        Some(format!("epoch {ple} after epoch {last_epoch:?}"))
-                    } else {
-                        None
-                    };
-                    if let Some(why) = why {
-                        problem = Some((pos, why));
-                        break;
-                    }
-                    if epochs.latest().is_none_or(|l| ple > l.epoch) {
-                        epochs.assign(ple, view.base_offset())?;
-                    }
-                    last_epoch = Some(ple);
-                    next = view.next_offset();
-                    seg.recover_batch(pos, &view)?;
-                }
-                if problem.is_none() {
-                    problem = match framer.end() {
-                        Some(FrameEnd::TornTail {
-                            position,
-                            available_bytes,
-                        }) => Some((
-                            *position,
-                            format!("torn tail: {available_bytes} bytes of an incomplete batch"),
-                        )),
-                        Some(FrameEnd::Corrupt { position, reason }) => {
-                            Some((*position, reason.clone()))
-                        }
-                        _ => None,
-                    };
-                }
-            }
-            if let Some((pos, reason)) = problem {
+            if let Some(c) = recover_segment(dir, &mut seg, &mut epochs, &mut read_buf)? {
                 tracing::warn!(
                     segment = %seg.log_path().display(),
-                    position = pos,
-                    cut_bytes = len - pos,
-                    %reason,
+                    position = c.position,
+                    cut_bytes = before.saturating_sub(c.position),
+                    reason = %c.reason,
                     "cutting the metadata log during recovery"
                 );
                 report
                     .cuts
-                    .push((seg.log_path().to_path_buf(), pos, reason));
+                    .push((seg.log_path().to_path_buf(), c.position, c.reason));
                 cut = true;
             }
-            seg.finish_recovery()?;
-            expected = Some(seg.next_offset());
+            note_rebuilt_indexes(old_indexes, &mut report);
             segments.push(seg);
         }
         if segments.is_empty() {
@@ -216,8 +223,20 @@ impl FileLog {
         let leo = segments.last().map_or(0, Segment::next_offset);
         epochs.truncate_from_end(leo);
         epochs.truncate_from_start(start_offset);
-        if epochs != original_epochs {
+        if epochs != original_epochs || (!checkpoint_found && !epochs.entries().is_empty()) {
+            tracing::warn!(
+                "Rebuilt {} from the log during recovery: {:?} became {:?}{}",
+                epoch_file.path().display(),
+                original_epochs.entries(),
+                epochs.entries(),
+                if checkpoint_found {
+                    ""
+                } else {
+                    " (the file was missing)"
+                }
+            );
             epoch_file.write(&epochs)?;
+            report.rebuilt.push(epoch_file.path().to_path_buf());
         }
         fsync_dir(dir).map_err(|e| LogError::io("fsync dir", dir, e))?;
         let log = FileLog {
@@ -254,6 +273,15 @@ impl FileLog {
     /// Base offsets of the segments.
     pub fn segment_bases(&self) -> Vec<i64> {
         self.segments.iter().map(Segment::base_offset).collect()
+    }
+
+    /// Every segment's offset index entries (tests).
+    #[cfg(test)]
+    pub(crate) fn segments_index_entries(&self) -> Vec<Vec<super::index::OffsetEntry>> {
+        self.segments
+            .iter()
+            .map(|s| s.offset_index().to_vec())
+            .collect()
     }
 
     fn active(&mut self) -> Result<&mut Segment, LogError> {
@@ -582,11 +610,14 @@ impl FileLog {
 
     /// The segment holding `offset`, and a batch walk from its last index entry before it.
     fn walk_from(&self, offset: i64) -> Option<(&Segment, FileFramer<'_>)> {
+        // Kafka's LocalLog.read: the floor segment, else the next one up (segments need not
+        // be contiguous after recovery).
         let seg = self
             .segments
             .iter()
             .rev()
-            .find(|s| s.base_offset() <= offset && s.next_offset() > offset)?;
+            .find(|s| s.base_offset() <= offset && s.next_offset() > offset)
+            .or_else(|| self.segments.iter().find(|s| s.base_offset() > offset))?;
         let framer = FileFramer::new(
             seg.file(),
             seg.index_lookup(offset),

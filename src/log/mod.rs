@@ -16,11 +16,14 @@ pub mod file_log;
 pub mod index;
 pub mod mem_log;
 pub mod partition_metadata;
+mod recovery;
 pub mod segment;
 mod validate;
 
 #[cfg(test)]
 mod conformance;
+#[cfg(test)]
+mod recovery_tests;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -150,6 +153,16 @@ pub enum LogError {
         path: PathBuf,
         /// Byte position.
         position: u64,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A checkpoint file (leader-epoch-checkpoint) is malformed.
+    #[error("corrupt checkpoint file {path} at line {line}: {reason}")]
+    CorruptCheckpoint {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
         /// What is wrong.
         reason: String,
     },

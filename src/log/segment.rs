@@ -115,6 +115,9 @@ impl Segment {
     }
 
     /// Cuts the file to the recovered bytes (dropping a torn or corrupt tail) and fsyncs.
+    /// Unlike Kafka's `LogSegment.recover`, no final time index entry is added here (Kafka
+    /// writes it into a preallocated file; here it would be the first write of a start): it
+    /// comes with the next roll or close.
     pub fn finish_recovery(&mut self) -> Result<(), LogError> {
         let len = self
             .log

@@ -88,7 +88,7 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
     let dir = open_formatted(&config.metadata_log_dir, config.node_id, None)?;
     let voters = static_voters(config);
     let partition_dir: &Path = &dir.partition_dir;
-    let store = RaftStore::open(
+    let store = RaftStore::open_node(
         partition_dir,
         crate::log::LogConfig {
             segment_bytes: config.metadata_log_segment_bytes,
@@ -96,6 +96,8 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
         },
         0,
         voters.ids().collect(),
+        config.node_id,
+        config.recovery_accept_data_loss,
     )?;
     let mut store = store;
     let mut bootstrap_metadata_version = None;

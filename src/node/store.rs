@@ -15,6 +15,7 @@ use crate::snapshot::writer::RawSnapshotWriter;
 use crate::snapshot::{self, SnapshotId};
 use crate::storage::{QuorumStateData, QuorumStateStore, StorageError};
 
+pub mod lost_data;
 pub mod retention;
 
 /// A failure of the durable state; the node stops on it (Kafka's raft thread dies too).
@@ -29,6 +30,20 @@ pub enum StoreError {
     /// A snapshot file failed.
     #[error(transparent)]
     Snapshot(#[from] snapshot::SnapshotError),
+    /// The log is empty or missing while the directory shows the node had data
+    /// (see [`lost_data`]).
+    #[error(
+        "refusing to start: the metadata log in {dir} is empty or missing, but {found}. This \
+         voter had data; rejoining with an empty log could elect a leader without committed \
+         records. Replace the voter (docs/recovery.md: remove-controller, wipe, format, \
+         add-controller), or set ferrokraft.recovery.accept.data.loss=true to start anyway"
+    )]
+    LostData {
+        /// The partition directory.
+        dir: PathBuf,
+        /// What shows the node had data.
+        found: String,
+    },
     /// The log and its snapshots do not fit together (Kafka refuses to start too).
     #[error("inconsistent snapshot state in {dir}: {reason}")]
     Inconsistent {
@@ -61,6 +76,21 @@ pub struct RaftStore {
 }
 
 impl RaftStore {
+    /// [`RaftStore::open`] for voter `node_id`, first refusing (unless `accept_data_loss`) a
+    /// log that is missing while the directory shows the node had data
+    /// ([`lost_data::check_lost_data`]), before recovery touches anything.
+    pub fn open_node(
+        partition_dir: &Path,
+        log_config: LogConfig,
+        kraft_version: i16,
+        voter_ids: Vec<i32>,
+        node_id: i32,
+        accept_data_loss: bool,
+    ) -> Result<Self, StoreError> {
+        lost_data::check_lost_data(partition_dir, node_id, accept_data_loss)?;
+        Self::open(partition_dir, log_config, kraft_version, voter_ids)
+    }
+
     /// Opens (and recovers) the log in `partition_dir`.
     pub fn open(
         partition_dir: &Path,
