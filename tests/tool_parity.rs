@@ -361,10 +361,16 @@ fn static_quorum_tools_show_the_same_on_kafka_and_ferrokraft() {
             diffs.extend(compare(&format!("kafka-cluster {sub} via {via}"), &a, &b));
         }
     }
-    // Then both become dynamic (kraft.version 1) and are compared again.
-    let started = std::time::Instant::now();
-    diffs.extend(upgrade_kraft_version_on_both(&k, &f));
-    println!("kraft.version upgrade phase: {:?}", started.elapsed());
+    // Then both become dynamic (kraft.version 1) and are compared again. Kafka 4.0 answers
+    // the upgrade "kraft.version was upgraded to 1." but writes no VotersRecord (the upgrade
+    // came with 4.1, KAFKA-16538), so the phase runs from 4.1 on.
+    if support::kafka::kafka_version().starts_with("4.0.") {
+        println!("kraft.version upgrade phase: skipped, Kafka 4.0 cannot upgrade kraft.version");
+    } else {
+        let started = std::time::Instant::now();
+        diffs.extend(upgrade_kraft_version_on_both(&k, &f));
+        println!("kraft.version upgrade phase: {:?}", started.elapsed());
+    }
     assert!(
         diffs.is_empty(),
         "the tools show different things:\n{}",
