@@ -350,6 +350,12 @@ fn a_voter_that_lost_its_log_refuses_to_start_until_the_loss_is_accepted() {
     std::thread::sleep(Duration::from_secs(2)); // let the workload commit records
     let victim = (1..=3).find(|id| *id != leader).unwrap();
     c.node(victim).terminate();
+    // What the victim must get back: everything committed before it lost its log.
+    let hw_before = gauge(
+        &metrics(ports[(leader - 1) as usize]).unwrap(),
+        "high_watermark",
+    );
+    assert!(hw_before > 0.0, "records were committed");
     let pdir = c.node(victim).partition_dir();
     for e in std::fs::read_dir(&pdir).unwrap() {
         let p = e.unwrap().path();
@@ -385,12 +391,9 @@ fn a_voter_that_lost_its_log_refuses_to_start_until_the_loss_is_accepted() {
     let port = ports[(victim - 1) as usize];
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let hw = metrics(ports[(leader - 1) as usize]).map(|m| gauge(&m, "high_watermark"));
         let end = metrics(port).map(|m| gauge(&m, "log_end_offset"));
-        if let (Some(hw), Some(end)) = (hw, end) {
-            if hw > 0.0 && end >= hw - 500.0 {
-                break;
-            }
+        if end.is_some_and(|end| end >= hw_before) {
+            break;
         }
         assert!(
             Instant::now() < deadline,

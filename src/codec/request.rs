@@ -67,10 +67,26 @@ pub fn decode_request(frame: Bytes) -> Result<InboundRequest, CodecError> {
     decode_request_measured(frame).0
 }
 
+/// [`decode_request`] with at most `budget_bytes` to allocate (the listener passes what the
+/// request-memory budget reserved for the frame, if less than [`decode_budget_bytes`]).
+pub fn decode_request_within(
+    frame: Bytes,
+    budget_bytes: usize,
+) -> Result<InboundRequest, CodecError> {
+    decode_measured(frame, budget_bytes).0
+}
+
 /// [`decode_request`], also returning the bytes its decode charged to the budget.
 pub fn decode_request_measured(frame: Bytes) -> (Result<InboundRequest, CodecError>, usize) {
+    let budget_bytes = decode_budget_bytes(frame.len());
+    decode_measured(frame, budget_bytes)
+}
+
+fn decode_measured(
+    frame: Bytes,
+    budget_bytes: usize,
+) -> (Result<InboundRequest, CodecError>, usize) {
     let body_len = frame.len();
-    let budget_bytes = decode_budget_bytes(body_len);
     let (result, used) = decode_budget::with_budget(budget_bytes, || decode_unbudgeted(frame));
     let result = match result {
         Err(CodecError::MalformedBody {

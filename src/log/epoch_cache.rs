@@ -135,7 +135,11 @@ impl EpochCache {
         let expected: usize = count
             .parse()
             .map_err(|_| (n, format!("malformed entry count {count:?}")))?;
-        let mut entries = Vec::new();
+        // Each entry goes through `assign`, as Kafka's constructor feeds the file to it
+        // (`checkpoint.read().forEach(this::assign)`): a negative one fails the load, one that
+        // goes backwards replaces those it conflicts with.
+        let mut cache = EpochCache::default();
+        let mut found = 0;
         let mut last_line = n;
         for (n, line) in lines {
             last_line = n;
@@ -152,18 +156,18 @@ impl EpochCache {
             let Some((epoch, start_offset)) = parsed else {
                 return Err((n, format!("malformed entry {line:?}")));
             };
-            entries.push(EpochEntry {
-                epoch,
-                start_offset,
-            });
+            found += 1;
+            cache
+                .assign(epoch, start_offset)
+                .map_err(|e| (n, format!("invalid entry {line:?}: {e}")))?;
         }
-        if entries.len() != expected {
+        if found != expected {
             return Err((
                 last_line,
-                format!("{expected} entries declared, {} found", entries.len()),
+                format!("{expected} entries declared, {found} found"),
             ));
         }
-        Ok(EpochCache { entries })
+        Ok(cache)
     }
 }
 
@@ -233,6 +237,24 @@ mod tests {
         assert_eq!(c.end_offset_for(6, 30), None);
         assert_eq!(c.end_offset_for(-1, 30), None);
         assert_eq!(EpochCache::default().end_offset_for(1, 0), None);
+    }
+
+    /// Kafka's `LeaderEpochFileCache` constructor: `checkpoint.read().forEach(this::assign)`.
+    #[test]
+    fn a_checkpoint_is_read_through_assign() {
+        let c = EpochCache::from_text("0\n3\n1 0\n5 100\n3 50\n").unwrap();
+        let got: Vec<(i32, i64)> = c
+            .entries()
+            .iter()
+            .map(|e| (e.epoch, e.start_offset))
+            .collect();
+        assert_eq!(
+            got,
+            vec![(1, 0), (3, 50)],
+            "the backwards entry replaces what it conflicts with"
+        );
+        let (line, reason) = EpochCache::from_text("0\n2\n1 0\n-1 5\n").unwrap_err();
+        assert_eq!(line, 4, "{reason}");
     }
 
     #[test]

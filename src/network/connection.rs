@@ -15,7 +15,7 @@ use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
 
 use crate::codec::frame::{check_frame, FrameCheck, SIZE_PREFIX_BYTES};
-use crate::codec::request::decode_request;
+use crate::codec::request::{decode_budget_bytes, decode_request_within};
 
 use super::memory::Reservation;
 use super::quotas::ConnectionSlot;
@@ -111,23 +111,52 @@ pub async fn serve_connection<H: RequestHandler>(
             };
             buf.advance(SIZE_PREFIX_BYTES);
             let frame = buf.split_to(body_len).freeze();
-            let request = match decode_request(frame) {
+            let budget_bytes = reservation.as_ref().map_or_else(
+                || decode_budget_bytes(body_len),
+                Reservation::decode_budget_bytes,
+            );
+            let request = match decode_request_within(frame, budget_bytes) {
                 Ok(r) => r,
                 Err(e) => return refuse(&e),
             };
             slot.record_request(request.header().api_key);
-            let Some(response) = handler.handle(&ctx, request).await else {
+            let answered = tokio::select! {
+                () = shutdown.cancelled() => return,
+                () = evicted.cancelled() => return,
+                a = handler.handle(&ctx, request) => a,
+            };
+            let Some(response) = answered else {
                 return;
             };
-            if let Err(e) = stream.write_all(&response).await {
-                tracing::debug!(peer = %ctx.peer, "write failed: {e}");
-                return;
-            }
-            // The frame's memory is free once it is answered.
+            // The request's memory is free once it is answered; the response's own bytes are
+            // its to hold while they are written.
             reservation = None;
             body_deadline = None;
+            // A peer that stops reading gets as long as an idle one (Kafka's idle timer counts
+            // writes too), then is closed.
+            let written = tokio::select! {
+                () = shutdown.cancelled() => return,
+                () = evicted.cancelled() => return,
+                w = read_within(idle, stream.write_all(&response)) => w,
+            };
+            match written {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    tracing::debug!(peer = %ctx.peer, "write failed: {e}");
+                    return;
+                }
+                Err(_) => {
+                    tracing::debug!(peer = %ctx.peer, "closing a connection that stopped reading after {idle:?}");
+                    return;
+                }
+            }
         }
-        let want = frame_needs.map_or(INITIAL_BUFFER_BYTES, |n| n.min(READ_CHUNK_BYTES));
+        // Grow with what actually arrived (doubling), never by what a size prefix announces:
+        // four bytes must not buy 64 KiB.
+        let want = frame_needs.map_or(INITIAL_BUFFER_BYTES, |n| {
+            n.min(READ_CHUNK_BYTES)
+                .min(buf.len().max(INITIAL_BUFFER_BYTES))
+        });
         if buf.capacity() - buf.len() < want {
             buf.reserve(want);
         }
@@ -167,13 +196,13 @@ pub async fn serve_connection<H: RequestHandler>(
     }
 }
 
-/// `read`, or `Err` once `idle` passes first (never, without an idle limit).
+/// `io`, or `Err` once `idle` passes first (never, without an idle limit).
 async fn read_within<F: std::future::Future>(
     idle: Option<Duration>,
-    read: F,
+    io: F,
 ) -> Result<F::Output, tokio::time::error::Elapsed> {
     match idle {
-        Some(d) => tokio::time::timeout(d, read).await,
-        None => Ok(read.await),
+        Some(d) => tokio::time::timeout(d, io).await,
+        None => Ok(io.await),
     }
 }

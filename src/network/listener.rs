@@ -69,8 +69,8 @@ pub async fn serve<H: RequestHandler>(
                     peer,
                     &listener_name,
                     &format_args!(
-                        "Rejected connection from {peer}: all {limit} connections carry \
-                         cluster traffic"
+                        "Rejected connection from {peer}: the limit of {limit} connections is \
+                         reached and none can be closed for it"
                     ),
                 );
                 continue;

@@ -41,6 +41,19 @@ pub struct Reservation {
     budget: Option<(Arc<Semaphore>, u32)>,
 }
 
+impl Reservation {
+    /// What the frame may allocate while it is decoded: its decode budget, within what was
+    /// reserved for it beyond its raw bytes (a frame costing more than the whole budget got
+    /// only the budget).
+    pub fn decode_budget_bytes(&self) -> usize {
+        let full = decode_budget_bytes(self.body_len);
+        match &self.permit {
+            Some(p) => full.min((p.num_permits() * UNIT_BYTES).saturating_sub(self.body_len)),
+            None => full,
+        }
+    }
+}
+
 impl Drop for Reservation {
     fn drop(&mut self) {
         drop(self.permit.take());
@@ -49,7 +62,11 @@ impl Drop for Reservation {
             .as_ref()
             .is_none_or(|(s, total)| s.available_permits() == *total as usize);
         if self.body_len >= TRIM_AFTER_FRAME_BYTES && quiet {
-            release_free_memory();
+            // The arena walk can take milliseconds on a large heap: not on a worker thread.
+            match tokio::runtime::Handle::try_current() {
+                Ok(rt) => drop(rt.spawn_blocking(release_free_memory)),
+                Err(_) => release_free_memory(),
+            }
         }
     }
 }
@@ -142,6 +159,17 @@ mod tests {
         drop(one);
         assert!(huge.await.unwrap().is_some());
         assert_eq!(mem.available_bytes(), Some(64 << 20));
+    }
+
+    #[tokio::test]
+    async fn a_frame_decodes_within_what_was_reserved_for_it() {
+        let mem = RequestMemory::new(Some(64 << 20));
+        let small = mem.reserve(1 << 20).await.unwrap();
+        assert_eq!(small.decode_budget_bytes(), decode_budget_bytes(1 << 20));
+        drop(small);
+        // 50 MiB would cost 13 times that; it got the whole 64 MiB, so 14 MiB to decode in.
+        let huge = mem.reserve(50 << 20).await.unwrap();
+        assert_eq!(huge.decode_budget_bytes(), (64 << 20) - (50 << 20));
     }
 
     #[tokio::test]

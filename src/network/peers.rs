@@ -16,16 +16,16 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use kafka_protocol::messages::{ApiKey, ApiVersionsRequest};
-use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::protocol::{decode_budget, StrBytes};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
 use super::adapt::adapt_request;
 use crate::codec::frame::SIZE_PREFIX_BYTES;
-use crate::codec::request::encode_request;
+use crate::codec::request::{decode_budget_bytes, encode_request};
 use crate::codec::response::decode_response;
 use crate::codec::{versions, RequestBody, ResponseBody};
 use crate::raft::{Destination, ResponseResult};
@@ -233,8 +233,12 @@ impl Connection {
         let body = read_frame(&mut self.stream)
             .await
             .map_err(CallError::Broken)?;
-        let (got, response) = decode_response(body, request.api_key(), version)
-            .map_err(|e| CallError::Broken(e.to_string()))?;
+        // A response gets the decode budget a request of its size would.
+        let budget_bytes = decode_budget_bytes(body.len());
+        let (decoded, _) = decode_budget::with_budget(budget_bytes, || {
+            decode_response(body, request.api_key(), version)
+        });
+        let (got, response) = decoded.map_err(|e| CallError::Broken(e.to_string()))?;
         if got != correlation_id {
             return Err(CallError::Broken(format!(
                 "correlation id {got}, expected {correlation_id}"
@@ -254,12 +258,20 @@ async fn read_frame(stream: &mut TcpStream) -> Result<Bytes, String> {
     if len < 0 || len as usize > RESPONSE_MAX_BYTES {
         return Err(format!("invalid response size {len}"));
     }
-    let mut body = BytesMut::zeroed(len as usize);
-    stream
-        .read_exact(&mut body)
+    // Grown as the bytes arrive, not sized by what the prefix announces.
+    let mut body = Vec::new();
+    (&mut *stream)
+        .take(len as u64)
+        .read_to_end(&mut body)
         .await
         .map_err(|e| e.to_string())?;
-    Ok(body.freeze())
+    if body.len() != len as usize {
+        return Err(format!(
+            "connection closed after {} of {len} response bytes",
+            body.len()
+        ));
+    }
+    Ok(Bytes::from(body))
 }
 
 #[allow(clippy::disallowed_methods)] // reconnect backoff is wall-clock by nature; not the core

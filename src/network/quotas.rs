@@ -4,11 +4,16 @@
 //!
 //! Where Kafka's acceptor waits for a slot when a listener is full (so that idle connections
 //! can lock everyone out until `connections.max.idle.ms`), ferrokraft makes room: the least
-//! recently active connection that has carried no cluster traffic is closed for the new one.
-//! Cluster traffic is what Kafka authorizes as CLUSTER_ACTION (Raft RPCs from voters and
-//! observers, broker registrations and heartbeats, AlterPartition, Envelope): the connections
-//! of the quorum and its brokers, which is what Kafka protects by exempting its inter-broker
-//! listener. Recency is an activity sequence number, not a clock.
+//! recently active connection that has carried no cluster traffic is closed for the new one,
+//! and only when none is left, the least recently active of the others. Cluster traffic is
+//! what Kafka authorizes as CLUSTER_ACTION (Raft RPCs from voters and observers, broker
+//! registrations and heartbeats, AlterPartition, Envelope): the connections of the quorum and
+//! its brokers, which is what Kafka protects by exempting its inter-broker listener. Without
+//! authentication (#16) anyone can send such a request, so cluster traffic is protected, not
+//! exempt: the quorum's live connections are active every few hundred milliseconds (fetches,
+//! heartbeats) and so are the last to go, while a connection that sent one Fetch and went
+//! quiet goes first once the clients are gone. Recency is an activity sequence number, not a
+//! clock.
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
@@ -101,7 +106,7 @@ pub enum Admission {
         /// The maximum for that address.
         limit: usize,
     },
-    /// Every connection is cluster traffic and the limit is reached.
+    /// The limit is reached and there is no connection to close for it.
     Full {
         /// The limit that is reached.
         limit: usize,
@@ -154,12 +159,12 @@ impl ConnectionQuotas {
         let mut evicted = None;
         if listener_full || total_full {
             // The least recently active client connection, on this listener if that is the
-            // limit reached, else on any.
+            // limit reached, else on any; cluster traffic only when no client is left.
             let victim = reg
                 .entries
                 .iter()
-                .filter(|(_, e)| !e.cluster_traffic && (!listener_full || e.listener == listener))
-                .min_by_key(|(_, e)| e.last_activity)
+                .filter(|(_, e)| !listener_full || e.listener == listener)
+                .min_by_key(|(_, e)| (e.cluster_traffic, e.last_activity))
                 .map(|(id, _)| *id);
             let Some(victim) = victim else {
                 let limit = if listener_full {
@@ -281,18 +286,20 @@ mod tests {
     }
 
     #[test]
-    fn only_cluster_traffic_left_refuses() {
+    fn cluster_traffic_goes_last_least_recently_active_first() {
         let q = ConnectionQuotas::new(limits(2, 100));
         let (a, _) = admitted(q.admit("CONTROLLER", ip(1)));
         let (b, _) = admitted(q.admit("CONTROLLER", ip(2)));
+        // b sent one Fetch and went quiet; a keeps fetching.
+        b.record_request(ApiKey::Fetch);
         a.record_request(ApiKey::Vote);
-        b.record_request(ApiKey::BrokerHeartbeat);
-        assert!(matches!(
-            q.admit("CONTROLLER", ip(3)),
-            Admission::Full { limit: 2 }
-        ));
-        drop(a);
-        admitted(q.admit("CONTROLLER", ip(3)));
+        a.record_request(ApiKey::Fetch);
+        let (_c, evicted) = admitted(q.admit("CONTROLLER", ip(3)));
+        assert_eq!(evicted, Some(ip(2)));
+        assert!(b.evicted().is_cancelled() && !a.evicted().is_cancelled());
+        // A client (c) goes before the cluster connection, however recent.
+        let (_d, evicted) = admitted(q.admit("CONTROLLER", ip(4)));
+        assert_eq!(evicted, Some(ip(3)));
     }
 
     #[test]

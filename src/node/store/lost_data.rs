@@ -27,6 +27,8 @@ use std::path::Path;
 use super::StoreError;
 use crate::log::epoch_cache::{EpochCheckpointFile, LEADER_EPOCH_CHECKPOINT_FILE};
 use crate::log::LogError;
+use crate::records::batch::MAX_BATCH_SIZE_BYTES;
+use crate::records::FileFramer;
 use crate::snapshot;
 use crate::storage::QuorumStateStore;
 
@@ -49,15 +51,28 @@ fn log_missing(dir: &Path) -> Result<bool, StoreError> {
         if stem.len() != 20 || !stem.bytes().all(|b| b.is_ascii_digit()) {
             continue;
         }
-        let len = entry
-            .metadata()
-            .map_err(|e| LogError::io("stat", &entry.path(), e))?
-            .len();
-        if len > 0 || stem.bytes().any(|b| b != b'0') {
+        if stem.bytes().any(|b| b != b'0') || holds_a_batch(&entry.path())? {
             return Ok(false);
         }
     }
     Ok(true)
+}
+
+/// Whether the segment at `path` starts with a whole, CRC-valid batch. A segment of zeros or
+/// of garbage (what a power loss can leave) is as missing as an empty one: recovery would cut
+/// it to nothing and rewrite the checkpoint, destroying the evidence.
+fn holds_a_batch(path: &Path) -> Result<bool, StoreError> {
+    let file = fs::File::open(path).map_err(|e| LogError::io("open", path, e))?;
+    let len = file
+        .metadata()
+        .map_err(|e| LogError::io("stat", path, e))?
+        .len();
+    let mut buf = Vec::new();
+    let mut framer = FileFramer::new(&file, 0, len, MAX_BATCH_SIZE_BYTES);
+    let first = framer
+        .next_batch_into(&mut buf)
+        .map_err(|e| LogError::io("read", path, e))?;
+    Ok(first.is_some())
 }
 
 /// What in `dir` shows that a node had data while its log is missing.
@@ -168,7 +183,10 @@ mod tests {
         assert_eq!(evidence_of_lost_data(d, 1).unwrap().decisive.len(), 1);
         // Data in the log: whatever the rest says, nothing is missing.
         write(d, LEADER_EPOCH_CHECKPOINT_FILE, "0\n2\n1 0\n2 90\n");
-        write(d, "00000000000000000000.log", "some bytes");
+        let mut builder = crate::records::batch::BatchBuilder::new(0, 1, 0, false);
+        builder.append(None, b"a record").unwrap();
+        let batch = builder.finish().unwrap();
+        fs::write(d.join("00000000000000000000.log"), &batch).unwrap();
         assert_eq!(evidence_of_lost_data(d, 1).unwrap(), Evidence::default());
         // Restarted at a snapshot: an empty segment named after its end offset.
         fs::remove_file(d.join("00000000000000000000.log")).unwrap();
@@ -207,8 +225,16 @@ mod tests {
         assert!(err.contains("offset 90"), "{err}");
         assert!(err.contains("offsets up to 119"), "{err}");
         check_lost_data(d, 1, true).unwrap();
-        // An empty segment 0 is as missing as none.
+        // An empty segment 0 is as missing as none, and so is one of zeros or garbage.
         write(d, "00000000000000000000.log", "");
+        assert!(check_lost_data(d, 1, false).is_err());
+        fs::write(d.join("00000000000000000000.log"), vec![0u8; 8192]).unwrap();
+        assert!(check_lost_data(d, 1, false).is_err());
+        write(
+            d,
+            "00000000000000000000.log",
+            "some bytes that are no batch at all",
+        );
         assert!(check_lost_data(d, 1, false).is_err());
     }
 }
