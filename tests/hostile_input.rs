@@ -20,7 +20,8 @@ use ferrokraft::codec::messages::{RequestBody, ResponseBody};
 use ferrokraft::codec::reproducers;
 use ferrokraft::codec::request::encode_request;
 use ferrokraft::codec::response::decode_response;
-use kafka_protocol::messages::{ApiKey, ApiVersionsRequest};
+use kafka_protocol::messages::create_topics_request::CreatableTopic;
+use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, CreateTopicsRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use support::cluster::{Cluster, Impl};
 
@@ -226,8 +227,16 @@ fn idle_connections_cost_little_memory_and_lock_no_one_out() {
     // More than the 4,096 connections that used to lock everyone out (Kafka's default is
     // unlimited, and so is ours now, up to the open-files limit).
     const N: u64 = 5_000;
+    // Half of them announce a 64 KiB frame and send nothing more: four bytes must not buy the
+    // buffer the prefix announces.
     let idle: Vec<TcpStream> = (0..N)
-        .map(|_| TcpStream::connect(addr(port)).unwrap())
+        .map(|i| {
+            let mut s = TcpStream::connect(addr(port)).unwrap();
+            if i % 2 == 0 {
+                s.write_all(&65_536u32.to_be_bytes()).unwrap();
+            }
+            s
+        })
         .collect();
     std::thread::sleep(Duration::from_secs(1));
     assert!(api_versions_answered(port), "a new client is answered");
@@ -243,6 +252,40 @@ fn idle_connections_cost_little_memory_and_lock_no_one_out() {
         "{per_connection} bytes per idle connection"
     );
     drop(idle);
+}
+
+#[test]
+fn a_large_frame_decodes_within_what_the_budget_reserved_for_it() {
+    let _serial = support::cluster::serial();
+    let c = one_node(
+        "hostile-reserved-decode",
+        &[
+            ("socket.request.max.bytes", "1048576"),
+            ("queued.max.request.bytes", "1048576"),
+        ],
+    );
+    let port = c.nodes[0].port;
+    // A legal CreateTopics of ~0.7 MiB with short names decodes to about 7 bytes per wire byte:
+    // inside the per-frame rate (12), but not inside the 1 MiB budget, which is all it got.
+    let topics = (0..50_000)
+        .map(|i| {
+            CreatableTopic::default()
+                .with_name(TopicName(StrBytes::from_string(format!("t{i}"))))
+                .with_num_partitions(1)
+                .with_replication_factor(1)
+        })
+        .collect();
+    let body = RequestBody::CreateTopics(CreateTopicsRequest::default().with_topics(topics));
+    let frame = encode_request(&body, 7, 9, "hostile").unwrap();
+    assert!(
+        frame.len() < 1_048_576 && frame.len() > 600_000,
+        "{}",
+        frame.len()
+    );
+    assert_eq!(send_frame(port, &frame[4..]), Outcome::Closed);
+    let log = c.nodes[0].log_text();
+    assert!(log.contains("would decode to more than"), "{log}");
+    assert!(api_versions_answered(port));
 }
 
 #[test]
