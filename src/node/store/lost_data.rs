@@ -13,7 +13,8 @@
 //! - a snapshot ending above offset 0 (the bootstrap `0-0` checkpoint does not count), named in
 //!   the refusal but not refusing alone: a directory holding only a snapshot is also what a
 //!   deliberate restore from a snapshot looks like (the node then starts at its end, as Kafka's
-//!   `truncateToLatestSnapshot` does), so that is logged at WARN.
+//!   `truncateToLatestSnapshot` does), so that is logged at WARN. For the same reason the two
+//!   signs above count only for an epoch beyond the latest snapshot's.
 //!
 //! A log is missing when no segment file holds a byte and none starts above offset 0 (a log
 //! restarted at a snapshot has an empty segment named after the snapshot's end offset).
@@ -91,9 +92,18 @@ pub fn evidence_of_lost_data(dir: &Path, node_id: i32) -> Result<Evidence, Store
     if !log_missing(dir)? {
         return Ok(found);
     }
+    // The latest snapshot past offset 0: what the node can restart from.
+    let snapshot = snapshot::dir::list_snapshots(dir)?
+        .into_iter()
+        .rev()
+        .find(|s| s.end_offset > 0);
+    // A sign counts when it shows an epoch beyond the snapshot's: the node wrote records in
+    // an epoch the snapshot cannot hold. Within the snapshot's epoch it is what restoring a
+    // voter from a snapshot looks like (the node restarts at its end, with a WARN).
+    let beyond_snapshot = |epoch: i32| snapshot.is_none_or(|s| epoch > s.epoch);
     // A malformed checkpoint fails the log's open right after, with its line.
     if let Ok(cache) = EpochCheckpointFile::new(dir).read() {
-        if let Some(e) = cache.latest() {
+        if let Some(e) = cache.latest().filter(|e| beyond_snapshot(e.epoch)) {
             found.decisive.push(format!(
                 "{LEADER_EPOCH_CHECKPOINT_FILE} says epoch {} started at offset {}",
                 e.epoch, e.start_offset
@@ -101,24 +111,20 @@ pub fn evidence_of_lost_data(dir: &Path, node_id: i32) -> Result<Evidence, Store
         }
     }
     if let Ok(Some(q)) = QuorumStateStore::new(dir).read() {
-        if q.leader_id == node_id && q.leader_epoch > 0 {
+        if q.leader_id == node_id && q.leader_epoch > 0 && beyond_snapshot(q.leader_epoch) {
             found.decisive.push(format!(
                 "quorum-state says this node (id {node_id}) was the leader of epoch {}",
                 q.leader_epoch
             ));
         }
     }
-    found.snapshot = snapshot::dir::list_snapshots(dir)?
-        .iter()
-        .rev()
-        .find(|s| s.end_offset > 0)
-        .map(|s| {
-            format!(
-                "snapshot {} holds offsets up to {}",
-                s.file_name(),
-                s.end_offset - 1
-            )
-        });
+    found.snapshot = snapshot.map(|s| {
+        format!(
+            "snapshot {} holds offsets up to {}",
+            s.file_name(),
+            s.end_offset - 1
+        )
+    });
     Ok(found)
 }
 
@@ -205,24 +211,34 @@ mod tests {
         assert!(found.decisive.is_empty(), "{found:?}");
         assert!(found.snapshot.unwrap().contains("offsets up to 119"));
         check_lost_data(d, 1, false).unwrap();
+        // Signs within the snapshot's epoch (2) are a restore too.
         write(d, LEADER_EPOCH_CHECKPOINT_FILE, "0\n2\n1 0\n2 90\n");
         write(
             d,
             "quorum-state",
             r#"{"leaderId":1,"leaderEpoch":2,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}"#,
         );
+        assert!(evidence_of_lost_data(d, 1).unwrap().decisive.is_empty());
+        check_lost_data(d, 1, false).unwrap();
+        // Beyond it, they show records the snapshot cannot hold.
+        write(d, LEADER_EPOCH_CHECKPOINT_FILE, "0\n3\n1 0\n2 90\n3 130\n");
+        write(
+            d,
+            "quorum-state",
+            r#"{"leaderId":1,"leaderEpoch":3,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}"#,
+        );
         let found = evidence_of_lost_data(d, 1).unwrap();
         assert_eq!(found.decisive.len(), 2, "{found:?}");
         assert!(
-            found.decisive[0].contains("epoch 2 started at offset 90"),
+            found.decisive[0].contains("epoch 3 started at offset 130"),
             "{found:?}"
         );
-        assert!(found.decisive[1].contains("leader of epoch 2"), "{found:?}");
+        assert!(found.decisive[1].contains("leader of epoch 3"), "{found:?}");
         // Another node's leadership is no evidence.
         assert_eq!(evidence_of_lost_data(d, 2).unwrap().decisive.len(), 1);
         let err = check_lost_data(d, 1, false).unwrap_err().to_string();
         assert!(err.contains(ACCEPT_DATA_LOSS_KEY), "{err}");
-        assert!(err.contains("offset 90"), "{err}");
+        assert!(err.contains("offset 130"), "{err}");
         assert!(err.contains("offsets up to 119"), "{err}");
         check_lost_data(d, 1, true).unwrap();
         // An empty segment 0 is as missing as none, and so is one of zeros or garbage.
