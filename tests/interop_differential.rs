@@ -3,7 +3,11 @@
 //! each time with the same two Kafka brokers (ids 100 and 101, small heaps) in front; the two
 //! runs must end the same.
 //!
-//! The script goes through Kafka's own tools, via the brokers: `kafka-topics --create` with
+//! The script starts with the quorum and cluster tools through the brokers and through the
+//! controller (`kafka-metadata-quorum describe` with both brokers as observers, `kafka-cluster
+//! cluster-id` and `list-endpoints`, `kafka-features`, `kafka-configs --describe` of the
+//! controller's broker resource; [`cluster_tools`]). Then it goes through Kafka's own tools,
+//! via the brokers: `kafka-topics --create` with
 //! partition counts, replication factors, `--config` values and `--replica-assignment`, and
 //! the creations a controller must refuse (existing topic, colliding name, invalid name,
 //! replication factor above the broker count, bad and unknown configs, an unknown broker in
@@ -13,9 +17,10 @@
 //! lines then in the controller's log — and deleted, a bad level and the root logger's
 //! deletion refused; the logger is each implementation's request logger, see
 //! [`request_logger`]); `--delete`; an idempotent VerifiableProducer
-//! (AllocateProducerIds, a ProducerIdsRecord); and a controlled shutdown (SIGTERM) and
-//! restart of broker 101 (re-registration, unfencing, ISR expansion). Each tool's exit code,
-//! stdout and the error lines of its stderr are recorded.
+//! (AllocateProducerIds, a ProducerIdsRecord); and a controlled shutdown (SIGTERM) of broker
+//! 101 (then `list-endpoints --include-fenced-brokers` once it is fenced) and its restart
+//! (re-registration, unfencing, ISR expansion). Each tool's exit code, stdout and the error
+//! lines of its stderr are recorded.
 //!
 //! Then the controller and brokers are stopped and the controller's whole metadata log is
 //! dumped with `ferrokraft dump --json` (it reads Kafka's log format too): the replayed
@@ -35,6 +40,8 @@
 
 #[path = "differential/broker_loggers.rs"]
 mod broker_loggers;
+#[path = "differential/cluster_tools.rs"]
+mod cluster_tools;
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -262,6 +269,7 @@ fn play(kind: Impl) -> (Vec<Step>, Value, BTreeMap<String, String>) {
 
 /// The operations, in order; both runs do exactly these. Arguments are split at spaces.
 fn script(run: &mut Run<'_>, brokers: &mut [Broker]) {
+    cluster_tools::script(run);
     let create = [
         ("create fixed.assign (explicit assignment)", "--topic fixed.assign --replica-assignment 100:101,101:100,100:101"),
         ("create solo (RF 1, explicit)", "--topic solo --replica-assignment 101,100"),
@@ -302,6 +310,7 @@ fn script(run: &mut Run<'_>, brokers: &mut [Broker]) {
         run.configs(what, &args);
     }
     run.configs("describe topic configs", &format!("{topic} --describe"));
+    cluster_tools::configs(run);
     broker_loggers::script(run);
     reassign_and_elect(run);
     features(run);
@@ -476,6 +485,7 @@ fn produce_and_restart(run: &mut Run<'_>, brokers: &mut [Broker]) {
     run.describe_when("describe with 101 shut down", &LASTING, |p| {
         p.leader != Some(101) && (!p.isr.contains(&101) || p.isr == [101])
     });
+    cluster_tools::fenced(run, 101);
     run.c.restart_broker(&mut brokers[1]);
     run.c
         .wait_brokers_unfenced(&[&brokers[1]], &BROKERS, Duration::from_secs(90));

@@ -14,6 +14,9 @@
 
 mod support;
 
+#[path = "parity/mixed.rs"]
+mod mixed;
+
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -24,6 +27,7 @@ use ferrokraft::codec::header::encode_request_header;
 use ferrokraft::codec::messages::ResponseBody;
 use ferrokraft::codec::response::decode_response;
 use kafka_protocol::messages::{ApiKey, ApiVersionsResponse};
+use kafka_protocol::protocol::Encodable;
 use support::cluster::{Cluster, Impl, Quorum};
 use support::kafka::kafka;
 use support::kafka::ToolOutput;
@@ -184,24 +188,39 @@ fn feature_names(text: &str) -> Vec<String> {
 /// An ApiVersions v4 exchange with node `via`, as Kafka's clients make it.
 fn api_versions(c: &Cluster, via: i32) -> ApiVersionsResponse {
     let port = c.nodes[(via - 1) as usize].port;
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let mut buf = BytesMut::new();
-    encode_request_header(&mut buf, ApiKey::ApiVersions, 4, 7, "tool-parity");
     // Client software name and version (compact strings), no tagged fields.
-    buf.put_slice(&[5, b't', b'e', b's', b't', 4, b'1', b'.', b'0', 0]);
+    let body = [5, b't', b'e', b's', b't', 4, b'1', b'.', b'0', 0];
+    let ResponseBody::ApiVersions(r) = exchange(port, ApiKey::ApiVersions, 4, &body) else {
+        panic!("not an ApiVersions answer")
+    };
+    r
+}
+
+/// One request (`body` encoded at `version`) to the node listening on `port`, and its answer.
+/// The read waits up to 60 s (an AddRaftVoter answers once its new voter did or timed out).
+fn exchange(port: u16, key: ApiKey, version: i16, body: &[u8]) -> ResponseBody {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut buf = BytesMut::new();
+    encode_request_header(&mut buf, key, version, 7, "tool-parity");
+    buf.put_slice(body);
     let mut frame = (buf.len() as i32).to_be_bytes().to_vec();
     frame.extend_from_slice(&buf);
     s.write_all(&frame).unwrap();
     let mut size = [0u8; 4];
     s.read_exact(&mut size).unwrap();
-    let mut body = vec![0; i32::from_be_bytes(size) as usize];
-    s.read_exact(&mut body).unwrap();
-    let (_, body) = decode_response(Bytes::from(body), ApiKey::ApiVersions, 4).unwrap();
-    let ResponseBody::ApiVersions(r) = body else {
-        panic!("not an ApiVersions answer")
-    };
-    r
+    let mut answer = vec![0; i32::from_be_bytes(size) as usize];
+    s.read_exact(&mut answer).unwrap();
+    decode_response(Bytes::from(answer), key, version)
+        .unwrap()
+        .1
+}
+
+/// `message` encoded at `version`.
+fn encoded<T: Encodable>(message: &T, version: i16) -> Vec<u8> {
+    let mut buf = BytesMut::new();
+    message.encode(&mut buf, version).unwrap();
+    buf.to_vec()
 }
 
 /// The ApiVersions answers compared field by field: error code, the API table (less the

@@ -21,7 +21,7 @@ use super::io::{Destination, InboundRequest};
 use super::log::LogReader;
 use super::state::{PendingAddVoter, Role};
 use super::types::{Endpoint, Endpoints, ReplicaKey, VoterNode};
-use super::voter_changes::{add_voter_response, endpoints_from_listeners};
+use super::voter_changes::{add_voter_refusal, add_voter_response, endpoints_from_listeners};
 use crate::codec::{RequestBody, ResponseBody};
 
 /// Name of the kraft.version feature in ApiVersions' SupportedFeatures.
@@ -54,7 +54,7 @@ impl RaftCore {
         }
         // Checked against our own epoch: the request carries none.
         if let Some(error) = self.validate_leader_only_request(self.role.epoch()) {
-            return answer(self, error, None);
+            return self.respond(req, ResponseBody::AddRaftVoter(add_voter_refusal(error)));
         }
         if body.voter_id < 0 || body.voter_directory_id.is_nil() {
             let message = "Add voter request didn't include a valid voter".to_string();
@@ -238,8 +238,10 @@ impl RaftCore {
     fn abort_api_versions(&mut self, error: i16) {
         self.complete_add_voter(
             errors::REQUEST_TIMED_OUT,
+            // Kafka's text, "for since" included.
             Some(format!(
-                "Aborted add voter operation since API_VERSIONS returned an error {error}"
+                "Aborted add voter operation for since API_VERSIONS returned an error {}",
+                errors::error_name(error)
             )),
         );
     }

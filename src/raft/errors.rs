@@ -23,6 +23,58 @@ pub const POSITION_OUT_OF_RANGE: i16 = 99;
 pub const INVALID_VOTER_KEY: i16 = 125;
 pub const DUPLICATE_VOTER: i16 = 126;
 pub const VOTER_NOT_FOUND: i16 = 127;
+pub const NETWORK_EXCEPTION: i16 = 13;
+
+/// Kafka's name and default message of every code above (`Errors`: `name()`, `message()`).
+/// `NONE` has no exception, so its message is its name.
+const KAFKA_ERRORS: &[(i16, &str, &str)] = &[
+    (NONE, "NONE", "NONE"),
+    (UNKNOWN_SERVER_ERROR, "UNKNOWN_SERVER_ERROR", "The server experienced an unexpected error when processing the request."),
+    (UNKNOWN_TOPIC_OR_PARTITION, "UNKNOWN_TOPIC_OR_PARTITION", "This server does not host this topic-partition."),
+    (NOT_LEADER_OR_FOLLOWER, "NOT_LEADER_OR_FOLLOWER", "For requests intended only for the leader, this error indicates that the broker is not the current leader. For requests intended for any replica, this error indicates that the broker is not a replica of the topic partition."),
+    (REQUEST_TIMED_OUT, "REQUEST_TIMED_OUT", "The request timed out."),
+    (BROKER_NOT_AVAILABLE, "BROKER_NOT_AVAILABLE", "The broker is not available."),
+    (NETWORK_EXCEPTION, "NETWORK_EXCEPTION", "The server disconnected before a response was received."),
+    (CLUSTER_AUTHORIZATION_FAILED, "CLUSTER_AUTHORIZATION_FAILED", "Cluster authorization failed."),
+    (UNSUPPORTED_VERSION, "UNSUPPORTED_VERSION", "The version of API is not supported."),
+    (NOT_CONTROLLER, "NOT_CONTROLLER", "This is not the correct controller for this cluster."),
+    (INVALID_REQUEST, "INVALID_REQUEST", "This most likely occurs because of a request being malformed by the client library or the message was sent to an incompatible broker. See the broker logs for more details."),
+    (FENCED_LEADER_EPOCH, "FENCED_LEADER_EPOCH", "The leader epoch in the request is older than the epoch on the broker."),
+    (UNKNOWN_LEADER_EPOCH, "UNKNOWN_LEADER_EPOCH", "The leader epoch in the request is newer than the epoch on the broker."),
+    (SNAPSHOT_NOT_FOUND, "SNAPSHOT_NOT_FOUND", "Requested snapshot was not found."),
+    (POSITION_OUT_OF_RANGE, "POSITION_OUT_OF_RANGE", "Requested position is not greater than or equal to zero, and less than the size of the snapshot."),
+    (INCONSISTENT_CLUSTER_ID, "INCONSISTENT_CLUSTER_ID", "The clusterId in the request does not match that found on the server."),
+    (INVALID_VOTER_KEY, "INVALID_VOTER_KEY", "The voter key doesn't match the receiving replica's key."),
+    (DUPLICATE_VOTER, "DUPLICATE_VOTER", "The voter is already part of the set of voters."),
+    (VOTER_NOT_FOUND, "VOTER_NOT_FOUND", "The voter is not part of the set of voters."),
+];
+
+/// The entry of `code`; a code not in the table is Kafka's `Errors.forCode` fallback,
+/// UNKNOWN_SERVER_ERROR.
+fn kafka_error(code: i16) -> (&'static str, &'static str) {
+    let entry = KAFKA_ERRORS
+        .iter()
+        .find(|(c, _, _)| *c == code)
+        .or_else(|| {
+            KAFKA_ERRORS
+                .iter()
+                .find(|(c, _, _)| *c == UNKNOWN_SERVER_ERROR)
+        });
+    entry.map_or(("UNKNOWN_SERVER_ERROR", ""), |(_, name, message)| {
+        (name, message)
+    })
+}
+
+/// Kafka's `Errors.forCode(code).name()`, as its messages print an error.
+pub fn error_name(code: i16) -> &'static str {
+    kafka_error(code).0
+}
+
+/// Kafka's `Errors.forCode(code).message()`: what `RaftUtil` answers a voter change with when
+/// it was completed without a message of its own.
+pub fn default_message(code: i16) -> &'static str {
+    kafka_error(code).1
+}
 
 /// A local failure that stops the Raft core (Kafka throws and the raft thread dies).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -11,7 +11,7 @@ use super::io::InboundRequest;
 use super::log::LogReader;
 use super::state::{PendingRemoveVoter, Role};
 use super::types::ReplicaKey;
-use super::voter_changes::remove_voter_response;
+use super::voter_changes::{remove_voter_refusal, remove_voter_response};
 use crate::codec::ResponseBody;
 
 impl RaftCore {
@@ -44,10 +44,12 @@ impl RaftCore {
                 .map_err(|(error, message)| (error, Some(message)))
         };
         if let Err((error, message)) = result {
-            self.respond(
-                req,
-                ResponseBody::RemoveRaftVoter(remove_voter_response(error, message)),
-            );
+            // Not the leader: Kafka's KafkaRaftClient answers without a message.
+            let body = match message {
+                Some(message) => remove_voter_response(error, Some(message)),
+                None => remove_voter_refusal(error),
+            };
+            self.respond(req, ResponseBody::RemoveRaftVoter(body));
         }
     }
 

@@ -17,21 +17,31 @@ use super::voters::voter_set_to_record;
 use crate::codec::ResponseBody;
 use crate::records::control::ControlRecord;
 
-/// Kafka's `RaftUtil.addVoterResponse`.
+/// Kafka's `RaftUtil.addVoterResponse`: without a message of its own, the error's default
+/// message (so a success says "NONE"). Refusals Kafka's `KafkaRaftClient` builds itself (not
+/// the leader) carry no message of their own: [`add_voter_refusal`].
 pub(super) fn add_voter_response(error: i16, message: Option<String>) -> AddRaftVoterResponse {
-    AddRaftVoterResponse::default()
-        .with_error_code(error)
-        .with_error_message(message.map(StrBytes::from_string))
+    let message = message.unwrap_or_else(|| errors::default_message(error).to_string());
+    add_voter_refusal(error).with_error_message(Some(StrBytes::from_string(message)))
 }
 
-/// Kafka's `RaftUtil.removeVoterResponse`.
+/// An AddRaftVoter answer with the schema's default message, "" (Kafka sets none).
+pub(super) fn add_voter_refusal(error: i16) -> AddRaftVoterResponse {
+    AddRaftVoterResponse::default().with_error_code(error)
+}
+
+/// Kafka's `RaftUtil.removeVoterResponse` (see [`add_voter_response`]).
 pub(super) fn remove_voter_response(
     error: i16,
     message: Option<String>,
 ) -> RemoveRaftVoterResponse {
-    RemoveRaftVoterResponse::default()
-        .with_error_code(error)
-        .with_error_message(message.map(StrBytes::from_string))
+    let message = message.unwrap_or_else(|| errors::default_message(error).to_string());
+    remove_voter_refusal(error).with_error_message(Some(StrBytes::from_string(message)))
+}
+
+/// A RemoveRaftVoter answer with the schema's default message, "".
+pub(super) fn remove_voter_refusal(error: i16) -> RemoveRaftVoterResponse {
+    RemoveRaftVoterResponse::default().with_error_code(error)
 }
 
 /// Lowest and highest kraft.version this implementation supports (what it advertises in

@@ -253,6 +253,10 @@ pub enum Quorum {
     /// KIP-853: `controller.quorum.bootstrap.servers` lists every node; this node is formatted
     /// `--standalone` (the only voter), the others `--no-initial-controllers` (observers).
     Dynamic { standalone: i32 },
+    /// KIP-853: `controller.quorum.bootstrap.servers` lists every node; nodes 1..=`voters` are
+    /// formatted `--initial-controllers` (each with a directory id chosen here), the others
+    /// `--no-initial-controllers` (observers).
+    InitialControllers { voters: i32 },
 }
 
 /// A quorum of Kafka and ferrokraft nodes.
@@ -288,7 +292,7 @@ impl Cluster {
                     .collect::<Vec<_>>()
                     .join(",")
             ),
-            Quorum::Dynamic { .. } => format!(
+            Quorum::Dynamic { .. } | Quorum::InitialControllers { .. } => format!(
                 "controller.quorum.bootstrap.servers={}",
                 ports
                     .iter()
@@ -302,6 +306,21 @@ impl Cluster {
             .output()
             .unwrap();
         let cluster_id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        // `--initial-controllers`: `id@host:port:directory-id` of every initial voter.
+        let initial_controllers = match quorum {
+            Quorum::InitialControllers { voters } => (1..=voters)
+                .map(|id| {
+                    let out = Command::new(env!("CARGO_BIN_EXE_ferrokraft"))
+                        .arg("random-uuid")
+                        .output()
+                        .unwrap();
+                    let dir = String::from_utf8_lossy(&out.stdout).trim().to_string();
+                    format!("{id}@127.0.0.1:{}:{dir}", ports[(id - 1) as usize])
+                })
+                .collect::<Vec<_>>()
+                .join(","),
+            _ => String::new(),
+        };
         let mut nodes = Vec::new();
         for (i, kind) in kinds.iter().enumerate() {
             let id = i as i32 + 1;
@@ -327,7 +346,12 @@ impl Cluster {
             let format_mode: &[&str] = match quorum {
                 Quorum::Static => &[],
                 Quorum::Dynamic { standalone } if standalone == id => &["--standalone"],
-                Quorum::Dynamic { .. } => &["--no-initial-controllers"],
+                Quorum::InitialControllers { voters } if id <= voters => {
+                    &["--initial-controllers", &initial_controllers]
+                }
+                Quorum::Dynamic { .. } | Quorum::InitialControllers { .. } => {
+                    &["--no-initial-controllers"]
+                }
             };
             format_node(&art, *kind, &props, &cluster_id, format_mode);
             nodes.push(Node {
@@ -825,7 +849,9 @@ impl Cluster {
         let _ = fs::remove_dir_all(&self.nodes[i].dir);
         let mode: &[&str] = match self.quorum {
             Quorum::Static => &[],
-            Quorum::Dynamic { .. } => &["--no-initial-controllers"],
+            Quorum::Dynamic { .. } | Quorum::InitialControllers { .. } => {
+                &["--no-initial-controllers"]
+            }
         };
         format_node(
             &self.art,

@@ -59,6 +59,8 @@ fn test_add_voter() {
     // The follower's fetch commits it: {1, 2, 3} needs two, the leader and the follower.
     assert_eq!(fetch_at_log_end(&mut ctx, key(FOLLOWER)), errors::NONE);
     assert_eq!(add_voter_error(&ctx, add), errors::NONE);
+    // RaftUtil.addVoterResponse: no message of its own is the error's, "NONE" for NONE.
+    assert_eq!(voter_change_message(&ctx, add).as_deref(), Some("NONE"));
     let progress = ctx.core.voter_progress().unwrap();
     assert_eq!(progress.len(), 3, "the leader tracks the new voter");
 }
@@ -122,6 +124,8 @@ fn test_add_voter_to_not_leader() {
         .build();
     let id = add_new_voter(&mut ctx);
     assert_eq!(add_voter_error(&ctx, id), errors::NOT_LEADER_OR_FOLLOWER);
+    // KafkaRaftClient answers this refusal itself, with the schema's default message "".
+    assert_eq!(voter_change_message(&ctx, id).as_deref(), Some(""));
 }
 
 #[test]
@@ -206,6 +210,10 @@ fn test_add_voter_timeout() {
     assert!(!ctx.has_response(add));
     ctx.advance(1);
     assert_eq!(add_voter_error(&ctx, add), errors::REQUEST_TIMED_OUT);
+    assert_eq!(
+        voter_change_message(&ctx, add).as_deref(),
+        Some("The request timed out.")
+    );
     // The uncommitted record still counts.
     assert!(ctx.core.voters().is_voter(&key(NEW_VOTER)));
 }
@@ -220,6 +228,12 @@ fn test_add_voter_with_api_versions_from_incorrect_node() {
         api_versions_response(errors::INVALID_REQUEST, Some((0, 1))),
     );
     assert_eq!(add_voter_error(&ctx, add), errors::REQUEST_TIMED_OUT);
+    assert_eq!(
+        voter_change_message(&ctx, add).as_deref(),
+        Some(
+            "Aborted add voter operation for since API_VERSIONS returned an error INVALID_REQUEST"
+        )
+    );
     assert!(!ctx.core.voters().is_voter(&key(NEW_VOTER)));
 }
 
@@ -286,6 +300,11 @@ fn test_add_voter_api_versions_unanswered() {
     let api = take_api_versions(&mut ctx);
     ctx.deliver_result(api.correlation_id, crate::raft::ResponseResult::Failed);
     assert_eq!(add_voter_error(&ctx, add), errors::REQUEST_TIMED_OUT);
+    // A lost connection: Kafka's network channel answers BROKER_NOT_AVAILABLE.
+    assert_eq!(
+        voter_change_message(&ctx, add).as_deref(),
+        Some("Aborted add voter operation for since API_VERSIONS returned an error BROKER_NOT_AVAILABLE")
+    );
     // A late success answer for a finished operation changes nothing.
     ctx.deliver_response(api.correlation_id, api_versions_response(0, Some((0, 1))));
     assert!(!ctx.core.voters().is_voter(&key(NEW_VOTER)));

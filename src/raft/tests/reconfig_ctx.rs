@@ -236,6 +236,15 @@ pub fn add_voter_error(ctx: &Context, request_id: u64) -> i16 {
     }
 }
 
+/// The message of an AddRaftVoter or RemoveRaftVoter answer.
+pub fn voter_change_message(ctx: &Context, request_id: u64) -> Option<String> {
+    match ctx.response(request_id) {
+        ResponseBody::AddRaftVoter(r) => r.error_message.as_ref().map(|m| m.to_string()),
+        ResponseBody::RemoveRaftVoter(r) => r.error_message.as_ref().map(|m| m.to_string()),
+        other => panic!("not a voter-change answer: {other:?}"),
+    }
+}
+
 pub fn remove_voter_error(ctx: &Context, request_id: u64) -> i16 {
     match ctx.response(request_id) {
         ResponseBody::RemoveRaftVoter(r) => r.error_code,

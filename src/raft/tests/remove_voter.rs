@@ -33,6 +33,7 @@ fn test_remove_voter() {
     // {1, 2} needs both: follower 1's fetch commits it.
     assert_eq!(fetch_at_log_end(&mut ctx, key(FOLLOWER1)), errors::NONE);
     assert_eq!(remove_voter_error(&ctx, id), errors::NONE);
+    assert_eq!(voter_change_message(&ctx, id).as_deref(), Some("NONE"));
     ctx.assert_leader(ctx.epoch());
 }
 
@@ -105,6 +106,7 @@ fn test_remove_voter_to_not_leader() {
         .build();
     let id = remove(&mut ctx, key(FOLLOWER1));
     assert_eq!(remove_voter_error(&ctx, id), errors::NOT_LEADER_OR_FOLLOWER);
+    assert_eq!(voter_change_message(&ctx, id).as_deref(), Some(""));
 }
 
 #[test]
