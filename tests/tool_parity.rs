@@ -66,19 +66,30 @@ fn quorum(name: &str, kind: Impl) -> Cluster {
 /// Output of a tool through node `via`'s controller listener, normalised.
 fn tool(c: &Cluster, via: i32, name: &str, class: &str, args: &[&str]) -> (i32, String) {
     let bootstrap = format!("127.0.0.1:{}", c.nodes[(via - 1) as usize].port);
-    // kafka-cluster takes its options after the subcommand; the others before it.
-    let mut full: Vec<&str> = Vec::new();
-    if class.ends_with("ClusterTool") {
-        full.push(args[0]);
-        full.extend(["--bootstrap-controller", bootstrap.as_str()]);
-        full.extend_from_slice(&args[1..]);
-    } else {
-        full.extend(["--bootstrap-controller", bootstrap.as_str()]);
-        full.extend_from_slice(args);
-    }
+    let full = tool_args("--bootstrap-controller", &bootstrap, class, args);
     let out = kafka().tool(&c.art, name, class, &full);
     let code = out.status.code().unwrap_or(-1);
     (code, normalise(c, &format!("{}{}", out.stdout, out.stderr)))
+}
+
+/// `args` with `option bootstrap` where `class` takes it: kafka-cluster after its
+/// subcommand, the other tools before theirs.
+fn tool_args<'a>(
+    option: &'a str,
+    bootstrap: &'a str,
+    class: &str,
+    args: &[&'a str],
+) -> Vec<&'a str> {
+    let mut full: Vec<&str> = Vec::new();
+    if class.ends_with("ClusterTool") {
+        full.push(args[0]);
+        full.extend([option, bootstrap]);
+        full.extend_from_slice(&args[1..]);
+    } else {
+        full.extend([option, bootstrap]);
+        full.extend_from_slice(args);
+    }
+    full
 }
 
 fn normalise(c: &Cluster, text: &str) -> String {

@@ -110,7 +110,12 @@ fn broker_dirs(run: &Run<'_>) -> Vec<(i32, String)> {
 }
 
 /// A `describe` step: its name, whether through the controller, the arguments and the shape.
-type Describe = (&'static str, bool, &'static [&'static str], fn(&str) -> String);
+type Describe = (
+    &'static str,
+    bool,
+    &'static [&'static str],
+    fn(&str) -> String,
+);
 
 /// Each tool once, both brokers up and unfenced. (`tests/tool_parity.rs` runs the controller
 /// side of `kafka-cluster` and `kafka-features` on three-voter quorums.)

@@ -27,7 +27,7 @@ use super::support::cluster::{Cluster, Impl, Quorum};
 use super::support::kafka::kafka;
 use super::{
     api_versions, compare, compare_api_versions, encoded, exchange, features_shape, normalise_dirs,
-    status_shape, tool, ResponseBody, FEATURES_NOT_YET_SUPPORTED,
+    status_shape, tool, tool_args, ResponseBody, FEATURES_NOT_YET_SUPPORTED,
 };
 
 const QUORUM: &str = "org.apache.kafka.tools.MetadataQuorumCommand";
@@ -340,15 +340,7 @@ fn via_broker(
     args: &[&str],
 ) -> super::support::kafka::ToolOutput {
     let bootstrap = broker.bootstrap();
-    let mut full: Vec<&str> = Vec::new();
-    if class.ends_with("ClusterTool") {
-        full.push(args[0]);
-        full.extend(["--bootstrap-server", bootstrap.as_str()]);
-        full.extend_from_slice(&args[1..]);
-    } else {
-        full.extend(["--bootstrap-server", bootstrap.as_str()]);
-        full.extend_from_slice(args);
-    }
+    let full = tool_args("--bootstrap-server", &bootstrap, class, args);
     kafka().tool(&c.art, name, class, &full)
 }
 
