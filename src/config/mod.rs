@@ -14,6 +14,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 
 pub mod connections;
+pub mod ssl;
 
 /// A configuration problem, naming the key and the value.
 #[derive(Debug, thiserror::Error)]
@@ -196,6 +197,9 @@ pub struct Config {
     /// empty or missing although its directory shows it had data
     /// (`crate::node::store::lost_data`).
     pub recovery_accept_data_loss: bool,
+    /// The TLS settings of each controller listener whose security protocol is SSL, by
+    /// listener name (upper case); the others are PLAINTEXT.
+    pub ssl: BTreeMap<String, ssl::SslConfig>,
     /// Every key given that ferrokraft does not know (warned about once at start-up).
     pub unknown_keys: Vec<String>,
 }
@@ -511,7 +515,11 @@ impl Config {
             Some(v) if !v.is_empty() => parse_listeners("advertised.listeners", v)?,
             _ => listeners.clone(),
         };
-        check_security_protocols(props, &controller_listener_names)?;
+        let ssl_listeners = check_security_protocols(props, &controller_listener_names)?;
+        let mut ssl = BTreeMap::new();
+        for name in ssl_listeners {
+            ssl.insert(name.clone(), ssl::parse(props, &name)?);
+        }
 
         if quorum_voters.is_empty() && quorum_bootstrap_servers.is_empty() {
             return Err(invalid(
@@ -687,11 +695,14 @@ impl Config {
                 "ferrokraft.recovery.accept.data.loss",
                 false,
             )?,
+            ssl,
             unknown_keys: props
                 .keys()
                 .filter(|k| {
                     !KNOWN_KEYS.contains(&k.as_str())
                         && !IGNORED_KAFKA_KEYS.contains(&k.as_str())
+                        && !ssl::SSL_KEYS.contains(&k.as_str())
+                        && !ssl::is_listener_ssl_key(k)
                         && !connections::is_listener_key(k)
                 })
                 .cloned()
@@ -722,18 +733,18 @@ impl Config {
     }
 }
 
-/// Only PLAINTEXT controller listeners are served for now. Kafka maps a controller listener
-/// with no entry in `listener.security.protocol.map` to PLAINTEXT when the map is not set.
+/// The controller listeners served with TLS. PLAINTEXT and SSL controller listeners are
+/// served; SASL ones are refused (#16's SASL part is not done yet). Without the map Kafka gives
+/// a listener named after a security protocol that protocol, and any other controller
+/// listener PLAINTEXT.
 fn check_security_protocols(
     props: &Properties,
     controller_names: &[String],
-) -> Result<(), ConfigError> {
+) -> Result<Vec<String>, ConfigError> {
     const KEY: &str = "listener.security.protocol.map";
-    let Some(map) = get(props, KEY) else {
-        return Ok(());
-    };
+    let explicit = get(props, KEY);
     let mut protocols = HashMap::new();
-    for entry in list(map) {
+    for entry in list(explicit.unwrap_or("")) {
         let (name, proto) = entry
             .split_once(':')
             .ok_or_else(|| invalid(KEY, &entry, "expected NAME:PROTOCOL"))?;
@@ -742,26 +753,49 @@ fn check_security_protocols(
             proto.trim().to_ascii_uppercase(),
         );
     }
+    let map = explicit.unwrap_or("");
+    let mut ssl = Vec::new();
     for name in controller_names {
-        match protocols.get(name).map(String::as_str) {
-            Some("PLAINTEXT") => {}
-            Some(other) => {
-                return Err(invalid(
-                    KEY,
-                    map,
-                    format!("listener {name} uses {other}; ferrokraft serves PLAINTEXT controller listeners only"),
-                ))
-            }
-            None => {
+        let protocol = match (protocols.get(name), explicit) {
+            (Some(p), _) => p.clone(),
+            (None, None) => match name.as_str() {
+                "SSL" | "SASL_PLAINTEXT" | "SASL_SSL" => name.clone(),
+                _ => "PLAINTEXT".to_string(),
+            },
+            (None, Some(_)) => {
                 return Err(invalid(
                     KEY,
                     map,
                     format!("no security protocol defined for listener {name}"),
                 ))
             }
+        };
+        match protocol.as_str() {
+            "PLAINTEXT" => {}
+            "SSL" => ssl.push(name.clone()),
+            "SASL_PLAINTEXT" | "SASL_SSL" => {
+                return Err(invalid(
+                    KEY,
+                    map,
+                    format!(
+                        "listener {name} uses {protocol}; ferrokraft does not support SASL yet \
+                         (the SASL part of issue #16): use PLAINTEXT or SSL"
+                    ),
+                ))
+            }
+            other => {
+                return Err(invalid(
+                    KEY,
+                    map,
+                    format!(
+                        "listener {name} uses {other}, which is not a security protocol \
+                         (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)"
+                    ),
+                ))
+            }
         }
     }
-    Ok(())
+    Ok(ssl)
 }
 
 #[cfg(test)]

@@ -19,11 +19,12 @@ use std::time::Duration;
 use bytes::Bytes;
 use kafka_protocol::messages::{ApiKey, ApiVersionsRequest};
 use kafka_protocol::protocol::{decode_budget, StrBytes};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
 use super::adapt::adapt_request;
+use super::tls::{server_name, PeerTls};
 use crate::codec::frame::SIZE_PREFIX_BYTES;
 use crate::codec::request::{decode_budget_bytes, encode_request};
 use crate::codec::response::decode_response;
@@ -67,6 +68,8 @@ pub struct PeerConfig {
     pub client_id: String,
     /// `controller.quorum.request.timeout.ms`.
     pub request_timeout_ms: u64,
+    /// TLS, when the first controller listener's security protocol is SSL.
+    pub tls: Option<PeerTls>,
 }
 
 /// The set of destination tasks.
@@ -119,9 +122,13 @@ impl Peers {
     }
 }
 
+/// A connection's byte stream: TCP, or TLS over TCP.
+trait PeerStream: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<S: AsyncRead + AsyncWrite + Unpin + Send> PeerStream for S {}
+
 /// An open connection whose peer's API versions are known.
 struct Connection {
-    stream: TcpStream,
+    stream: Box<dyn PeerStream>,
     peer_versions: BTreeMap<i16, (i16, i16)>,
     next_correlation_id: i32,
 }
@@ -144,6 +151,17 @@ impl Connection {
             .await
             .map_err(|e| format!("connect to {addr}: {e}"))?;
         let _ = stream.set_nodelay(true);
+        let stream: Box<dyn PeerStream> = match &config.tls {
+            None => Box::new(stream),
+            Some(PeerTls(connector)) => {
+                let name = server_name(&destination.endpoint.host)?;
+                let tls = connector
+                    .connect(name, stream)
+                    .await
+                    .map_err(|e| format!("TLS handshake with {addr}: {e}"))?;
+                Box::new(tls)
+            }
+        };
         let mut conn = Connection {
             stream,
             peer_versions: BTreeMap::new(),
@@ -230,6 +248,11 @@ impl Connection {
             .write_all(&frame)
             .await
             .map_err(|e| CallError::Broken(e.to_string()))?;
+        // A TLS stream may hold the last record until flushed.
+        self.stream
+            .flush()
+            .await
+            .map_err(|e| CallError::Broken(e.to_string()))?;
         let body = read_frame(&mut self.stream)
             .await
             .map_err(CallError::Broken)?;
@@ -248,7 +271,7 @@ impl Connection {
     }
 }
 
-async fn read_frame(stream: &mut TcpStream) -> Result<Bytes, String> {
+async fn read_frame(stream: &mut Box<dyn PeerStream>) -> Result<Bytes, String> {
     let mut size = [0u8; SIZE_PREFIX_BYTES];
     stream
         .read_exact(&mut size)
