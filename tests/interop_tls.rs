@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use support::cluster::{serial, Cluster, Impl};
 use support::tls::{
     api_versions, api_versions_request, client_config, client_hello, closed_by_peer, connect_from,
-    tls_over, Ca, Pki,
+    tls_over, try_connect_from, Ca, Pki,
 };
 
 fn props(pki: &Pki, extra: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -144,15 +144,9 @@ fn ssl_listener_refuses_bad_peers_and_keeps_serving() {
     // bootstrap records and the leader's first batch).
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let mut s = tls_over(
-                connect_from(Ipv4Addr::new(127, 0, 0, 1), server),
-                good.clone(),
-            );
-            api_versions(&mut s, 7).ok()
-        }))
-        .ok()
-        .flatten();
+        let served = try_connect_from(Ipv4Addr::new(127, 0, 0, 1), server)
+            .ok()
+            .and_then(|tcp| api_versions(&mut tls_over(tcp, good.clone()), 7).ok());
         if served == Some((7, 0)) {
             break;
         }
@@ -265,6 +259,9 @@ fn ssl_listener_refuses_bad_peers_and_keeps_serving() {
     assert!(c.nodes[0].is_running(), "ferrokraft still runs");
     std::thread::sleep(Duration::from_millis(500));
     let log = c.nodes[0].log_text();
+    for line in log.lines().filter(|l| l.contains("TLS handshake failed")) {
+        eprintln!("{line}");
+    }
     for (from, what) in &cases {
         assert_eq!(
             refusals_from(&log, *from),

@@ -296,3 +296,7 @@ pub fn load(
     };
     Ok((identity, trusted))
 }
+
+#[cfg(test)]
+#[path = "tls_stores_tests.rs"]
+mod tests;

@@ -186,19 +186,26 @@ pub fn client_config(ca_pem: &str, client: Option<&Leaf>) -> Arc<ClientConfig> {
 /// A TCP connection to `server` from the loopback address `from` (127.0.0.x), so that each
 /// refusal comes from an address of its own and is logged on its own.
 pub fn connect_from(from: std::net::Ipv4Addr, server: SocketAddr) -> TcpStream {
+    try_connect_from(from, server).unwrap()
+}
+
+/// [`connect_from`], or the error (the listener is not up yet).
+pub fn try_connect_from(
+    from: std::net::Ipv4Addr,
+    server: SocketAddr,
+) -> std::io::Result<TcpStream> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
-        .build()
-        .unwrap();
+        .build()?;
     let stream = rt.block_on(async {
-        let socket = tokio::net::TcpSocket::new_v4().unwrap();
-        socket.bind(SocketAddr::new(from.into(), 0)).unwrap();
-        socket.connect(server).await.unwrap()
-    });
-    let std = stream.into_std().unwrap();
-    std.set_nonblocking(false).unwrap();
-    std.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
-    std
+        let socket = tokio::net::TcpSocket::new_v4()?;
+        socket.bind(SocketAddr::new(from.into(), 0))?;
+        socket.connect(server).await
+    })?;
+    let std = stream.into_std()?;
+    std.set_nonblocking(false)?;
+    std.set_read_timeout(Some(Duration::from_secs(15)))?;
+    Ok(std)
 }
 
 /// ApiVersions v0 with correlation id `correlation_id`, framed.
