@@ -173,6 +173,142 @@ fn pkcs12(
 
 /// Reads the node's certificate chain and key.
 pub fn load_identity(store: &KeyStore) -> Result<Identity, ConfigError> {
+    let mut identity = read_identity(store)?;
+    if let Some(repaired) = with_public_key(&identity) {
+        identity.key = repaired;
+    }
+    Ok(identity)
+}
+
+/// Java writes EC keys in PKCS#8 without the optional public key (keytool's key stores, keys
+/// exported from them); ring needs it. When the key does not load as it is, the public key is
+/// taken from the leaf certificate and put into the key; `None` when the key loads already or
+/// cannot be repaired so (then building the TLS configuration reports the key as unusable).
+fn with_public_key(identity: &Identity) -> Option<PrivateKeyDer<'static>> {
+    use tokio_rustls::rustls::crypto::ring::sign::any_supported_type;
+    if any_supported_type(&identity.key).is_ok() {
+        return None;
+    }
+    let PrivateKeyDer::Pkcs8(key) = &identity.key else {
+        return None;
+    };
+    let point = leaf_public_key(identity.chain.first()?.as_ref())?;
+    let outer = elements(sequence_body(key.secret_pkcs8_der())?)?;
+    // PrivateKeyInfo: version, algorithm, privateKey (OCTET STRING holding an ECPrivateKey).
+    let (tag, ec) = *outer.get(2)?;
+    if tag != 0x04 {
+        return None;
+    }
+    let ec_elements = elements(sequence_body(value(ec)?)?)?;
+    if ec_elements.iter().any(|(t, _)| *t == 0xa1) {
+        return None;
+    }
+    let mut ec_body: Vec<u8> = ec_elements.iter().flat_map(|(_, e)| e.to_vec()).collect();
+    let mut bits = vec![0u8];
+    bits.extend_from_slice(point);
+    ec_body.extend(tlv(0xa1, &tlv(0x03, &bits)));
+    let mut outer_body = Vec::new();
+    for (i, (_, e)) in outer.iter().enumerate() {
+        if i == 2 {
+            outer_body.extend(tlv(0x04, &tlv(0x30, &ec_body)));
+        } else {
+            outer_body.extend_from_slice(e);
+        }
+    }
+    let repaired = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(tlv(0x30, &outer_body)));
+    any_supported_type(&repaired).ok().map(|_| repaired)
+}
+
+/// The subjectPublicKey bits (the EC point) of a DER certificate.
+fn leaf_public_key(cert: &[u8]) -> Option<&[u8]> {
+    let cert = elements(sequence_body(cert)?)?;
+    let tbs = elements(sequence_body(cert.first()?.1)?)?;
+    // TBSCertificate: [0] version (optional), serial, signature, issuer, validity, subject,
+    // subjectPublicKeyInfo.
+    let skip = usize::from(tbs.first()?.0 == 0xa0);
+    let spki = elements(sequence_body(tbs.get(skip + 5)?.1)?)?;
+    let (tag, bit_string) = *spki.get(1)?;
+    if tag != 0x03 {
+        return None;
+    }
+    // The first byte counts unused bits: 0 for a key.
+    value(bit_string)?
+        .split_first()
+        .and_then(|(unused, point)| (*unused == 0).then_some(point))
+}
+
+/// One DER element: its tag, its whole encoding, its value.
+struct Element<'a> {
+    tag: u8,
+    whole: &'a [u8],
+    value: &'a [u8],
+}
+
+/// The DER element at the start of `input`, and the bytes after it.
+fn read_element(input: &[u8]) -> Option<(Element<'_>, &[u8])> {
+    let tag = *input.first()?;
+    let first = *input.get(1)?;
+    let (len, header) = if first < 0x80 {
+        (usize::from(first), 2)
+    } else {
+        let n = usize::from(first & 0x7f);
+        if n == 0 || n > 4 {
+            return None;
+        }
+        let mut len = 0usize;
+        for b in input.get(2..2 + n)? {
+            len = (len << 8) | usize::from(*b);
+        }
+        (len, 2 + n)
+    };
+    let end = header.checked_add(len)?;
+    let element = Element {
+        tag,
+        whole: input.get(..end)?,
+        value: input.get(header..end)?,
+    };
+    Some((element, input.get(end..)?))
+}
+
+/// The value of the element `element` starts with.
+fn value(element: &[u8]) -> Option<&[u8]> {
+    read_element(element).map(|(e, _)| e.value)
+}
+
+/// The body of the SEQUENCE `input` starts with.
+fn sequence_body(input: &[u8]) -> Option<&[u8]> {
+    let (e, _) = read_element(input)?;
+    (e.tag == 0x30).then_some(e.value)
+}
+
+/// The elements of a body: (tag, whole encoding) each.
+fn elements(mut body: &[u8]) -> Option<Vec<(u8, &[u8])>> {
+    let mut out = Vec::new();
+    while !body.is_empty() {
+        let (e, rest) = read_element(body)?;
+        out.push((e.tag, e.whole));
+        body = rest;
+    }
+    Some(out)
+}
+
+/// A DER element: tag, definite length, body.
+fn tlv(tag: u8, body: &[u8]) -> Vec<u8> {
+    let mut out = vec![tag];
+    let n = body.len();
+    if n < 0x80 {
+        out.push(n as u8);
+    } else {
+        let bytes = n.to_be_bytes();
+        let skip = bytes.iter().take_while(|b| **b == 0).count();
+        out.push(0x80 | (bytes.len() - skip) as u8);
+        out.extend_from_slice(&bytes[skip..]);
+    }
+    out.extend_from_slice(body);
+    out
+}
+
+fn read_identity(store: &KeyStore) -> Result<Identity, ConfigError> {
     match store {
         KeyStore::InlinePem {
             key,
