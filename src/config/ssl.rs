@@ -127,6 +127,9 @@ pub struct SslConfig {
     pub client_auth: ClientAuth,
     /// `ssl.enabled.protocols` (default TLSv1.2,TLSv1.3), ascending, no repeats.
     pub enabled_protocols: Vec<TlsVersion>,
+    /// The versions this node offers when it dials peers: `enabled_protocols`, less TLSv1.3
+    /// when `ssl.protocol=TLSv1.2` (as Kafka documents for clients).
+    pub client_protocols: Vec<TlsVersion>,
     /// `ssl.cipher.suites` as rustls names (empty: rustls's defaults for the protocols).
     pub cipher_suites: Vec<String>,
     /// `ssl.endpoint.identification.algorithm`: `https` (default) checks that a peer's
@@ -451,11 +454,27 @@ pub fn parse(props: &Properties, listener: &str) -> Result<SslConfig, ConfigErro
             "at least one of TLSv1.2 or TLSv1.3 must be enabled",
         ));
     }
-    // `ssl.protocol` names the SSLContext Java makes (default TLSv1.3); the versions actually
-    // negotiated are `ssl.enabled.protocols`. Anything rustls cannot speak is refused.
+    // `ssl.protocol` names the SSLContext Java makes (default TLSv1.3); the versions a server
+    // accepts are `ssl.enabled.protocols`. Kafka documents that a client whose ssl.protocol is
+    // TLSv1.2 does not use TLSv1.3 even when it is enabled: so the versions this node dials
+    // peers with. Anything rustls cannot speak is refused.
+    let mut client_protocols = enabled_protocols.clone();
     if let Some((name, v)) = lookup_set(props, listener, "ssl.protocol") {
-        if !matches!(v, "TLS" | "TLSv1.2" | "TLSv1.3") {
-            protocol_version(&name, v, v)?;
+        match v {
+            "TLS" | "TLSv1.3" => {}
+            "TLSv1.2" => {
+                client_protocols.retain(|p| *p == TlsVersion::Tls12);
+                if client_protocols.is_empty() {
+                    return Err(invalid(
+                        &name,
+                        v,
+                        format!("TLSv1.2 is not among {protocols_key}={protocols_raw}"),
+                    ));
+                }
+            }
+            _ => {
+                protocol_version(&name, v, v)?;
+            }
         }
     }
     let mut cipher_suites = Vec::new();
@@ -498,6 +517,7 @@ pub fn parse(props: &Properties, listener: &str) -> Result<SslConfig, ConfigErro
         truststore,
         client_auth,
         enabled_protocols,
+        client_protocols,
         cipher_suites,
         verify_hostname,
     })

@@ -32,6 +32,7 @@ fn ssl_controller_listener_gets_kafka_defaults() {
         ssl.enabled_protocols,
         vec![TlsVersion::Tls12, TlsVersion::Tls13]
     );
+    assert_eq!(ssl.client_protocols, ssl.enabled_protocols);
     assert!(ssl.cipher_suites.is_empty());
     assert!(ssl.verify_hostname);
     assert!(ssl.truststore.is_none());
@@ -352,4 +353,19 @@ fn passwords_are_not_echoed_in_errors() {
         ("ssl.keystore.password", "s3cret-value"),
     ]));
     assert!(!e.contains("s3cret-value"), "{e}");
+}
+
+#[test]
+fn ssl_protocol_tls12_keeps_outbound_connections_on_tls12() {
+    let mut extra = PEM_KEYSTORE.to_vec();
+    extra.push(("ssl.protocol", "TLSv1.2"));
+    let c = Config::from_properties(&ssl_base(&extra)).unwrap();
+    let ssl = &c.ssl["CONTROLLER"];
+    assert_eq!(
+        ssl.enabled_protocols,
+        vec![TlsVersion::Tls12, TlsVersion::Tls13]
+    );
+    assert_eq!(ssl.client_protocols, vec![TlsVersion::Tls12]);
+    extra.push(("ssl.enabled.protocols", "TLSv1.3"));
+    assert!(err(&ssl_base(&extra)).contains("TLSv1.2 is not among"));
 }

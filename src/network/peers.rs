@@ -133,6 +133,16 @@ struct Connection {
     next_correlation_id: i32,
 }
 
+/// Why a connection could not be opened.
+#[derive(Debug)]
+enum OpenError {
+    /// The TLS handshake failed (a certificate refused either way, a protocol mismatch): a
+    /// configuration problem an operator must see, unlike a peer that is simply down.
+    Tls(String),
+    /// Unreachable, refused, or the ApiVersions exchange failed.
+    Other(String),
+}
+
 #[derive(Debug)]
 enum CallError {
     /// No version both sides know, or the body cannot be carried at the negotiated version.
@@ -142,23 +152,22 @@ enum CallError {
 }
 
 impl Connection {
-    async fn open(destination: &Destination, config: &PeerConfig) -> Result<Self, String> {
+    async fn open(destination: &Destination, config: &PeerConfig) -> Result<Self, OpenError> {
         let addr = format!(
             "{}:{}",
             destination.endpoint.host, destination.endpoint.port
         );
         let stream = TcpStream::connect(&addr)
             .await
-            .map_err(|e| format!("connect to {addr}: {e}"))?;
+            .map_err(|e| OpenError::Other(format!("connect to {addr}: {e}")))?;
         let _ = stream.set_nodelay(true);
         let stream: Box<dyn PeerStream> = match &config.tls {
             None => Box::new(stream),
             Some(PeerTls(connector)) => {
-                let name = server_name(&destination.endpoint.host)?;
-                let tls = connector
-                    .connect(name, stream)
-                    .await
-                    .map_err(|e| format!("TLS handshake with {addr}: {e}"))?;
+                let name = server_name(&destination.endpoint.host).map_err(OpenError::Tls)?;
+                let tls = connector.connect(name, stream).await.map_err(|e| {
+                    OpenError::Tls(format!("TLS handshake with {addr} failed: {e}"))
+                })?;
                 Box::new(tls)
             }
         };
@@ -167,7 +176,7 @@ impl Connection {
             peer_versions: BTreeMap::new(),
             next_correlation_id: 0,
         };
-        conn.handshake(config).await?;
+        conn.handshake(config).await.map_err(OpenError::Other)?;
         Ok(conn)
     }
 
@@ -311,6 +320,9 @@ async fn peer_task(
     let mut connection: Option<Connection> = None;
     let mut backoff_ms = RECONNECT_BACKOFF_MS;
     let mut next_connect = now();
+    // A failing TLS handshake is warned about once until a connection opens again; the
+    // reconnect attempts in between (every 500 ms at most) are logged at DEBUG.
+    let mut tls_warned = false;
     let timeout = Duration::from_millis(config.request_timeout_ms);
     while let Some(request) = rx.recv().await {
         let correlation_id = request.correlation_id;
@@ -322,10 +334,19 @@ async fn peer_task(
                 match Connection::open(&destination, &config).await {
                     Ok(c) => {
                         backoff_ms = RECONNECT_BACKOFF_MS;
+                        tls_warned = false;
                         connection = Some(c);
                     }
                     Err(e) => {
-                        tracing::debug!("node {}: {e}", destination.node_id);
+                        match e {
+                            OpenError::Tls(e) if !tls_warned => {
+                                tls_warned = true;
+                                tracing::warn!("node {}: {e}", destination.node_id);
+                            }
+                            OpenError::Tls(e) | OpenError::Other(e) => {
+                                tracing::debug!("node {}: {e}", destination.node_id);
+                            }
+                        }
                         next_connect = now() + Duration::from_millis(backoff_ms);
                         backoff_ms = (backoff_ms * 2).min(RECONNECT_BACKOFF_MAX_MS);
                         return ResponseResult::Failed;

@@ -62,8 +62,8 @@ fn provider(ssl: &SslConfig) -> Arc<CryptoProvider> {
     Arc::new(p)
 }
 
-fn versions(ssl: &SslConfig) -> Vec<&'static SupportedProtocolVersion> {
-    ssl.enabled_protocols
+fn versions(protocols: &[TlsVersion]) -> Vec<&'static SupportedProtocolVersion> {
+    protocols
         .iter()
         .map(|v| match v {
             TlsVersion::Tls12 => &rustls::version::TLS12,
@@ -97,7 +97,7 @@ pub fn acceptor(ssl: &SslConfig) -> Result<TlsAcceptor, ConfigError> {
     };
     let provider = provider(ssl);
     let builder = ServerConfig::builder_with_provider(provider.clone())
-        .with_protocol_versions(&versions(ssl))
+        .with_protocol_versions(&versions(&ssl.enabled_protocols))
         .map_err(|e| tls_error(ssl, e))?;
     let builder = match ssl.client_auth {
         ClientAuth::None => builder.with_no_client_auth(),
@@ -140,7 +140,7 @@ pub fn connector(ssl: &SslConfig) -> Result<TlsConnector, ConfigError> {
             .build()
             .map_err(|e| tls_error(ssl, e))?;
     let builder = ClientConfig::builder_with_provider(provider)
-        .with_protocol_versions(&versions(ssl))
+        .with_protocol_versions(&versions(&ssl.client_protocols))
         .map_err(|e| tls_error(ssl, e))?;
     let builder = if ssl.verify_hostname {
         builder.with_webpki_verifier(webpki)

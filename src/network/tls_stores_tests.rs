@@ -49,6 +49,7 @@ fn ssl(keystore: KeyStore, truststore: Option<TrustStore>, verify_hostname: bool
         truststore,
         client_auth: ClientAuth::Required,
         enabled_protocols: vec![TlsVersion::Tls12, TlsVersion::Tls13],
+        client_protocols: vec![TlsVersion::Tls12, TlsVersion::Tls13],
         cipher_suites: Vec::new(),
         verify_hostname,
     }
@@ -240,6 +241,11 @@ async fn handshakes_check_chain_client_certificate_and_host_name() {
     // TLS 1.2 only on both sides still works, with a configured suite.
     let mut v12 = ssl(inline(&m), trust(&m), true);
     v12.enabled_protocols = vec![TlsVersion::Tls12];
+    v12.client_protocols = vec![TlsVersion::Tls12];
     v12.cipher_suites = vec!["TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256".into()];
     round_trip(&v12, &v12, "127.0.0.1").await.unwrap();
+    // A server that accepts TLSv1.3 only refuses a TLSv1.2-only client.
+    let mut v13 = ssl(inline(&m), trust(&m), true);
+    v13.enabled_protocols = vec![TlsVersion::Tls13];
+    assert!(round_trip(&v13, &v12, "127.0.0.1").await.is_err());
 }
