@@ -406,7 +406,8 @@ pub fn parse(props: &Properties, listener: &str) -> Result<SslConfig, ConfigErro
         ));
     }
     let truststore = truststore(props, listener)?;
-    let client_auth = match lookup(props, listener, "ssl.client.auth") {
+    let client_auth_given = lookup(props, listener, "ssl.client.auth");
+    let client_auth = match client_auth_given.clone() {
         None => ClientAuth::None,
         Some((name, v)) => match v.to_ascii_lowercase().as_str() {
             "none" | "" => ClientAuth::None,
@@ -422,11 +423,11 @@ pub fn parse(props: &Properties, listener: &str) -> Result<SslConfig, ConfigErro
         },
     };
     if client_auth != ClientAuth::None && truststore.is_none() {
-        let (name, v) =
-            lookup(props, listener, "ssl.client.auth").unwrap_or_default_pair("ssl.client.auth");
+        // Only a given value can ask for client certificates (the default is none).
+        let (name, v) = client_auth_given.unwrap_or(("ssl.client.auth".to_string(), ""));
         return Err(invalid(
             &name,
-            &v,
+            v,
             "client certificates need a trust store (ssl.truststore.location or \
              ssl.truststore.certificates) to check them against",
         ));
@@ -521,17 +522,4 @@ pub fn parse(props: &Properties, listener: &str) -> Result<SslConfig, ConfigErro
         cipher_suites,
         verify_hostname,
     })
-}
-
-trait OrDefaultPair {
-    fn unwrap_or_default_pair(self, key: &str) -> (String, String);
-}
-
-impl OrDefaultPair for Option<(String, &str)> {
-    fn unwrap_or_default_pair(self, key: &str) -> (String, String) {
-        self.map_or_else(
-            || (key.to_string(), String::new()),
-            |(k, v)| (k, v.to_string()),
-        )
-    }
 }

@@ -79,8 +79,16 @@ fn pem_private_key(
     let encrypted = encrypted_sections(pem);
     match (plain.len(), encrypted.len()) {
         (1, 0) => {
-            // Kafka decrypts with ssl.key.password when it is set; a plain key with a password
-            // is accepted there too (the password goes unused).
+            // Kafka decrypts the key whenever ssl.key.password is set, so it refuses a plain key
+            // with a password; so does ferrokraft, rather than start where Kafka would not.
+            if password.is_some() {
+                return Err(bad(
+                    key,
+                    shown,
+                    "ssl.key.password is set but the private key is not encrypted (expected \
+                     -----BEGIN ENCRYPTED PRIVATE KEY-----); unset ssl.key.password or encrypt the key",
+                ));
+            }
             plain
                 .pop()
                 .ok_or_else(|| bad(key, shown, "no private key found"))
@@ -341,16 +349,14 @@ fn read_identity(store: &KeyStore) -> Result<Identity, ConfigError> {
             store_type: StoreType::Pkcs12,
             location,
             password,
-            key_password,
+            ..
         } => {
             const KEY: &str = "ssl.keystore.location";
             let shown = location.display().to_string();
-            // The library decrypts the store and its keys with one password; keytool writes
-            // PKCS12 stores whose key password is the store password.
-            let password = password
-                .as_deref()
-                .or(key_password.as_deref())
-                .unwrap_or("");
+            // The library decrypts the store and its keys with one password; keytool and
+            // openssl write PKCS12 keys under the store password. (The config requires a store
+            // password for PKCS12; a differing ssl.key.password is not supported.)
+            let password = password.as_deref().unwrap_or("");
             let ks = pkcs12(KEY, location, password)?;
             let mut chains = ks.entries().filter_map(|(_, e)| match e {
                 p12_keystore::KeyStoreEntry::PrivateKeyChain(c) => Some(c),

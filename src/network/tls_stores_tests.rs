@@ -136,6 +136,14 @@ fn encrypted_pkcs8_key_needs_the_right_key_password() {
     );
     let e = load_identity(&inline(None)).unwrap_err().to_string();
     assert!(e.contains("ssl.key.password is not set"), "{e}");
+    // A plain key with a key password: Kafka refuses it (it decrypts whenever one is set).
+    let plain = KeyStore::InlinePem {
+        key: m.key_pem.clone(),
+        chain: m.cert_pem.clone(),
+        key_password: Some("k3y-pass".into()),
+    };
+    let e = load_identity(&plain).unwrap_err().to_string();
+    assert!(e.contains("not encrypted"), "{e}");
 }
 
 #[test]
@@ -248,4 +256,54 @@ async fn handshakes_check_chain_client_certificate_and_host_name() {
     let mut v13 = ssl(inline(&m), trust(&m), true);
     v13.enabled_protocols = vec![TlsVersion::Tls13];
     assert!(round_trip(&v13, &v12, "127.0.0.1").await.is_err());
+}
+
+#[test]
+fn an_ec_key_without_its_public_key_is_completed_from_the_certificate() {
+    use tokio_rustls::rustls::crypto::ring::sign::any_supported_type;
+    let m = material(&["127.0.0.1"]);
+    // ring's PKCS#8 for P-256 carries the public key ([1] in the ECPrivateKey); drop it, as
+    // Java writes such keys.
+    let outer = elements(sequence_body(&m.key_der).unwrap()).unwrap();
+    let ec = elements(sequence_body(value(outer[2].1).unwrap()).unwrap()).unwrap();
+    assert!(
+        ec.iter().any(|(t, _)| *t == 0xa1),
+        "rcgen's key has a public key"
+    );
+    let ec_body: Vec<u8> = ec
+        .iter()
+        .filter(|(t, _)| *t != 0xa1)
+        .flat_map(|(_, e)| e.to_vec())
+        .collect();
+    let mut outer_body = Vec::new();
+    for (i, (_, e)) in outer.iter().enumerate() {
+        if i == 2 {
+            outer_body.extend(tlv(0x04, &tlv(0x30, &ec_body)));
+        } else {
+            outer_body.extend_from_slice(e);
+        }
+    }
+    let stripped = tlv(0x30, &outer_body);
+    let as_key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(stripped.clone()));
+    assert!(
+        any_supported_type(&as_key).is_err(),
+        "ring refuses it as it is"
+    );
+    let pem =
+        pkcs8::der::pem::encode_string("PRIVATE KEY", pkcs8::LineEnding::LF, &stripped).unwrap();
+    let id = load_identity(&KeyStore::InlinePem {
+        key: pem,
+        chain: m.cert_pem.clone(),
+        key_password: None,
+    })
+    .unwrap();
+    any_supported_type(&id.key).unwrap();
+    // With another key's certificate, the repaired key does not load and the key is left as
+    // it was (building the TLS configuration then reports it).
+    let other = material(&["127.0.0.1"]);
+    let mismatched = Identity {
+        chain: vec![CertificateDer::from(other.cert_der.clone())],
+        key: as_key,
+    };
+    assert!(with_public_key(&mismatched).is_none());
 }
