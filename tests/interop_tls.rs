@@ -129,7 +129,15 @@ fn refusals_from(log: &str, ip: Ipv4Addr) -> usize {
 fn ssl_listener_refuses_bad_peers_and_keeps_serving() {
     let _serial = serial();
     let pki = Pki::new();
-    let p = props(&pki, &[("metadata.max.idle.interval.ms", "0")]);
+    let slow = Ipv4Addr::new(127, 0, 0, 50);
+    let p = props(
+        &pki,
+        &[
+            ("metadata.max.idle.interval.ms", "0"),
+            // One connection at a time from the address that stalls its handshake.
+            ("max.connections.per.ip.overrides", "127.0.0.50:1"),
+        ],
+    );
     let mut c = Cluster::new("tls-refusals", &[Impl::Ferrokraft], &as_refs(&p));
     c.start_all();
     let server = SocketAddr::from(([127, 0, 0, 1], c.nodes[0].port));
@@ -154,6 +162,21 @@ fn ssl_listener_refuses_bad_peers_and_keeps_serving() {
     }
     std::thread::sleep(Duration::from_secs(3));
     let log_before = c.nodes[0].log_bytes().len();
+
+    // A client that connects and never sends its ClientHello holds its connection slot (the
+    // per-IP quota applies during the handshake: a second connection from it is closed at
+    // once) until the handshake timeout closes it.
+    let mut stalled = connect_from(slow, server);
+    let stalled_at = Instant::now();
+    let mut second = connect_from(slow, server);
+    assert!(
+        closed_by_peer(&mut second),
+        "second connection from the quota'd address open"
+    );
+    assert!(
+        stalled_at.elapsed() < Duration::from_secs(5),
+        "the quota refusal came at once"
+    );
 
     let foreign_ca = Ca::new("another CA");
     let foreign = foreign_ca.leaf("intruder");
@@ -240,6 +263,16 @@ fn ssl_listener_refuses_bad_peers_and_keeps_serving() {
         assert!(closed_by_peer(&mut s), "oversized record left open");
     }
 
+    // The stalled handshake is closed after the 10 s handshake timeout.
+    assert!(closed_by_peer(&mut stalled), "stalled handshake left open");
+    let waited = stalled_at.elapsed();
+    assert!(
+        waited >= Duration::from_secs(9) && waited < Duration::from_secs(14),
+        "stalled handshake closed after {waited:?}"
+    );
+    // (Its timeout is not warned about again: the quota refusal was this address's one
+    // warning of the interval, as for every bad peer.)
+
     // A good client is still served, and the log did not grow.
     let mut s = tls_over(
         connect_from(Ipv4Addr::new(127, 0, 0, 2), server),
@@ -269,6 +302,14 @@ fn ssl_listener_refuses_bad_peers_and_keeps_serving() {
         refusals_from(&log, Ipv4Addr::new(127, 0, 0, 2)),
         0,
         "good client warned about"
+    );
+    let quota_lines = log
+        .lines()
+        .filter(|l| l.contains("Rejected connection from /127.0.0.50"))
+        .count();
+    assert_eq!(
+        quota_lines, 1,
+        "the per-IP refusal during a handshake is logged once"
     );
     assert_eq!(
         c.nodes[0].log_bytes().len(),
