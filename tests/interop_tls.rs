@@ -105,6 +105,8 @@ fn mixed_quorum_over_tls_elects_replicates_and_fails_over_both_ways() {
             support::cluster::tail(&log, 40)
         );
     }
+    // Every Kafka ERROR (or exception) is one the allow-list explains: none from TLS.
+    c.assert_kafka_errors_explained(&[]);
     let ours = c.node(3).all_logs_text();
     assert!(
         !ours.contains("TLS handshake failed"),

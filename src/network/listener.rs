@@ -1,7 +1,13 @@
 //! The accept loop of one listener.
+//!
+//! ```text
+//!   accept ─quotas─▶ task: [SSL: TLS handshake ≤ 10 s, else warn + close] ─▶ serve_connection
+//!                          [SSL: close_notify ≤ 1 s] ─▶ slot released
+//! ```
 
 use std::sync::Arc;
 
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
@@ -11,6 +17,9 @@ use super::connection::serve_connection;
 use super::quotas::Admission;
 use super::tls::HANDSHAKE_TIMEOUT;
 use super::{RequestContext, RequestHandler, SocketServer};
+
+/// How long a closing TLS connection may take to send its close_notify.
+const CLOSE_NOTIFY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Accepts connections on `listener` until `shutdown` is cancelled, serving each on its own
 /// task tracked by `tracker`. Accepting never waits: a connection the quotas refuse is closed
@@ -95,10 +104,15 @@ pub async fn serve<H: RequestHandler>(
             match tls {
                 None => serve_connection(stream, ctx, handler, &server, &slot, shutdown).await,
                 Some(acceptor) => {
-                    if let Some(tls_stream) =
+                    if let Some(mut tls_stream) =
                         handshake(acceptor, stream, &ctx, &server, &slot, &shutdown).await
                     {
-                        serve_connection(tls_stream, ctx, handler, &server, &slot, shutdown).await;
+                        serve_connection(&mut tls_stream, ctx, handler, &server, &slot, shutdown)
+                            .await;
+                        // close_notify, so that the peer sees a clean end rather than a
+                        // truncated session; a peer that does not read gets no more time.
+                        let _ =
+                            tokio::time::timeout(CLOSE_NOTIFY_TIMEOUT, tls_stream.shutdown()).await;
                     }
                 }
             }
