@@ -52,12 +52,15 @@ fn wait_all_reach(c: &Cluster, via: i32, min: i64, timeout: Duration) -> Vec<(i3
 /// A mixed quorum over TLS: two Kafka controllers and one ferrokraft node. It elects and
 /// replicates (every voter's log end passes the leader's high watermark), then fails over
 /// Kafka → ferrokraft (Kafka leaders are killed until ferrokraft wins) and ferrokraft → Kafka
-/// (ferrokraft is killed; a Kafka node takes over and ferrokraft, restarted, follows it).
+/// (ferrokraft is killed; a Kafka node takes over and ferrokraft, restarted, follows it). Keys
+/// and certificates are inline PEM in the properties file.
 #[test]
 fn mixed_quorum_over_tls_elects_replicates_and_fails_over_both_ways() {
     let _serial = serial();
     let pki = Pki::new();
-    let p = props(&pki, &[]);
+    // Inline PEM in the properties file, read alike by Kafka and ferrokraft (the refusal test
+    // below uses PEM files).
+    let p = pki.server_props_inline();
     let mut c = Cluster::new(
         "tls-quorum",
         &[Impl::Kafka, Impl::Kafka, Impl::Ferrokraft],

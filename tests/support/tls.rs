@@ -136,6 +136,34 @@ impl Pki {
         ]
     }
 
+    /// [`Pki::server_props`] with the key, chain and CA inline (`ssl.keystore.key`,
+    /// `ssl.keystore.certificate.chain`, `ssl.truststore.certificates`), newlines written as
+    /// `\n` escapes as a properties file holds them.
+    pub fn server_props_inline(&self) -> Vec<(String, String)> {
+        let escaped = |pem: &str| pem.trim_end().replace('\n', "\\n");
+        vec![
+            (
+                "listener.security.protocol.map".into(),
+                "CONTROLLER:SSL".into(),
+            ),
+            ("ssl.keystore.type".into(), "PEM".into()),
+            ("ssl.keystore.key".into(), escaped(&self.node.key_pem)),
+            (
+                "ssl.keystore.certificate.chain".into(),
+                escaped(&self.node.cert_pem),
+            ),
+            ("ssl.truststore.type".into(), "PEM".into()),
+            (
+                "ssl.truststore.certificates".into(),
+                escaped(&self.ca.cert_pem),
+            ),
+            (
+                "listener.name.controller.ssl.client.auth".into(),
+                "required".into(),
+            ),
+        ]
+    }
+
     /// An admin client's properties for `kafka-metadata-quorum --command-config`.
     pub fn admin_props(&self) -> String {
         format!(
