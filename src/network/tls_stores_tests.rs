@@ -252,6 +252,28 @@ async fn handshakes_check_chain_client_certificate_and_host_name() {
     v12.client_protocols = vec![TlsVersion::Tls12];
     v12.cipher_suites = vec!["TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256".into()];
     round_trip(&v12, &v12, "127.0.0.1").await.unwrap();
+    // ssl.client.auth: requested serves a client without a certificate, required does not,
+    // none asks for none (and needs no trust store).
+    let mut anonymous = ssl(inline(&m), trust(&m), true);
+    anonymous.keystore = None;
+    let mut requested = server.clone();
+    requested.client_auth = ClientAuth::Requested;
+    round_trip(&requested, &anonymous, "127.0.0.1")
+        .await
+        .unwrap();
+    assert!(round_trip(&server, &anonymous, "127.0.0.1").await.is_err());
+    assert!(round_trip(&requested, &foreign, "127.0.0.1").await.is_err());
+    let mut no_auth = server.clone();
+    no_auth.client_auth = ClientAuth::None;
+    no_auth.truststore = None;
+    round_trip(&no_auth, &anonymous, "127.0.0.1").await.unwrap();
+    // Cipher suites with nothing in common: no handshake.
+    let mut aes256 = server.clone();
+    aes256.cipher_suites = vec!["TLS13_AES_256_GCM_SHA384".into()];
+    let mut aes128 = server.clone();
+    aes128.cipher_suites = vec!["TLS13_AES_128_GCM_SHA256".into()];
+    round_trip(&aes256, &aes256, "127.0.0.1").await.unwrap();
+    assert!(round_trip(&aes256, &aes128, "127.0.0.1").await.is_err());
     // A server that accepts TLSv1.3 only refuses a TLSv1.2-only client.
     let mut v13 = ssl(inline(&m), trust(&m), true);
     v13.enabled_protocols = vec![TlsVersion::Tls13];
