@@ -515,7 +515,7 @@ impl Config {
             Some(v) if !v.is_empty() => parse_listeners("advertised.listeners", v)?,
             _ => listeners.clone(),
         };
-        let ssl_listeners = check_security_protocols(props, &controller_listener_names)?;
+        let ssl_listeners = ssl::ssl_listeners(props, &controller_listener_names)?;
         let mut ssl = BTreeMap::new();
         for name in ssl_listeners {
             ssl.insert(name.clone(), ssl::parse(props, &name)?);
@@ -731,71 +731,6 @@ impl Config {
             tracing::warn!("The configuration '{key}' was supplied but isn't a known config.");
         }
     }
-}
-
-/// The controller listeners served with TLS. PLAINTEXT and SSL controller listeners are
-/// served; SASL ones are refused (#16's SASL part is not done yet). Without the map Kafka gives
-/// a listener named after a security protocol that protocol, and any other controller
-/// listener PLAINTEXT.
-fn check_security_protocols(
-    props: &Properties,
-    controller_names: &[String],
-) -> Result<Vec<String>, ConfigError> {
-    const KEY: &str = "listener.security.protocol.map";
-    let explicit = get(props, KEY);
-    let mut protocols = HashMap::new();
-    for entry in list(explicit.unwrap_or("")) {
-        let (name, proto) = entry
-            .split_once(':')
-            .ok_or_else(|| invalid(KEY, &entry, "expected NAME:PROTOCOL"))?;
-        protocols.insert(
-            name.trim().to_ascii_uppercase(),
-            proto.trim().to_ascii_uppercase(),
-        );
-    }
-    let map = explicit.unwrap_or("");
-    let mut ssl = Vec::new();
-    for name in controller_names {
-        let protocol = match (protocols.get(name), explicit) {
-            (Some(p), _) => p.clone(),
-            (None, None) => match name.as_str() {
-                "SSL" | "SASL_PLAINTEXT" | "SASL_SSL" => name.clone(),
-                _ => "PLAINTEXT".to_string(),
-            },
-            (None, Some(_)) => {
-                return Err(invalid(
-                    KEY,
-                    map,
-                    format!("no security protocol defined for listener {name}"),
-                ))
-            }
-        };
-        match protocol.as_str() {
-            "PLAINTEXT" => {}
-            "SSL" => ssl.push(name.clone()),
-            "SASL_PLAINTEXT" | "SASL_SSL" => {
-                return Err(invalid(
-                    KEY,
-                    map,
-                    format!(
-                        "listener {name} uses {protocol}; ferrokraft does not support SASL yet \
-                         (the SASL part of issue #16): use PLAINTEXT or SSL"
-                    ),
-                ))
-            }
-            other => {
-                return Err(invalid(
-                    KEY,
-                    map,
-                    format!(
-                        "listener {name} uses {other}, which is not a security protocol \
-                         (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)"
-                    ),
-                ))
-            }
-        }
-    }
-    Ok(ssl)
 }
 
 #[cfg(test)]

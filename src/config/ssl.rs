@@ -1,6 +1,7 @@
-//! The `ssl.*` keys of a controller listener whose security protocol is SSL.
+//! Security protocols of the controller listeners, and the `ssl.*` keys of those that are SSL.
 //!
 //! ```text
+//!   listener.security.protocol.map ──ssl_listeners──▶ SSL listeners (SASL_* refused, #16)
 //!   Properties ──listener.name.<l>.ssl.<k> else ssl.<k> else Kafka's default──▶ SslConfig
 //!   SslConfig ──(network::tls, at start-up)──▶ rustls server and client configs
 //! ```
@@ -14,6 +15,8 @@
 //! channel from the same listener-prefixed keys).
 
 use std::path::PathBuf;
+
+use std::collections::HashMap;
 
 use super::{get, invalid, list, ConfigError, Properties};
 
@@ -522,4 +525,69 @@ pub fn parse(props: &Properties, listener: &str) -> Result<SslConfig, ConfigErro
         cipher_suites,
         verify_hostname,
     })
+}
+
+/// The controller listeners served with TLS. PLAINTEXT and SSL controller listeners are
+/// served; SASL ones are refused (#16's SASL part is not done yet). Without the map Kafka gives
+/// a listener named after a security protocol that protocol, and any other controller
+/// listener PLAINTEXT.
+pub(super) fn ssl_listeners(
+    props: &Properties,
+    controller_names: &[String],
+) -> Result<Vec<String>, ConfigError> {
+    const KEY: &str = "listener.security.protocol.map";
+    let explicit = get(props, KEY);
+    let mut protocols = HashMap::new();
+    for entry in list(explicit.unwrap_or("")) {
+        let (name, proto) = entry
+            .split_once(':')
+            .ok_or_else(|| invalid(KEY, &entry, "expected NAME:PROTOCOL"))?;
+        protocols.insert(
+            name.trim().to_ascii_uppercase(),
+            proto.trim().to_ascii_uppercase(),
+        );
+    }
+    let map = explicit.unwrap_or("");
+    let mut ssl = Vec::new();
+    for name in controller_names {
+        let protocol = match (protocols.get(name), explicit) {
+            (Some(p), _) => p.clone(),
+            (None, None) => match name.as_str() {
+                "SSL" | "SASL_PLAINTEXT" | "SASL_SSL" => name.clone(),
+                _ => "PLAINTEXT".to_string(),
+            },
+            (None, Some(_)) => {
+                return Err(invalid(
+                    KEY,
+                    map,
+                    format!("no security protocol defined for listener {name}"),
+                ))
+            }
+        };
+        match protocol.as_str() {
+            "PLAINTEXT" => {}
+            "SSL" => ssl.push(name.clone()),
+            "SASL_PLAINTEXT" | "SASL_SSL" => {
+                return Err(invalid(
+                    KEY,
+                    map,
+                    format!(
+                        "listener {name} uses {protocol}; ferrokraft does not support SASL yet \
+                         (the SASL part of issue #16): use PLAINTEXT or SSL"
+                    ),
+                ))
+            }
+            other => {
+                return Err(invalid(
+                    KEY,
+                    map,
+                    format!(
+                        "listener {name} uses {other}, which is not a security protocol \
+                         (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)"
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(ssl)
 }
