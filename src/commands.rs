@@ -92,6 +92,7 @@ pub fn start(args: StartArgs) -> Result<()> {
         let peer_config = PeerConfig {
             client_id: format!("raft-client-{node_id}"),
             request_timeout_ms: config.quorum_request_timeout_ms,
+            tls: node::peer_tls(&config)?,
         };
         let node::start::Opened {
             dir,

@@ -14,6 +14,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 
 pub mod connections;
+pub mod ssl;
 
 /// A configuration problem, naming the key and the value.
 #[derive(Debug, thiserror::Error)]
@@ -196,6 +197,9 @@ pub struct Config {
     /// empty or missing although its directory shows it had data
     /// (`crate::node::store::lost_data`).
     pub recovery_accept_data_loss: bool,
+    /// The TLS settings of each controller listener whose security protocol is SSL, by
+    /// listener name (upper case); the others are PLAINTEXT.
+    pub ssl: BTreeMap<String, ssl::SslConfig>,
     /// Every key given that ferrokraft does not know (warned about once at start-up).
     pub unknown_keys: Vec<String>,
 }
@@ -511,7 +515,11 @@ impl Config {
             Some(v) if !v.is_empty() => parse_listeners("advertised.listeners", v)?,
             _ => listeners.clone(),
         };
-        check_security_protocols(props, &controller_listener_names)?;
+        let ssl_listeners = ssl::ssl_listeners(props, &controller_listener_names)?;
+        let mut ssl = BTreeMap::new();
+        for name in ssl_listeners {
+            ssl.insert(name.clone(), ssl::parse(props, &name)?);
+        }
 
         if quorum_voters.is_empty() && quorum_bootstrap_servers.is_empty() {
             return Err(invalid(
@@ -687,11 +695,14 @@ impl Config {
                 "ferrokraft.recovery.accept.data.loss",
                 false,
             )?,
+            ssl,
             unknown_keys: props
                 .keys()
                 .filter(|k| {
                     !KNOWN_KEYS.contains(&k.as_str())
                         && !IGNORED_KAFKA_KEYS.contains(&k.as_str())
+                        && !ssl::SSL_KEYS.contains(&k.as_str())
+                        && !ssl::is_listener_ssl_key(k)
                         && !connections::is_listener_key(k)
                 })
                 .cloned()
@@ -720,48 +731,6 @@ impl Config {
             tracing::warn!("The configuration '{key}' was supplied but isn't a known config.");
         }
     }
-}
-
-/// Only PLAINTEXT controller listeners are served for now. Kafka maps a controller listener
-/// with no entry in `listener.security.protocol.map` to PLAINTEXT when the map is not set.
-fn check_security_protocols(
-    props: &Properties,
-    controller_names: &[String],
-) -> Result<(), ConfigError> {
-    const KEY: &str = "listener.security.protocol.map";
-    let Some(map) = get(props, KEY) else {
-        return Ok(());
-    };
-    let mut protocols = HashMap::new();
-    for entry in list(map) {
-        let (name, proto) = entry
-            .split_once(':')
-            .ok_or_else(|| invalid(KEY, &entry, "expected NAME:PROTOCOL"))?;
-        protocols.insert(
-            name.trim().to_ascii_uppercase(),
-            proto.trim().to_ascii_uppercase(),
-        );
-    }
-    for name in controller_names {
-        match protocols.get(name).map(String::as_str) {
-            Some("PLAINTEXT") => {}
-            Some(other) => {
-                return Err(invalid(
-                    KEY,
-                    map,
-                    format!("listener {name} uses {other}; ferrokraft serves PLAINTEXT controller listeners only"),
-                ))
-            }
-            None => {
-                return Err(invalid(
-                    KEY,
-                    map,
-                    format!("no security protocol defined for listener {name}"),
-                ))
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

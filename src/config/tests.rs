@@ -63,13 +63,14 @@ fn invalid_values_name_key_and_value() {
         "{e}"
     );
 
+    // SSL without a key store cannot serve.
     let mut p = base();
     p.insert(
         "listener.security.protocol.map".into(),
         "CONTROLLER:SSL".into(),
     );
     let e = Config::from_properties(&p).unwrap_err().to_string();
-    assert!(e.contains("SSL"), "{e}");
+    assert!(e.contains("SSL") && e.contains("key store"), "{e}");
 
     let mut p = base();
     p.insert("metadata.log.segment.bytes".into(), "1024".into());
@@ -129,3 +130,6 @@ fn java_properties_syntax_is_read() {
     assert_eq!(c.listeners[0].host, "");
     assert_eq!(c.metadata_log_dir, PathBuf::from("/tmp/kafka-logs"));
 }
+
+#[path = "ssl_tests.rs"]
+mod ssl_tests;

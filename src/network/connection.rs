@@ -10,8 +10,7 @@
 use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
 use crate::codec::frame::{check_frame, FrameCheck, SIZE_PREFIX_BYTES};
@@ -46,9 +45,10 @@ pub fn reserved_frame_timeout(body_len: usize) -> Duration {
 const INITIAL_BUFFER_BYTES: usize = 512;
 
 /// Serves one connection until the peer closes it, it misbehaves, it idles out, it is closed
-/// to make room for another (`slot.evicted()`), or `shutdown`.
-pub async fn serve_connection<H: RequestHandler>(
-    mut stream: TcpStream,
+/// to make room for another (`slot.evicted()`), or `shutdown`. `stream` is the TCP stream of a
+/// PLAINTEXT listener or the TLS stream of an SSL one, after its handshake.
+pub async fn serve_connection<H: RequestHandler, S: AsyncRead + AsyncWrite + Unpin>(
+    mut stream: S,
     ctx: RequestContext,
     handler: std::sync::Arc<H>,
     server: &SocketServer,
@@ -137,7 +137,7 @@ pub async fn serve_connection<H: RequestHandler>(
             let written = tokio::select! {
                 () = shutdown.cancelled() => return,
                 () = evicted.cancelled() => return,
-                w = read_within(idle, stream.write_all(&response)) => w,
+                w = read_within(idle, write_flushed(&mut stream, &response)) => w,
             };
             match written {
                 Ok(Ok(())) => {}
@@ -194,6 +194,12 @@ pub async fn serve_connection<H: RequestHandler>(
             }
         }
     }
+}
+
+/// Writes `bytes` and flushes them: a TLS stream may hold the last record until flushed.
+async fn write_flushed<S: AsyncWrite + Unpin>(stream: &mut S, bytes: &[u8]) -> std::io::Result<()> {
+    stream.write_all(bytes).await?;
+    stream.flush().await
 }
 
 /// `io`, or `Err` once `idle` passes first (never, without an idle limit).

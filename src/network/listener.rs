@@ -1,22 +1,36 @@
 //! The accept loop of one listener.
+//!
+//! ```text
+//!   accept ─quotas─▶ task: [SSL: TLS handshake ≤ 10 s, else warn + close] ─▶ serve_connection
+//!                          [SSL: close_notify ≤ 1 s] ─▶ slot released
+//! ```
 
 use std::sync::Arc;
 
-use tokio::net::TcpListener;
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::connection::serve_connection;
 use super::quotas::Admission;
+use super::tls::HANDSHAKE_TIMEOUT;
 use super::{RequestContext, RequestHandler, SocketServer};
+
+/// How long a closing TLS connection may take to send its close_notify.
+const CLOSE_NOTIFY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Accepts connections on `listener` until `shutdown` is cancelled, serving each on its own
 /// task tracked by `tracker`. Accepting never waits: a connection the quotas refuse is closed
 /// at once, and a full listener makes room by closing its least recently active client
-/// connection (`super::quotas`).
+/// connection (`super::quotas`). On an SSL listener (`tls`) each connection first completes its
+/// TLS handshake on its own task, holding its connection slot meanwhile, so the quotas apply to
+/// handshakes too.
 pub async fn serve<H: RequestHandler>(
     listener: TcpListener,
     listener_name: String,
+    tls: Option<TlsAcceptor>,
     handler: Arc<H>,
     server: Arc<SocketServer>,
     shutdown: CancellationToken,
@@ -85,9 +99,61 @@ pub async fn serve<H: RequestHandler>(
         let handler = handler.clone();
         let shutdown = shutdown.clone();
         let server = server.clone();
+        let tls = tls.clone();
         tracker.spawn(async move {
-            serve_connection(stream, ctx, handler, &server, &slot, shutdown).await;
+            match tls {
+                None => serve_connection(stream, ctx, handler, &server, &slot, shutdown).await,
+                Some(acceptor) => {
+                    if let Some(mut tls_stream) =
+                        handshake(acceptor, stream, &ctx, &server, &slot, &shutdown).await
+                    {
+                        serve_connection(&mut tls_stream, ctx, handler, &server, &slot, shutdown)
+                            .await;
+                        // close_notify, so that the peer sees a clean end rather than a
+                        // truncated session; a peer that does not read gets no more time.
+                        let _ =
+                            tokio::time::timeout(CLOSE_NOTIFY_TIMEOUT, tls_stream.shutdown()).await;
+                    }
+                }
+            }
             drop(slot);
         });
     }
+}
+
+/// The server side of a TLS handshake, within [`HANDSHAKE_TIMEOUT`]. A failure (a plaintext
+/// client, garbage, a certificate the trust store does not vouch for, an expired one, a
+/// handshake cut short) is warned about once per address and interval, and the connection is
+/// closed; `None` then.
+async fn handshake(
+    acceptor: TlsAcceptor,
+    stream: TcpStream,
+    ctx: &RequestContext,
+    server: &SocketServer,
+    slot: &super::quotas::ConnectionSlot,
+    shutdown: &CancellationToken,
+) -> Option<tokio_rustls::server::TlsStream<TcpStream>> {
+    let evicted = slot.evicted();
+    let outcome = tokio::select! {
+        () = shutdown.cancelled() => return None,
+        () = evicted.cancelled() => return None,
+        r = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)) => r,
+    };
+    let reason = match outcome {
+        Ok(Ok(tls_stream)) => return Some(tls_stream),
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => format!(
+            "it did not complete within {} s",
+            HANDSHAKE_TIMEOUT.as_secs()
+        ),
+    };
+    server.warnings.warn(
+        ctx.peer,
+        &ctx.listener_name,
+        &format_args!(
+            "closing connection from {}: TLS handshake failed: {reason}",
+            ctx.peer
+        ),
+    );
+    None
 }

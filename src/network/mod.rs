@@ -2,6 +2,7 @@
 //!
 //! ```text
 //!   TcpListener ─accept─▶ ConnectionQuotas::admit (per-IP refusal, or room made) ─▶ task
+//!   connection task (SSL listener): TLS handshake within 10 s (`tls`), else warned + closed
 //!   connection task: size prefix ─RequestMemory::reserve (large frames)─▶ body
 //!                    ─decode_request (decode budget)─▶ RequestHandler ─▶ response bytes
 //! ```
@@ -19,6 +20,8 @@ pub mod listener;
 pub mod memory;
 pub mod peers;
 pub mod quotas;
+pub mod tls;
+pub mod tls_stores;
 pub mod warn_limit;
 
 use std::future::Future;

@@ -19,11 +19,12 @@ use std::time::Duration;
 use bytes::Bytes;
 use kafka_protocol::messages::{ApiKey, ApiVersionsRequest};
 use kafka_protocol::protocol::{decode_budget, StrBytes};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
 use super::adapt::adapt_request;
+use super::tls::{server_name, PeerTls};
 use crate::codec::frame::SIZE_PREFIX_BYTES;
 use crate::codec::request::{decode_budget_bytes, encode_request};
 use crate::codec::response::decode_response;
@@ -67,6 +68,8 @@ pub struct PeerConfig {
     pub client_id: String,
     /// `controller.quorum.request.timeout.ms`.
     pub request_timeout_ms: u64,
+    /// TLS, when the first controller listener's security protocol is SSL.
+    pub tls: Option<PeerTls>,
 }
 
 /// The set of destination tasks.
@@ -119,11 +122,25 @@ impl Peers {
     }
 }
 
+/// A connection's byte stream: TCP, or TLS over TCP.
+trait PeerStream: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<S: AsyncRead + AsyncWrite + Unpin + Send> PeerStream for S {}
+
 /// An open connection whose peer's API versions are known.
 struct Connection {
-    stream: TcpStream,
+    stream: Box<dyn PeerStream>,
     peer_versions: BTreeMap<i16, (i16, i16)>,
     next_correlation_id: i32,
+}
+
+/// Why a connection could not be opened.
+#[derive(Debug)]
+enum OpenError {
+    /// The TLS handshake failed (a certificate refused either way, a protocol mismatch): a
+    /// configuration problem an operator must see, unlike a peer that is simply down.
+    Tls(String),
+    /// Unreachable, refused, or the ApiVersions exchange failed.
+    Other(String),
 }
 
 #[derive(Debug)]
@@ -135,21 +152,31 @@ enum CallError {
 }
 
 impl Connection {
-    async fn open(destination: &Destination, config: &PeerConfig) -> Result<Self, String> {
+    async fn open(destination: &Destination, config: &PeerConfig) -> Result<Self, OpenError> {
         let addr = format!(
             "{}:{}",
             destination.endpoint.host, destination.endpoint.port
         );
         let stream = TcpStream::connect(&addr)
             .await
-            .map_err(|e| format!("connect to {addr}: {e}"))?;
+            .map_err(|e| OpenError::Other(format!("connect to {addr}: {e}")))?;
         let _ = stream.set_nodelay(true);
+        let stream: Box<dyn PeerStream> = match &config.tls {
+            None => Box::new(stream),
+            Some(PeerTls(connector)) => {
+                let name = server_name(&destination.endpoint.host).map_err(OpenError::Tls)?;
+                let tls = connector.connect(name, stream).await.map_err(|e| {
+                    OpenError::Tls(format!("TLS handshake with {addr} failed: {e}"))
+                })?;
+                Box::new(tls)
+            }
+        };
         let mut conn = Connection {
             stream,
             peer_versions: BTreeMap::new(),
             next_correlation_id: 0,
         };
-        conn.handshake(config).await?;
+        conn.handshake(config).await.map_err(OpenError::Other)?;
         Ok(conn)
     }
 
@@ -230,6 +257,11 @@ impl Connection {
             .write_all(&frame)
             .await
             .map_err(|e| CallError::Broken(e.to_string()))?;
+        // A TLS stream may hold the last record until flushed.
+        self.stream
+            .flush()
+            .await
+            .map_err(|e| CallError::Broken(e.to_string()))?;
         let body = read_frame(&mut self.stream)
             .await
             .map_err(CallError::Broken)?;
@@ -248,7 +280,7 @@ impl Connection {
     }
 }
 
-async fn read_frame(stream: &mut TcpStream) -> Result<Bytes, String> {
+async fn read_frame(stream: &mut Box<dyn PeerStream>) -> Result<Bytes, String> {
     let mut size = [0u8; SIZE_PREFIX_BYTES];
     stream
         .read_exact(&mut size)
@@ -288,6 +320,9 @@ async fn peer_task(
     let mut connection: Option<Connection> = None;
     let mut backoff_ms = RECONNECT_BACKOFF_MS;
     let mut next_connect = now();
+    // A failing TLS handshake is warned about once until a connection opens again; the
+    // reconnect attempts in between (every 500 ms at most) are logged at DEBUG.
+    let mut tls_warned = false;
     let timeout = Duration::from_millis(config.request_timeout_ms);
     while let Some(request) = rx.recv().await {
         let correlation_id = request.correlation_id;
@@ -299,10 +334,19 @@ async fn peer_task(
                 match Connection::open(&destination, &config).await {
                     Ok(c) => {
                         backoff_ms = RECONNECT_BACKOFF_MS;
+                        tls_warned = false;
                         connection = Some(c);
                     }
                     Err(e) => {
-                        tracing::debug!("node {}: {e}", destination.node_id);
+                        match e {
+                            OpenError::Tls(e) if !tls_warned => {
+                                tls_warned = true;
+                                tracing::warn!("node {}: {e}", destination.node_id);
+                            }
+                            OpenError::Tls(e) | OpenError::Other(e) => {
+                                tracing::debug!("node {}: {e}", destination.node_id);
+                            }
+                        }
                         next_connect = now() + Duration::from_millis(backoff_ms);
                         backoff_ms = (backoff_ms * 2).min(RECONNECT_BACKOFF_MAX_MS);
                         return ResponseResult::Failed;

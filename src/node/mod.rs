@@ -55,10 +55,21 @@ pub enum NodeError {
 }
 
 /// Listeners bound and ready to serve.
-#[derive(Debug)]
 pub struct BoundListeners {
     /// (listener name, socket) pairs.
     pub listeners: Vec<(String, TcpListener)>,
+    /// The TLS acceptor of each SSL listener, by name (built before binding, so that an
+    /// unreadable key store stops the start).
+    pub tls: HashMap<String, tokio_rustls::TlsAcceptor>,
+}
+
+impl std::fmt::Debug for BoundListeners {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BoundListeners")
+            .field("listeners", &self.listeners)
+            .field("tls", &self.tls.keys().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 impl BoundListeners {
@@ -73,6 +84,10 @@ impl BoundListeners {
 
 /// Binds every controller listener of `config`.
 pub async fn bind(config: &Config) -> Result<BoundListeners, NodeError> {
+    let mut tls = HashMap::new();
+    for (name, ssl) in &config.ssl {
+        tls.insert(name.clone(), crate::network::tls::acceptor(ssl)?);
+    }
     let mut listeners = Vec::new();
     for l in config.controller_listeners() {
         let addr = SocketAddr::new(l.bind_ip()?, l.port);
@@ -85,7 +100,21 @@ pub async fn bind(config: &Config) -> Result<BoundListeners, NodeError> {
             })?;
         listeners.push((l.name.clone(), socket));
     }
-    Ok(BoundListeners { listeners })
+    Ok(BoundListeners { listeners, tls })
+}
+
+/// How this node dials its peers: with TLS when the first controller listener (the one Kafka's
+/// raft client uses) is SSL, from that listener's keys.
+pub fn peer_tls(config: &Config) -> Result<Option<crate::network::tls::PeerTls>, NodeError> {
+    let Some(first) = config.controller_listener_names.first() else {
+        return Ok(None);
+    };
+    match config.ssl.get(first) {
+        None => Ok(None),
+        Some(ssl) => Ok(Some(crate::network::tls::PeerTls(
+            crate::network::tls::connector(ssl)?,
+        ))),
+    }
 }
 
 /// Serves `bound` with `node` until `shutdown` is cancelled, then waits for every connection.
@@ -98,12 +127,17 @@ pub async fn serve(
     let server = Arc::new(socket_server(config));
     let tracker = TaskTracker::new();
     for (name, listener) in bound.listeners {
+        let tls = bound.tls.get(&name).cloned();
         if let Ok(addr) = listener.local_addr() {
-            tracing::info!("Awaiting socket connections on {addr} for listener {name}");
+            let protocol = if tls.is_some() { "SSL" } else { "PLAINTEXT" };
+            tracing::info!(
+                "Awaiting socket connections on {addr} for listener {name} ({protocol})"
+            );
         }
         tracker.spawn(serve_listener(
             listener,
             name,
+            tls,
             node.clone(),
             server.clone(),
             shutdown.clone(),

@@ -6,3 +6,4 @@ pub mod combined;
 pub mod dynamic;
 pub mod kafka;
 pub mod metadata_shell;
+pub mod tls;

@@ -1,0 +1,593 @@
+//! Security protocols of the controller listeners, and the `ssl.*` keys of those that are SSL.
+//!
+//! ```text
+//!   listener.security.protocol.map ──ssl_listeners──▶ SSL listeners (SASL_* refused, #16)
+//!   Properties ──listener.name.<l>.ssl.<k> else ssl.<k> else Kafka's default──▶ SslConfig
+//!   SslConfig ──(network::tls, at start-up)──▶ rustls server and client configs
+//! ```
+//!
+//! Key names, defaults and the combinations refused are Kafka's (SslConfigs,
+//! BrokerSecurityConfigs, DefaultSslEngineFactory). Only what the keys say is checked here;
+//! reading the stores they point to (PEM or PKCS12 files, passwords) happens when the node
+//! builds its TLS configuration, and fails the start with a [`ConfigError`] naming the key.
+//! One [`SslConfig`] serves both directions of a listener: what it accepts, and, for the
+//! first controller listener, how this node dials its peers (as Kafka's raft client builds its
+//! channel from the same listener-prefixed keys).
+
+use std::path::PathBuf;
+
+use std::collections::HashMap;
+
+use super::{get, invalid, list, ConfigError, Properties};
+
+/// The `ssl.*` keys ferrokraft reads (each may also be given as `listener.name.<l>.<key>`).
+pub const SSL_KEYS: &[&str] = &[
+    "ssl.keystore.type",
+    "ssl.keystore.location",
+    "ssl.keystore.password",
+    "ssl.key.password",
+    "ssl.keystore.certificate.chain",
+    "ssl.keystore.key",
+    "ssl.truststore.type",
+    "ssl.truststore.location",
+    "ssl.truststore.password",
+    "ssl.truststore.certificates",
+    "ssl.client.auth",
+    "ssl.enabled.protocols",
+    "ssl.protocol",
+    "ssl.cipher.suites",
+    "ssl.endpoint.identification.algorithm",
+];
+
+/// Whether `key` is one of [`SSL_KEYS`] with a listener prefix.
+pub fn is_listener_ssl_key(key: &str) -> bool {
+    key.strip_prefix("listener.name.")
+        .and_then(|rest| rest.split_once('.'))
+        .is_some_and(|(name, k)| !name.is_empty() && SSL_KEYS.contains(&k))
+}
+
+/// The format of a key store or trust store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreType {
+    /// PEM text: certificates and (for a key store) one PKCS#8 private key.
+    Pem,
+    /// A PKCS#12 file.
+    Pkcs12,
+}
+
+/// Where this node's certificate and private key come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyStore {
+    /// A file (`ssl.keystore.location`): PEM with the key and chain, or PKCS12.
+    File {
+        /// The format.
+        store_type: StoreType,
+        /// The file.
+        location: PathBuf,
+        /// `ssl.keystore.password` (PKCS12 only; Kafka refuses it with PEM).
+        password: Option<String>,
+        /// `ssl.key.password`: decrypts an encrypted PEM key; for PKCS12 Kafka falls back to
+        /// the store password.
+        key_password: Option<String>,
+    },
+    /// Inline PEM (`ssl.keystore.key` and `ssl.keystore.certificate.chain`).
+    InlinePem {
+        /// The private key, PEM.
+        key: String,
+        /// The certificate chain, PEM, leaf first.
+        chain: String,
+        /// `ssl.key.password`, for an encrypted key.
+        key_password: Option<String>,
+    },
+}
+
+/// Where the certificates this node trusts come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrustStore {
+    /// A file (`ssl.truststore.location`).
+    File {
+        /// The format.
+        store_type: StoreType,
+        /// The file.
+        location: PathBuf,
+        /// `ssl.truststore.password` (PKCS12 only).
+        password: Option<String>,
+    },
+    /// Inline PEM certificates (`ssl.truststore.certificates`).
+    InlinePem(String),
+}
+
+/// `ssl.client.auth`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientAuth {
+    /// No client certificate asked for (Kafka's default).
+    None,
+    /// Asked for; a client without one is still served.
+    Requested,
+    /// A client without a certificate the trust store vouches for is refused.
+    Required,
+}
+
+/// A TLS protocol version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum TlsVersion {
+    /// TLSv1.2.
+    Tls12,
+    /// TLSv1.3.
+    Tls13,
+}
+
+/// The TLS settings of one SSL listener.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SslConfig {
+    /// The listener (upper case).
+    pub listener: String,
+    /// This node's certificate and key; a listener cannot serve TLS without it.
+    pub keystore: Option<KeyStore>,
+    /// The certificates trusted for peers (and clients when they must present one).
+    pub truststore: Option<TrustStore>,
+    /// `ssl.client.auth` (default none).
+    pub client_auth: ClientAuth,
+    /// `ssl.enabled.protocols` (default TLSv1.2,TLSv1.3), ascending, no repeats.
+    pub enabled_protocols: Vec<TlsVersion>,
+    /// The versions this node offers when it dials peers: `enabled_protocols`, less TLSv1.3
+    /// when `ssl.protocol=TLSv1.2` (as Kafka documents for clients).
+    pub client_protocols: Vec<TlsVersion>,
+    /// `ssl.cipher.suites` as rustls names (empty: rustls's defaults for the protocols).
+    pub cipher_suites: Vec<String>,
+    /// `ssl.endpoint.identification.algorithm`: `https` (default) checks that a peer's
+    /// certificate names the host dialled; empty checks only its chain.
+    pub verify_hostname: bool,
+}
+
+/// Looks `key` up for `listener`: the listener-prefixed key first, then the global one. An
+/// empty value counts as set (Kafka's empty endpoint identification algorithm means "off").
+fn lookup<'a>(props: &'a Properties, listener: &str, key: &str) -> Option<(String, &'a str)> {
+    let prefixed = format!("listener.name.{}.{key}", listener.to_ascii_lowercase());
+    if let Some(v) = get(props, &prefixed) {
+        return Some((prefixed, v));
+    }
+    get(props, key).map(|v| (key.to_string(), v))
+}
+
+/// `lookup` with empty values treated as unset (Kafka's optional PASSWORD/STRING keys).
+fn lookup_set<'a>(props: &'a Properties, listener: &str, key: &str) -> Option<(String, &'a str)> {
+    lookup(props, listener, key).filter(|(_, v)| !v.is_empty())
+}
+
+/// The explicit store type under `key` (callers check it is set: Kafka's default, JKS, is
+/// refused with its own message).
+fn store_type(props: &Properties, listener: &str, key: &str) -> Result<StoreType, ConfigError> {
+    let (name, value) =
+        lookup_set(props, listener, key).unwrap_or_else(|| (key.to_string(), "JKS"));
+    match value.to_ascii_uppercase().as_str() {
+        "PEM" => Ok(StoreType::Pem),
+        "PKCS12" => Ok(StoreType::Pkcs12),
+        "JKS" => Err(jks_refused(&name, value)),
+        _ => Err(invalid(
+            &name,
+            value,
+            "ferrokraft reads PKCS12 and PEM stores only",
+        )),
+    }
+}
+
+fn jks_refused(key: &str, value: &str) -> ConfigError {
+    invalid(
+        key,
+        value,
+        "ferrokraft cannot read JKS stores; convert the store to PKCS12 (keytool -importkeystore \
+         -deststoretype PKCS12) or use PEM, and set the type accordingly",
+    )
+}
+
+/// The store type a file store is read as: an explicit type, or Kafka's default (JKS), which
+/// ferrokraft refuses.
+fn file_store_type(
+    props: &Properties,
+    listener: &str,
+    type_key: &str,
+    location_key: &str,
+) -> Result<StoreType, ConfigError> {
+    if lookup_set(props, listener, type_key).is_none() {
+        return Err(invalid(
+            location_key,
+            lookup_set(props, listener, location_key).map_or("", |(_, v)| v),
+            format!(
+                "{type_key} is not set, so Kafka reads this store as JKS, which ferrokraft cannot \
+                 read; set {type_key}=PKCS12 or PEM"
+            ),
+        ));
+    }
+    store_type(props, listener, type_key)
+}
+
+fn keystore(props: &Properties, listener: &str) -> Result<Option<KeyStore>, ConfigError> {
+    let location = lookup_set(props, listener, "ssl.keystore.location");
+    let password = lookup_set(props, listener, "ssl.keystore.password");
+    let key_password = lookup_set(props, listener, "ssl.key.password").map(|(_, v)| v.to_string());
+    let key = lookup_set(props, listener, "ssl.keystore.key");
+    let chain = lookup_set(props, listener, "ssl.keystore.certificate.chain");
+    let explicit_type = lookup_set(props, listener, "ssl.keystore.type");
+    let is_pem = explicit_type
+        .as_ref()
+        .is_some_and(|(_, v)| v.eq_ignore_ascii_case("PEM"));
+    match (key, chain) {
+        (Some((key_name, key)), chain) => {
+            if !is_pem {
+                let shown = explicit_type.as_ref().map_or("JKS", |(_, v)| v);
+                return Err(invalid(
+                    &key_name,
+                    "[hidden]",
+                    format!("a private key can be given inline only with ssl.keystore.type=PEM, but the key store type is {shown}"),
+                ));
+            }
+            let Some((_, chain)) = chain else {
+                return Err(invalid(
+                    &key_name,
+                    "[hidden]",
+                    "the private key is given but ssl.keystore.certificate.chain is not",
+                ));
+            };
+            if let Some((loc_name, loc)) = location {
+                return Err(invalid(
+                    &loc_name,
+                    loc,
+                    "both a key store location and an inline private key are given",
+                ));
+            }
+            if let Some((pw_name, _)) = password {
+                return Err(invalid(
+                    &pw_name,
+                    "[hidden]",
+                    "a key store password cannot be given with PEM; only ssl.key.password may be",
+                ));
+            }
+            Ok(Some(KeyStore::InlinePem {
+                key: key.to_string(),
+                chain: chain.to_string(),
+                key_password,
+            }))
+        }
+        (None, Some((chain_name, _))) => Err(invalid(
+            &chain_name,
+            "[hidden]",
+            "the certificate chain is given but ssl.keystore.key is not",
+        )),
+        (None, None) => {
+            let Some((loc_name, loc)) = location else {
+                if let Some((pw_name, _)) = password {
+                    return Err(invalid(
+                        &pw_name,
+                        "[hidden]",
+                        "a key store password is given but no key store (ssl.keystore.location)",
+                    ));
+                }
+                return Ok(None);
+            };
+            let store_type = file_store_type(
+                props,
+                listener,
+                "ssl.keystore.type",
+                "ssl.keystore.location",
+            )?;
+            match store_type {
+                StoreType::Pem if password.is_some() => return Err(invalid(
+                    &loc_name,
+                    loc,
+                    "a key store password cannot be given with PEM; only ssl.key.password may be",
+                )),
+                StoreType::Pkcs12 if password.is_none() => {
+                    return Err(invalid(
+                        &loc_name,
+                        loc,
+                        "the key store is given but ssl.keystore.password is not",
+                    ))
+                }
+                _ => {}
+            }
+            Ok(Some(KeyStore::File {
+                store_type,
+                location: PathBuf::from(loc),
+                password: password.map(|(_, v)| v.to_string()),
+                key_password,
+            }))
+        }
+    }
+}
+
+fn truststore(props: &Properties, listener: &str) -> Result<Option<TrustStore>, ConfigError> {
+    let location = lookup_set(props, listener, "ssl.truststore.location");
+    let password = lookup_set(props, listener, "ssl.truststore.password");
+    let certs = lookup_set(props, listener, "ssl.truststore.certificates");
+    let explicit_type = lookup_set(props, listener, "ssl.truststore.type");
+    if let Some((certs_name, certs)) = certs {
+        if !explicit_type
+            .as_ref()
+            .is_some_and(|(_, v)| v.eq_ignore_ascii_case("PEM"))
+        {
+            let shown = explicit_type.as_ref().map_or("JKS", |(_, v)| v);
+            return Err(invalid(
+                &certs_name,
+                "[PEM certificates]",
+                format!("trusted certificates can be given inline only with ssl.truststore.type=PEM, but the trust store type is {shown}"),
+            ));
+        }
+        if let Some((loc_name, loc)) = location {
+            return Err(invalid(
+                &loc_name,
+                loc,
+                "both a trust store location and inline trusted certificates are given",
+            ));
+        }
+        if let Some((pw_name, _)) = password {
+            return Err(invalid(
+                &pw_name,
+                "[hidden]",
+                "a trust store password cannot be given with PEM",
+            ));
+        }
+        return Ok(Some(TrustStore::InlinePem(certs.to_string())));
+    }
+    let Some((loc_name, loc)) = location else {
+        if let Some((pw_name, _)) = password {
+            return Err(invalid(
+                &pw_name,
+                "[hidden]",
+                "a trust store password is given but no trust store (ssl.truststore.location)",
+            ));
+        }
+        return Ok(None);
+    };
+    let store_type = file_store_type(
+        props,
+        listener,
+        "ssl.truststore.type",
+        "ssl.truststore.location",
+    )?;
+    if store_type == StoreType::Pem && password.is_some() {
+        return Err(invalid(
+            &loc_name,
+            loc,
+            "a trust store password cannot be given with PEM",
+        ));
+    }
+    Ok(Some(TrustStore::File {
+        store_type,
+        location: PathBuf::from(loc),
+        password: password.map(|(_, v)| v.to_string()),
+    }))
+}
+
+fn protocol_version(key: &str, value: &str, entry: &str) -> Result<TlsVersion, ConfigError> {
+    match entry {
+        "TLSv1.2" => Ok(TlsVersion::Tls12),
+        "TLSv1.3" => Ok(TlsVersion::Tls13),
+        "TLSv1" | "TLSv1.1" | "SSLv3" | "SSLv2Hello" => Err(invalid(
+            key,
+            value,
+            format!("{entry} is not supported by ferrokraft's TLS library (rustls); use TLSv1.2 or TLSv1.3"),
+        )),
+        _ => Err(invalid(
+            key,
+            value,
+            format!("unknown protocol {entry}; expected TLSv1.2 or TLSv1.3"),
+        )),
+    }
+}
+
+/// Java's (IANA's) name for a cipher suite → rustls's. Java names the TLS 1.3 suites without
+/// the `13`; the TLS 1.2 ECDHE suites have the same names in both.
+pub fn rustls_suite_name(java: &str) -> String {
+    match java.strip_prefix("TLS_") {
+        Some(rest)
+            if !rest.starts_with("ECDHE_")
+                && !rest.starts_with("DHE_")
+                && !rest.starts_with("RSA_") =>
+        {
+            format!("TLS13_{rest}")
+        }
+        _ => java.to_string(),
+    }
+}
+
+/// Parses the TLS settings of `listener` (whose security protocol is SSL).
+pub fn parse(props: &Properties, listener: &str) -> Result<SslConfig, ConfigError> {
+    let keystore = keystore(props, listener)?;
+    if keystore.is_none() {
+        return Err(invalid(
+            &format!(
+                "listener.name.{}.ssl.keystore.location",
+                listener.to_ascii_lowercase()
+            ),
+            "",
+            format!(
+                "listener {listener} uses SSL and needs a key store: set ssl.keystore.location \
+                 (with ssl.keystore.type=PKCS12 or PEM), or ssl.keystore.type=PEM with \
+                 ssl.keystore.key and ssl.keystore.certificate.chain"
+            ),
+        ));
+    }
+    let truststore = truststore(props, listener)?;
+    let client_auth_given = lookup(props, listener, "ssl.client.auth");
+    let client_auth = match client_auth_given.clone() {
+        None => ClientAuth::None,
+        Some((name, v)) => match v.to_ascii_lowercase().as_str() {
+            "none" | "" => ClientAuth::None,
+            "requested" => ClientAuth::Requested,
+            "required" => ClientAuth::Required,
+            _ => {
+                return Err(invalid(
+                    &name,
+                    v,
+                    "String must be one of: required, requested, none",
+                ))
+            }
+        },
+    };
+    if client_auth != ClientAuth::None && truststore.is_none() {
+        // Only a given value can ask for client certificates (the default is none).
+        let (name, v) = client_auth_given.unwrap_or(("ssl.client.auth".to_string(), ""));
+        return Err(invalid(
+            &name,
+            v,
+            "client certificates need a trust store (ssl.truststore.location or \
+             ssl.truststore.certificates) to check them against",
+        ));
+    }
+    let (protocols_key, protocols_raw) = lookup(props, listener, "ssl.enabled.protocols")
+        .map_or_else(
+            || {
+                (
+                    "ssl.enabled.protocols".to_string(),
+                    "TLSv1.2,TLSv1.3".to_string(),
+                )
+            },
+            |(k, v)| (k, v.to_string()),
+        );
+    let mut enabled_protocols = Vec::new();
+    for entry in list(&protocols_raw) {
+        enabled_protocols.push(protocol_version(&protocols_key, &protocols_raw, &entry)?);
+    }
+    enabled_protocols.sort();
+    enabled_protocols.dedup();
+    if enabled_protocols.is_empty() {
+        return Err(invalid(
+            &protocols_key,
+            &protocols_raw,
+            "at least one of TLSv1.2 or TLSv1.3 must be enabled",
+        ));
+    }
+    // `ssl.protocol` names the SSLContext Java makes (default TLSv1.3); the versions a server
+    // accepts are `ssl.enabled.protocols`. Kafka documents that a client whose ssl.protocol is
+    // TLSv1.2 does not use TLSv1.3 even when it is enabled: so the versions this node dials
+    // peers with. Anything rustls cannot speak is refused.
+    let mut client_protocols = enabled_protocols.clone();
+    if let Some((name, v)) = lookup_set(props, listener, "ssl.protocol") {
+        match v {
+            "TLS" | "TLSv1.3" => {}
+            "TLSv1.2" => {
+                client_protocols.retain(|p| *p == TlsVersion::Tls12);
+                if client_protocols.is_empty() {
+                    return Err(invalid(
+                        &name,
+                        v,
+                        format!("TLSv1.2 is not among {protocols_key}={protocols_raw}"),
+                    ));
+                }
+            }
+            _ => {
+                protocol_version(&name, v, v)?;
+            }
+        }
+    }
+    let mut cipher_suites = Vec::new();
+    if let Some((name, raw)) = lookup_set(props, listener, "ssl.cipher.suites") {
+        let known: Vec<String> = tokio_rustls::rustls::crypto::ring::ALL_CIPHER_SUITES
+            .iter()
+            .filter_map(|s| s.suite().as_str().map(str::to_string))
+            .collect();
+        for java in list(raw) {
+            let ours = rustls_suite_name(&java);
+            if !known.contains(&ours) {
+                return Err(invalid(
+                    &name,
+                    raw,
+                    format!(
+                        "cipher suite {java} is not available in ferrokraft's TLS library \
+                         (rustls); available: {}",
+                        known.join(",")
+                    ),
+                ));
+            }
+            cipher_suites.push(ours);
+        }
+    }
+    let verify_hostname = match lookup(props, listener, "ssl.endpoint.identification.algorithm") {
+        None => true,
+        Some((_, "")) => false,
+        Some((_, v)) if v.eq_ignore_ascii_case("https") => true,
+        Some((name, v)) => {
+            return Err(invalid(
+                &name,
+                v,
+                "expected https (check the peer's host name) or an empty value (do not)",
+            ))
+        }
+    };
+    Ok(SslConfig {
+        listener: listener.to_string(),
+        keystore,
+        truststore,
+        client_auth,
+        enabled_protocols,
+        client_protocols,
+        cipher_suites,
+        verify_hostname,
+    })
+}
+
+/// The controller listeners served with TLS. PLAINTEXT and SSL controller listeners are
+/// served; SASL ones are refused (#16's SASL part is not done yet). Without the map Kafka gives
+/// a listener named after a security protocol that protocol, and any other controller
+/// listener PLAINTEXT.
+pub(super) fn ssl_listeners(
+    props: &Properties,
+    controller_names: &[String],
+) -> Result<Vec<String>, ConfigError> {
+    const KEY: &str = "listener.security.protocol.map";
+    let explicit = get(props, KEY);
+    let mut protocols = HashMap::new();
+    for entry in list(explicit.unwrap_or("")) {
+        let (name, proto) = entry
+            .split_once(':')
+            .ok_or_else(|| invalid(KEY, &entry, "expected NAME:PROTOCOL"))?;
+        protocols.insert(
+            name.trim().to_ascii_uppercase(),
+            proto.trim().to_ascii_uppercase(),
+        );
+    }
+    let map = explicit.unwrap_or("");
+    let mut ssl = Vec::new();
+    for name in controller_names {
+        let protocol = match (protocols.get(name), explicit) {
+            (Some(p), _) => p.clone(),
+            (None, None) => match name.as_str() {
+                "SSL" | "SASL_PLAINTEXT" | "SASL_SSL" => name.clone(),
+                _ => "PLAINTEXT".to_string(),
+            },
+            (None, Some(_)) => {
+                return Err(invalid(
+                    KEY,
+                    map,
+                    format!("no security protocol defined for listener {name}"),
+                ))
+            }
+        };
+        match protocol.as_str() {
+            "PLAINTEXT" => {}
+            "SSL" => ssl.push(name.clone()),
+            "SASL_PLAINTEXT" | "SASL_SSL" => {
+                return Err(invalid(
+                    KEY,
+                    map,
+                    format!(
+                        "listener {name} uses {protocol}; ferrokraft does not support SASL yet \
+                         (the SASL part of issue #16): use PLAINTEXT or SSL"
+                    ),
+                ))
+            }
+            other => {
+                return Err(invalid(
+                    KEY,
+                    map,
+                    format!(
+                        "listener {name} uses {other}, which is not a security protocol \
+                         (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)"
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(ssl)
+}

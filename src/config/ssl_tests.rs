@@ -1,0 +1,371 @@
+//! Tests of the `ssl.*` keys: Kafka's defaults, listener-prefixed precedence, refusals.
+use super::*;
+use crate::config::ssl::{ClientAuth, KeyStore, StoreType, TlsVersion, TrustStore};
+
+fn ssl_base(extra: &[(&str, &str)]) -> Properties {
+    let mut p = base();
+    p.insert(
+        "listener.security.protocol.map".into(),
+        "CONTROLLER:SSL".into(),
+    );
+    for (k, v) in extra {
+        p.insert(k.to_string(), v.to_string());
+    }
+    p
+}
+
+const PEM_KEYSTORE: &[(&str, &str)] = &[
+    ("ssl.keystore.type", "PEM"),
+    ("ssl.keystore.location", "/etc/k/node.pem"),
+];
+
+fn err(p: &Properties) -> String {
+    Config::from_properties(p).unwrap_err().to_string()
+}
+
+#[test]
+fn ssl_controller_listener_gets_kafka_defaults() {
+    let c = Config::from_properties(&ssl_base(PEM_KEYSTORE)).unwrap();
+    let ssl = &c.ssl["CONTROLLER"];
+    assert_eq!(ssl.client_auth, ClientAuth::None);
+    assert_eq!(
+        ssl.enabled_protocols,
+        vec![TlsVersion::Tls12, TlsVersion::Tls13]
+    );
+    assert_eq!(ssl.client_protocols, ssl.enabled_protocols);
+    assert!(ssl.cipher_suites.is_empty());
+    assert!(ssl.verify_hostname);
+    assert!(ssl.truststore.is_none());
+    assert_eq!(
+        ssl.keystore,
+        Some(KeyStore::File {
+            store_type: StoreType::Pem,
+            location: "/etc/k/node.pem".into(),
+            password: None,
+            key_password: None,
+        })
+    );
+    assert!(c.unknown_keys.is_empty(), "{:?}", c.unknown_keys);
+}
+
+#[test]
+fn plaintext_stays_plaintext() {
+    let c = Config::from_properties(&base()).unwrap();
+    assert!(c.ssl.is_empty());
+    let mut p = base();
+    p.insert(
+        "listener.security.protocol.map".into(),
+        "CONTROLLER:PLAINTEXT".into(),
+    );
+    assert!(Config::from_properties(&p).unwrap().ssl.is_empty());
+}
+
+#[test]
+fn a_listener_named_ssl_is_ssl_without_a_map() {
+    let mut p = base();
+    p.insert("listeners".into(), "SSL://127.0.0.1:19091".into());
+    p.insert("controller.listener.names".into(), "SSL".into());
+    for (k, v) in PEM_KEYSTORE {
+        p.insert(k.to_string(), v.to_string());
+    }
+    let c = Config::from_properties(&p).unwrap();
+    assert!(c.ssl.contains_key("SSL"));
+}
+
+#[test]
+fn listener_prefixed_keys_win_over_global_ones() {
+    let p = ssl_base(&[
+        ("ssl.keystore.type", "PKCS12"),
+        ("ssl.keystore.location", "/global.p12"),
+        ("ssl.keystore.password", "g"),
+        ("listener.name.controller.ssl.keystore.location", "/ctl.p12"),
+        ("listener.name.controller.ssl.keystore.password", "c"),
+        ("ssl.client.auth", "requested"),
+        ("listener.name.controller.ssl.client.auth", "required"),
+        ("ssl.truststore.type", "PEM"),
+        ("ssl.truststore.location", "/ca.pem"),
+        (
+            "listener.name.controller.ssl.endpoint.identification.algorithm",
+            "",
+        ),
+        ("ssl.enabled.protocols", "TLSv1.3"),
+        (
+            "ssl.cipher.suites",
+            "TLS_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+        ),
+    ]);
+    let c = Config::from_properties(&p).unwrap();
+    let ssl = &c.ssl["CONTROLLER"];
+    assert_eq!(
+        ssl.keystore,
+        Some(KeyStore::File {
+            store_type: StoreType::Pkcs12,
+            location: "/ctl.p12".into(),
+            password: Some("c".into()),
+            key_password: None,
+        })
+    );
+    assert_eq!(ssl.client_auth, ClientAuth::Required);
+    assert_eq!(
+        ssl.truststore,
+        Some(TrustStore::File {
+            store_type: StoreType::Pem,
+            location: "/ca.pem".into(),
+            password: None,
+        })
+    );
+    assert!(!ssl.verify_hostname, "empty algorithm: no host name check");
+    assert_eq!(ssl.enabled_protocols, vec![TlsVersion::Tls13]);
+    assert_eq!(
+        ssl.cipher_suites,
+        vec![
+            "TLS13_AES_128_GCM_SHA256".to_string(),
+            "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384".to_string()
+        ]
+    );
+    assert!(c.unknown_keys.is_empty(), "{:?}", c.unknown_keys);
+}
+
+#[test]
+fn inline_pem_stores_are_read() {
+    let p = ssl_base(&[
+        ("ssl.keystore.type", "PEM"),
+        ("ssl.keystore.key", "-----BEGIN PRIVATE KEY-----..."),
+        (
+            "ssl.keystore.certificate.chain",
+            "-----BEGIN CERTIFICATE-----...",
+        ),
+        ("ssl.key.password", "kp"),
+        ("ssl.truststore.type", "PEM"),
+        (
+            "ssl.truststore.certificates",
+            "-----BEGIN CERTIFICATE-----x",
+        ),
+    ]);
+    let c = Config::from_properties(&p).unwrap();
+    let ssl = &c.ssl["CONTROLLER"];
+    assert!(matches!(
+        &ssl.keystore,
+        Some(KeyStore::InlinePem { key_password: Some(kp), .. }) if kp == "kp"
+    ));
+    assert!(matches!(&ssl.truststore, Some(TrustStore::InlinePem(_))));
+}
+
+#[test]
+fn sasl_is_refused_naming_issue_16() {
+    for proto in ["SASL_SSL", "SASL_PLAINTEXT"] {
+        let mut p = base();
+        p.insert(
+            "listener.security.protocol.map".into(),
+            format!("CONTROLLER:{proto}"),
+        );
+        let e = err(&p);
+        assert!(
+            e.contains(proto) && e.contains("SASL") && e.contains("#16"),
+            "{e}"
+        );
+    }
+    let mut p = base();
+    p.insert(
+        "listener.security.protocol.map".into(),
+        "CONTROLLER:TLS".into(),
+    );
+    assert!(err(&p).contains("not a security protocol"));
+}
+
+#[test]
+fn jks_is_refused_with_the_way_out() {
+    // Explicit JKS.
+    let e = err(&ssl_base(&[
+        ("ssl.keystore.type", "JKS"),
+        ("ssl.keystore.location", "/k.jks"),
+        ("ssl.keystore.password", "p"),
+    ]));
+    assert!(
+        e.contains("JKS") && e.contains("PKCS12") && e.contains("PEM"),
+        "{e}"
+    );
+    // Kafka's default type (JKS) with a store file.
+    let e = err(&ssl_base(&[
+        ("ssl.keystore.location", "/k.jks"),
+        ("ssl.keystore.password", "p"),
+    ]));
+    assert!(e.contains("ssl.keystore.type") && e.contains("JKS"), "{e}");
+    let e = err(&ssl_base(&[
+        ("ssl.keystore.type", "PEM"),
+        ("ssl.keystore.location", "/k.pem"),
+        ("ssl.truststore.location", "/t.jks"),
+    ]));
+    assert!(
+        e.contains("ssl.truststore.type") && e.contains("JKS"),
+        "{e}"
+    );
+}
+
+#[test]
+fn kafka_store_combinations_are_refused() {
+    let cases: &[(&[(&str, &str)], &str)] = &[
+        // PEM key stores take no store password.
+        (
+            &[
+                ("ssl.keystore.type", "PEM"),
+                ("ssl.keystore.location", "/k.pem"),
+                ("ssl.keystore.password", "p"),
+            ],
+            "password cannot be given with PEM",
+        ),
+        // PKCS12 needs one.
+        (
+            &[
+                ("ssl.keystore.type", "PKCS12"),
+                ("ssl.keystore.location", "/k.p12"),
+            ],
+            "ssl.keystore.password is not",
+        ),
+        // Inline key only with PEM.
+        (
+            &[
+                ("ssl.keystore.type", "PKCS12"),
+                ("ssl.keystore.key", "k"),
+                ("ssl.keystore.certificate.chain", "c"),
+            ],
+            "only with ssl.keystore.type=PEM",
+        ),
+        // Key without chain and chain without key.
+        (
+            &[("ssl.keystore.type", "PEM"), ("ssl.keystore.key", "k")],
+            "ssl.keystore.certificate.chain is not",
+        ),
+        (
+            &[
+                ("ssl.keystore.type", "PEM"),
+                ("ssl.keystore.certificate.chain", "c"),
+            ],
+            "ssl.keystore.key is not",
+        ),
+        // Both a location and an inline key.
+        (
+            &[
+                ("ssl.keystore.type", "PEM"),
+                ("ssl.keystore.key", "k"),
+                ("ssl.keystore.certificate.chain", "c"),
+                ("ssl.keystore.location", "/k.pem"),
+            ],
+            "both a key store location and an inline",
+        ),
+        // Trust store: PEM takes no password; inline only with PEM.
+        (
+            &[
+                ("ssl.keystore.type", "PEM"),
+                ("ssl.keystore.location", "/k.pem"),
+                ("ssl.truststore.type", "PEM"),
+                ("ssl.truststore.location", "/t.pem"),
+                ("ssl.truststore.password", "p"),
+            ],
+            "trust store password cannot be given with PEM",
+        ),
+        (
+            &[
+                ("ssl.keystore.type", "PEM"),
+                ("ssl.keystore.location", "/k.pem"),
+                ("ssl.truststore.certificates", "c"),
+            ],
+            "only with ssl.truststore.type=PEM",
+        ),
+        // Client certificates need a trust store.
+        (
+            &[
+                ("ssl.keystore.type", "PEM"),
+                ("ssl.keystore.location", "/k.pem"),
+                ("ssl.client.auth", "required"),
+            ],
+            "need a trust store",
+        ),
+        (
+            &[
+                ("ssl.keystore.type", "PEM"),
+                ("ssl.keystore.location", "/k.pem"),
+                ("ssl.client.auth", "always"),
+            ],
+            "required, requested, none",
+        ),
+        // Protocols rustls lacks, unknown ones, none.
+        (
+            &[
+                ("ssl.keystore.type", "PEM"),
+                ("ssl.keystore.location", "/k.pem"),
+                ("ssl.enabled.protocols", "TLSv1.2,TLSv1.1"),
+            ],
+            "TLSv1.1 is not supported",
+        ),
+        (
+            &[
+                ("ssl.keystore.type", "PEM"),
+                ("ssl.keystore.location", "/k.pem"),
+                ("ssl.enabled.protocols", ""),
+            ],
+            "at least one",
+        ),
+        (
+            &[
+                ("ssl.keystore.type", "PEM"),
+                ("ssl.keystore.location", "/k.pem"),
+                ("ssl.protocol", "SSLv3"),
+            ],
+            "SSLv3 is not supported",
+        ),
+        // A suite rustls lacks (CBC).
+        (
+            &[
+                ("ssl.keystore.type", "PEM"),
+                ("ssl.keystore.location", "/k.pem"),
+                ("ssl.cipher.suites", "TLS_RSA_WITH_AES_128_CBC_SHA"),
+            ],
+            "TLS_RSA_WITH_AES_128_CBC_SHA is not available",
+        ),
+        (
+            &[
+                ("ssl.keystore.type", "PEM"),
+                ("ssl.keystore.location", "/k.pem"),
+                ("ssl.endpoint.identification.algorithm", "ldaps"),
+            ],
+            "expected https",
+        ),
+        (
+            &[
+                ("ssl.keystore.type", "BKS"),
+                ("ssl.keystore.location", "/k.bks"),
+            ],
+            "PKCS12 and PEM stores only",
+        ),
+    ];
+    for (extra, wanted) in cases {
+        let e = err(&ssl_base(extra));
+        assert!(e.contains(wanted), "{extra:?}: wanted {wanted:?} in {e}");
+    }
+}
+
+#[test]
+fn passwords_are_not_echoed_in_errors() {
+    let e = err(&ssl_base(&[
+        ("ssl.keystore.type", "PEM"),
+        ("ssl.keystore.location", "/k.pem"),
+        ("ssl.keystore.password", "s3cret-value"),
+    ]));
+    assert!(!e.contains("s3cret-value"), "{e}");
+}
+
+#[test]
+fn ssl_protocol_tls12_keeps_outbound_connections_on_tls12() {
+    let mut extra = PEM_KEYSTORE.to_vec();
+    extra.push(("ssl.protocol", "TLSv1.2"));
+    let c = Config::from_properties(&ssl_base(&extra)).unwrap();
+    let ssl = &c.ssl["CONTROLLER"];
+    assert_eq!(
+        ssl.enabled_protocols,
+        vec![TlsVersion::Tls12, TlsVersion::Tls13]
+    );
+    assert_eq!(ssl.client_protocols, vec![TlsVersion::Tls12]);
+    extra.push(("ssl.enabled.protocols", "TLSv1.3"));
+    assert!(err(&ssl_base(&extra)).contains("TLSv1.2 is not among"));
+}

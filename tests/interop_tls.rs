@@ -1,0 +1,439 @@
+//! TLS on the controller listener (#16's TLS part), against real Apache Kafka controllers:
+//! certificates made by the test (one CA for every node, `ssl.client.auth=required`,
+//! `CONTROLLER:SSL`), a mixed quorum elects, replicates and fails over both ways over TLS;
+//! and a ferrokraft SSL listener refuses bad peers (a certificate from another CA, an expired
+//! one, plaintext Kafka requests, handshakes cut short, garbage), logs each once with the peer,
+//! writes nothing for them, and keeps serving good clients.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    missing_docs
+)]
+
+mod support;
+
+use std::io::Write;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use support::cluster::{serial, Cluster, Impl};
+use support::tls::{
+    api_versions, api_versions_request, client_config, client_hello, closed_by_peer, connect_from,
+    tls_over, try_connect_from, Ca, Pki,
+};
+
+fn props(pki: &Pki, extra: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut p = pki.server_props();
+    p.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    p
+}
+
+fn as_refs(p: &[(String, String)]) -> Vec<(&str, &str)> {
+    p.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+}
+
+/// Per-voter log end offsets through `via` once every voter has reached `min`.
+fn wait_all_reach(c: &Cluster, via: i32, min: i64, timeout: Duration) -> Vec<(i32, i64, String)> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let rows = c.replication(via);
+        if rows.len() == 3 && rows.iter().all(|r| r.1 >= min) {
+            return rows;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not every voter reached offset {min} via node {via}: {rows:?}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// A mixed quorum over TLS: two Kafka controllers and one ferrokraft node. It elects and
+/// replicates (every voter's log end passes the leader's high watermark), then fails over
+/// Kafka → ferrokraft (Kafka leaders are killed until ferrokraft wins) and ferrokraft → Kafka
+/// (ferrokraft is killed; a Kafka node takes over and ferrokraft, restarted, follows it). Keys
+/// and certificates are inline PEM in the properties file.
+#[test]
+fn mixed_quorum_over_tls_elects_replicates_and_fails_over_both_ways() {
+    let _serial = serial();
+    let pki = Pki::new();
+    // Inline PEM in the properties file, read alike by Kafka and ferrokraft (the refusal test
+    // below uses PEM files).
+    let p = pki.server_props_inline();
+    let mut c = Cluster::new(
+        "tls-quorum",
+        &[Impl::Kafka, Impl::Kafka, Impl::Ferrokraft],
+        &as_refs(&p),
+    );
+    std::fs::write(c.art.path("admin.properties"), pki.admin_props()).unwrap();
+    c.start_all();
+    let (mut leader, _, hw) = c.wait_for_leader(3, 1, Duration::from_secs(90));
+    wait_all_reach(&c, 3, hw, Duration::from_secs(60));
+
+    // Kafka → ferrokraft.
+    let deadline = Instant::now() + Duration::from_secs(150);
+    while leader != 3 {
+        assert!(
+            Instant::now() < deadline,
+            "ferrokraft never won an election over TLS"
+        );
+        c.node(leader).kill();
+        let (next, _, _) = c.wait_for_leader(3, 1, Duration::from_secs(60));
+        c.start(leader);
+        leader = next;
+        if leader != 3 {
+            std::thread::sleep(Duration::from_secs(3));
+        }
+    }
+    let (l, _, hw) = c.wait_for_leader(3, 1, Duration::from_secs(30));
+    assert_eq!(l, 3, "ferrokraft leads");
+    // The Kafka followers fetch from ferrokraft over TLS: the committed offset advances on all.
+    let rows = wait_all_reach(&c, 3, hw + 1, Duration::from_secs(60));
+    eprintln!("ferrokraft leading, replication: {rows:?}");
+
+    // ferrokraft → Kafka.
+    c.node(3).kill();
+    let (next, _, hw) = c.wait_for_leader(1, 1, Duration::from_secs(60));
+    assert!(next == 1 || next == 2, "a Kafka node took over, got {next}");
+    c.start(3);
+    let rows = wait_all_reach(&c, 1, hw + 1, Duration::from_secs(60));
+    eprintln!("Kafka leading again, replication: {rows:?}");
+    for id in [1, 2] {
+        let log = c.node(id).log_text();
+        assert!(!log.contains("Exiting Kafka"), "node {id} exited");
+        assert!(
+            !log.contains("SSLHandshakeException"),
+            "node {id} saw a failed TLS handshake:\n{}",
+            support::cluster::tail(&log, 40)
+        );
+    }
+    // Every Kafka ERROR (or exception) is one the allow-list explains: none from TLS.
+    c.assert_kafka_errors_explained(&[]);
+    let ours = c.node(3).all_logs_text();
+    assert!(
+        !ours.contains("TLS handshake failed"),
+        "ferrokraft refused a peer:\n{}",
+        support::cluster::tail(&ours, 40)
+    );
+}
+
+/// The lines of `log` about a failed TLS handshake from `ip`.
+fn refusals_from(log: &str, ip: Ipv4Addr) -> usize {
+    let peer = format!("peer={ip}:");
+    log.lines()
+        .filter(|l| l.contains("TLS handshake failed") && l.contains(&peer))
+        .count()
+}
+
+/// A single ferrokraft voter with an SSL listener, NoOpRecords off so that its log only grows
+/// when something is written. Each bad peer comes from its own loopback address: it is closed,
+/// logged exactly once with its address, and a good client is served afterwards; the log did
+/// not grow.
+#[test]
+fn ssl_listener_refuses_bad_peers_and_keeps_serving() {
+    let _serial = serial();
+    let pki = Pki::new();
+    let slow = Ipv4Addr::new(127, 0, 0, 50);
+    let p = props(
+        &pki,
+        &[
+            ("metadata.max.idle.interval.ms", "0"),
+            // One connection at a time from the address that stalls its handshake.
+            ("max.connections.per.ip.overrides", "127.0.0.50:1"),
+        ],
+    );
+    let mut c = Cluster::new("tls-refusals", &[Impl::Ferrokraft], &as_refs(&p));
+    c.start_all();
+    let server = SocketAddr::from(([127, 0, 0, 1], c.nodes[0].port));
+    let good = client_config(&pki.ca.cert_pem, Some(&pki.node));
+
+    // Wait until it serves a good TLS client (and has become leader: its log holds the
+    // bootstrap records and the leader's first batch).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let served = try_connect_from(Ipv4Addr::new(127, 0, 0, 1), server)
+            .ok()
+            .and_then(|tcp| api_versions(&mut tls_over(tcp, good.clone()), 7).ok());
+        if served == Some((7, 0)) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "ferrokraft never served TLS:\n{}",
+            c.nodes[0].log_text()
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    let log_before = c.nodes[0].log_bytes().len();
+
+    // A client that connects and never sends its ClientHello holds its connection slot (the
+    // per-IP quota applies during the handshake: a second connection from it is closed at
+    // once) until the handshake timeout closes it.
+    let mut stalled = connect_from(slow, server);
+    let stalled_at = Instant::now();
+    let mut second = connect_from(slow, server);
+    assert!(
+        closed_by_peer(&mut second),
+        "second connection from the quota'd address open"
+    );
+    assert!(
+        stalled_at.elapsed() < Duration::from_secs(5),
+        "the quota refusal came at once"
+    );
+
+    let foreign_ca = Ca::new("another CA");
+    let foreign = foreign_ca.leaf("intruder");
+    let expired = pki.ca.leaf_valid("expired", 2001, 2002);
+    let hello = client_hello(good.clone());
+    assert!(hello.len() > 100, "a ClientHello of {} bytes", hello.len());
+
+    let mut cases: Vec<(Ipv4Addr, String)> = Vec::new();
+    let mut next_ip = 10u8;
+    let mut ip = |what: &str| {
+        next_ip += 1;
+        let a = Ipv4Addr::new(127, 0, 0, next_ip);
+        cases.push((a, what.to_string()));
+        a
+    };
+
+    // A client certificate from another CA.
+    {
+        let from = ip("certificate from another CA");
+        let mut s = tls_over(
+            connect_from(from, server),
+            client_config(&pki.ca.cert_pem, Some(&foreign)),
+        );
+        assert!(
+            api_versions(&mut s, 1).is_err(),
+            "a foreign CA's client was served"
+        );
+    }
+    // An expired client certificate from the right CA.
+    {
+        let from = ip("expired certificate");
+        let mut s = tls_over(
+            connect_from(from, server),
+            client_config(&pki.ca.cert_pem, Some(&expired)),
+        );
+        assert!(
+            api_versions(&mut s, 1).is_err(),
+            "an expired client was served"
+        );
+    }
+    // No client certificate while one is required.
+    {
+        let from = ip("no client certificate");
+        let mut s = tls_over(
+            connect_from(from, server),
+            client_config(&pki.ca.cert_pem, None),
+        );
+        assert!(
+            api_versions(&mut s, 1).is_err(),
+            "a client without a certificate was served"
+        );
+    }
+    // A plaintext Kafka request on the TLS port, twice from one address: logged once.
+    {
+        let from = ip("plaintext ApiVersions");
+        for _ in 0..2 {
+            let mut s = connect_from(from, server);
+            s.write_all(&api_versions_request(1)).unwrap();
+            assert!(closed_by_peer(&mut s), "plaintext client left open");
+        }
+    }
+    // The ClientHello cut at several byte positions (then the client closes).
+    for cut in [1, 3, 5, 6, 40, hello.len() / 2, hello.len() - 1] {
+        let from = ip(&format!("handshake cut at byte {cut}"));
+        let mut s = connect_from(from, server);
+        s.write_all(&hello[..cut]).unwrap();
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+        assert!(closed_by_peer(&mut s), "cut at {cut}: left open");
+    }
+    // Garbage, and a TLS record header announcing an impossible length.
+    {
+        let from = ip("garbage");
+        let mut s = connect_from(from, server);
+        let garbage: Vec<u8> = (0..2000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        let _ = s.write_all(&garbage);
+        assert!(closed_by_peer(&mut s), "garbage left open");
+    }
+    {
+        let from = ip("oversized TLS record");
+        let mut s = connect_from(from, server);
+        let _ = s.write_all(&[0x16, 0x03, 0x03, 0xff, 0xff, 0x01]);
+        assert!(closed_by_peer(&mut s), "oversized record left open");
+    }
+
+    // The stalled handshake is closed after the 10 s handshake timeout.
+    assert!(closed_by_peer(&mut stalled), "stalled handshake left open");
+    let waited = stalled_at.elapsed();
+    assert!(
+        waited >= Duration::from_secs(9) && waited < Duration::from_secs(14),
+        "stalled handshake closed after {waited:?}"
+    );
+    // (Its timeout is not warned about again: the quota refusal was this address's one
+    // warning of the interval, as for every bad peer.)
+
+    // A good client is still served, and the log did not grow.
+    let mut s = tls_over(
+        connect_from(Ipv4Addr::new(127, 0, 0, 2), server),
+        good.clone(),
+    );
+    assert_eq!(
+        api_versions(&mut s, 9).unwrap(),
+        (9, 0),
+        "good client served after the refusals"
+    );
+    drop(s);
+    assert!(c.nodes[0].is_running(), "ferrokraft still runs");
+    std::thread::sleep(Duration::from_millis(500));
+    let log = c.nodes[0].log_text();
+    for line in log.lines().filter(|l| l.contains("TLS handshake failed")) {
+        eprintln!("{line}");
+    }
+    for (from, what) in &cases {
+        assert_eq!(
+            refusals_from(&log, *from),
+            1,
+            "{what} from {from}: expected one warning; log:\n{}",
+            support::cluster::tail(&log, 60)
+        );
+    }
+    assert_eq!(
+        refusals_from(&log, Ipv4Addr::new(127, 0, 0, 2)),
+        0,
+        "good client warned about"
+    );
+    let quota_lines = log
+        .lines()
+        .filter(|l| l.contains("Rejected connection from /127.0.0.50"))
+        .count();
+    assert_eq!(
+        quota_lines, 1,
+        "the per-IP refusal during a handshake is logged once"
+    );
+    assert_eq!(
+        c.nodes[0].log_bytes().len(),
+        log_before,
+        "the refused peers wrote to the metadata log"
+    );
+}
+
+fn keytool(args: &[&str]) {
+    let out = std::process::Command::new("keytool")
+        .args(args)
+        .output()
+        .expect("keytool (a JDK is needed for the Kafka tests anyway)");
+    assert!(
+        out.status.success(),
+        "keytool {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// PKCS12 stores as Java's keytool writes them (a key entry; a trusted-certificate entry) are
+/// read by ferrokraft and make a working acceptor and connector; a wrong store password is
+/// refused naming the file.
+#[test]
+fn keytool_pkcs12_stores_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let ks = dir.path().join("node.p12");
+    let ts = dir.path().join("trust.p12");
+    let crt = dir.path().join("node.crt");
+    let (ks_s, ts_s, crt_s) = (
+        ks.to_str().unwrap(),
+        ts.to_str().unwrap(),
+        crt.to_str().unwrap(),
+    );
+    keytool(&[
+        "-genkeypair",
+        "-alias",
+        "node",
+        "-keyalg",
+        "EC",
+        "-groupname",
+        "secp256r1",
+        "-dname",
+        "CN=node",
+        "-ext",
+        "SAN=ip:127.0.0.1,dns:localhost",
+        "-validity",
+        "30",
+        "-storetype",
+        "PKCS12",
+        "-keystore",
+        ks_s,
+        "-storepass",
+        "changeit",
+        "-keypass",
+        "changeit",
+    ]);
+    keytool(&[
+        "-exportcert",
+        "-rfc",
+        "-alias",
+        "node",
+        "-keystore",
+        ks_s,
+        "-storepass",
+        "changeit",
+        "-file",
+        crt_s,
+    ]);
+    keytool(&[
+        "-importcert",
+        "-noprompt",
+        "-alias",
+        "node-ca",
+        "-file",
+        crt_s,
+        "-storetype",
+        "PKCS12",
+        "-keystore",
+        ts_s,
+        "-storepass",
+        "changeit",
+    ]);
+    let props = |store_password: &str| {
+        let mut p = ferrokraft::config::Properties::new();
+        for (k, v) in [
+            ("process.roles", "controller"),
+            ("node.id", "1"),
+            ("controller.quorum.voters", "1@127.0.0.1:9093"),
+            ("listeners", "CONTROLLER://127.0.0.1:9093"),
+            ("controller.listener.names", "CONTROLLER"),
+            ("listener.security.protocol.map", "CONTROLLER:SSL"),
+            ("ssl.keystore.type", "PKCS12"),
+            ("ssl.keystore.location", ks_s),
+            ("ssl.keystore.password", store_password),
+            ("ssl.truststore.type", "PKCS12"),
+            ("ssl.truststore.location", ts_s),
+            ("ssl.truststore.password", "changeit"),
+            ("ssl.client.auth", "required"),
+        ] {
+            p.insert(k.to_string(), v.to_string());
+        }
+        ferrokraft::config::Config::from_properties(&p).unwrap()
+    };
+    let c = props("changeit");
+    let ssl = &c.ssl["CONTROLLER"];
+    let id =
+        ferrokraft::network::tls_stores::load_identity(ssl.keystore.as_ref().unwrap()).unwrap();
+    assert_eq!(id.chain.len(), 1);
+    let trusted =
+        ferrokraft::network::tls_stores::load_trusted(ssl.truststore.as_ref().unwrap()).unwrap();
+    assert_eq!(trusted.len(), 1, "keytool's trustedCertEntry");
+    ferrokraft::network::tls::acceptor(ssl).unwrap();
+    ferrokraft::network::tls::connector(ssl).unwrap();
+    let bad = props("wrong");
+    let e = ferrokraft::network::tls::acceptor(&bad.ssl["CONTROLLER"])
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("node.p12") && e.contains("password"), "{e}");
+}
