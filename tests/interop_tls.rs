@@ -110,6 +110,35 @@ fn mixed_quorum_over_tls_elects_replicates_and_fails_over_both_ways() {
     }
     // Every Kafka ERROR (or exception) is one the allow-list explains: none from TLS.
     c.assert_kafka_errors_explained(&[]);
+    // KIP-919 registrations name the SSL listener with its protocol (SecurityProtocol id 1),
+    // Kafka's and ferrokraft's alike.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let registrations = loop {
+        let mut image = ferrokraft::metadata::image::MetadataImage::default();
+        image.replay_batches(&c.node(3).log_bytes(), i64::MAX, "test");
+        let seen: Vec<(i32, Vec<(String, i16)>)> = image
+            .controllers
+            .iter()
+            .map(|(id, r)| {
+                let endpoints = r
+                    .end_points
+                    .iter()
+                    .map(|e| (e.name.clone(), e.security_protocol))
+                    .collect();
+                (*id, endpoints)
+            })
+            .collect();
+        if seen.len() == 3 || std::time::Instant::now() > deadline {
+            break seen;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    };
+    let ssl = vec![("CONTROLLER".to_string(), 1)];
+    assert_eq!(
+        registrations,
+        [(1, ssl.clone()), (2, ssl.clone()), (3, ssl)],
+        "every controller registered its SSL listener as SSL"
+    );
     let ours = c.node(3).all_logs_text();
     assert!(
         !ours.contains("TLS handshake failed"),

@@ -53,6 +53,11 @@ pub enum StoreType {
     Pem,
     /// A PKCS#12 file.
     Pkcs12,
+    /// JKS, Kafka's default type. The JDK's compatibility mode (`keystore.type.compat=true`,
+    /// its default) reads a PKCS12 file under this type too, so a Kafka configuration may name
+    /// a PKCS12 file so; ferrokraft reads such a file as PKCS12 and refuses a JKS file when it
+    /// loads the store (`network::tls_stores`).
+    Jks,
 }
 
 /// Where this node's certificate and private key come from.
@@ -163,7 +168,7 @@ fn store_type(props: &Properties, listener: &str, key: &str) -> Result<StoreType
     match value.to_ascii_uppercase().as_str() {
         "PEM" => Ok(StoreType::Pem),
         "PKCS12" => Ok(StoreType::Pkcs12),
-        "JKS" => Err(jks_refused(&name, value)),
+        "JKS" => Ok(StoreType::Jks),
         _ => Err(invalid(
             &name,
             value,
@@ -172,33 +177,23 @@ fn store_type(props: &Properties, listener: &str, key: &str) -> Result<StoreType
     }
 }
 
-fn jks_refused(key: &str, value: &str) -> ConfigError {
+/// The refusal of a store file that is really JKS (found when it is loaded).
+pub(crate) fn jks_refused(key: &str, value: &str) -> ConfigError {
     invalid(
         key,
         value,
-        "ferrokraft cannot read JKS stores; convert the store to PKCS12 (keytool -importkeystore \
-         -deststoretype PKCS12) or use PEM, and set the type accordingly",
+        "this is a JKS store, which ferrokraft cannot read; convert it to PKCS12 (keytool \
+         -importkeystore -deststoretype PKCS12) or use PEM, and set the type accordingly",
     )
 }
 
-/// The store type a file store is read as: an explicit type, or Kafka's default (JKS), which
-/// ferrokraft refuses.
+/// The store type a file store is read as: an explicit type, or Kafka's default, JKS.
 fn file_store_type(
     props: &Properties,
     listener: &str,
     type_key: &str,
-    location_key: &str,
+    _location_key: &str,
 ) -> Result<StoreType, ConfigError> {
-    if lookup_set(props, listener, type_key).is_none() {
-        return Err(invalid(
-            location_key,
-            lookup_set(props, listener, location_key).map_or("", |(_, v)| v),
-            format!(
-                "{type_key} is not set, so Kafka reads this store as JKS, which ferrokraft cannot \
-                 read; set {type_key}=PKCS12 or PEM"
-            ),
-        ));
-    }
     store_type(props, listener, type_key)
 }
 
@@ -277,7 +272,7 @@ fn keystore(props: &Properties, listener: &str) -> Result<Option<KeyStore>, Conf
                     loc,
                     "a key store password cannot be given with PEM; only ssl.key.password may be",
                 )),
-                StoreType::Pkcs12 if password.is_none() => {
+                StoreType::Pkcs12 | StoreType::Jks if password.is_none() => {
                     return Err(invalid(
                         &loc_name,
                         loc,
@@ -413,7 +408,7 @@ pub fn parse(props: &Properties, listener: &str) -> Result<SslConfig, ConfigErro
     let client_auth = match client_auth_given.clone() {
         None => ClientAuth::None,
         Some((name, v)) => match v.to_ascii_lowercase().as_str() {
-            "none" | "" => ClientAuth::None,
+            "none" => ClientAuth::None,
             "requested" => ClientAuth::Requested,
             "required" => ClientAuth::Required,
             _ => {
@@ -548,14 +543,28 @@ pub(super) fn ssl_listeners(
         );
     }
     let map = explicit.unwrap_or("");
+    // Kafka's effectiveListenerSecurityProtocolMap: without the map, the other controller
+    // listeners are PLAINTEXT only when none is named SSL or SASL_* (`listeners` holds only
+    // controller listeners here, so their names are all there is to look at).
+    let secure_name = |n: &str| matches!(n, "SSL" | "SASL_PLAINTEXT" | "SASL_SSL");
+    let secure_in_use = controller_names.iter().any(|n| secure_name(n));
     let mut ssl = Vec::new();
     for name in controller_names {
         let protocol = match (protocols.get(name), explicit) {
             (Some(p), _) => p.clone(),
-            (None, None) => match name.as_str() {
-                "SSL" | "SASL_PLAINTEXT" | "SASL_SSL" => name.clone(),
-                _ => "PLAINTEXT".to_string(),
-            },
+            (None, None) if secure_name(name) || name == "PLAINTEXT" => name.clone(),
+            (None, None) if secure_in_use => {
+                return Err(invalid(
+                    KEY,
+                    map,
+                    format!(
+                        "no security protocol defined for listener {name} (without {KEY}, \
+                         controller listeners are PLAINTEXT only when none is named SSL, \
+                         SASL_PLAINTEXT or SASL_SSL)"
+                    ),
+                ))
+            }
+            (None, None) => "PLAINTEXT".to_string(),
             (None, Some(_)) => {
                 return Err(invalid(
                     KEY,

@@ -72,6 +72,34 @@ fn a_listener_named_ssl_is_ssl_without_a_map() {
     assert!(c.ssl.contains_key("SSL"));
 }
 
+/// Kafka's effectiveListenerSecurityProtocolMap: without the map, a controller listener with
+/// another name is PLAINTEXT only when no controller listener is named SSL or SASL_*.
+#[test]
+fn no_plaintext_default_beside_a_listener_named_ssl() {
+    let mut p = base();
+    p.insert(
+        "listeners".into(),
+        "CONTROLLER://127.0.0.1:19090,SSL://127.0.0.1:19091".into(),
+    );
+    p.insert("controller.listener.names".into(), "CONTROLLER,SSL".into());
+    for (k, v) in PEM_KEYSTORE {
+        p.insert(k.to_string(), v.to_string());
+    }
+    let e = err(&p);
+    assert!(
+        e.contains("no security protocol defined for listener CONTROLLER"),
+        "{e}"
+    );
+    // Named PLAINTEXT it is PLAINTEXT; with a map both are what it says.
+    p.insert(
+        "listeners".into(),
+        "PLAINTEXT://127.0.0.1:19090,SSL://127.0.0.1:19091".into(),
+    );
+    p.insert("controller.listener.names".into(), "PLAINTEXT,SSL".into());
+    let c = Config::from_properties(&p).unwrap();
+    assert_eq!(c.ssl.keys().collect::<Vec<_>>(), ["SSL"]);
+}
+
 #[test]
 fn listener_prefixed_keys_win_over_global_ones() {
     let p = ssl_base(&[
@@ -174,32 +202,27 @@ fn sasl_is_refused_naming_issue_16() {
 }
 
 #[test]
-fn jks_is_refused_with_the_way_out() {
-    // Explicit JKS.
-    let e = err(&ssl_base(&[
-        ("ssl.keystore.type", "JKS"),
-        ("ssl.keystore.location", "/k.jks"),
-        ("ssl.keystore.password", "p"),
-    ]));
-    assert!(
-        e.contains("JKS") && e.contains("PKCS12") && e.contains("PEM"),
-        "{e}"
-    );
-    // Kafka's default type (JKS) with a store file.
-    let e = err(&ssl_base(&[
-        ("ssl.keystore.location", "/k.jks"),
-        ("ssl.keystore.password", "p"),
-    ]));
-    assert!(e.contains("ssl.keystore.type") && e.contains("JKS"), "{e}");
-    let e = err(&ssl_base(&[
-        ("ssl.keystore.type", "PEM"),
-        ("ssl.keystore.location", "/k.pem"),
-        ("ssl.truststore.location", "/t.jks"),
-    ]));
-    assert!(
-        e.contains("ssl.truststore.type") && e.contains("JKS"),
-        "{e}"
-    );
+fn jks_type_is_kafkas_default_and_needs_a_password() {
+    // Explicit JKS and the default type are taken (the file decides when it is loaded: a
+    // PKCS12 file is read, a JKS one refused; tls_stores_tests).
+    for extra in [&[("ssl.keystore.type", "JKS")][..], &[]] {
+        let mut keys = vec![
+            ("ssl.keystore.location", "/k.p12"),
+            ("ssl.keystore.password", "p"),
+        ];
+        keys.extend_from_slice(extra);
+        let c = Config::from_properties(&ssl_base(&keys)).unwrap();
+        assert!(matches!(
+            c.ssl["CONTROLLER"].keystore,
+            Some(KeyStore::File {
+                store_type: StoreType::Jks,
+                ..
+            })
+        ));
+    }
+    // Like PKCS12, a JKS key store needs its password.
+    let e = err(&ssl_base(&[("ssl.keystore.location", "/k.p12")]));
+    assert!(e.contains("ssl.keystore.password"), "{e}");
 }
 
 #[test]
@@ -286,6 +309,16 @@ fn kafka_store_combinations_are_refused() {
                 ("ssl.keystore.type", "PEM"),
                 ("ssl.keystore.location", "/k.pem"),
                 ("ssl.client.auth", "always"),
+            ],
+            "required, requested, none",
+        ),
+        // Empty is not "none": Kafka's ValidString refuses it (a templated value left unset
+        // must not turn client authentication off).
+        (
+            &[
+                ("ssl.keystore.type", "PEM"),
+                ("ssl.keystore.location", "/k.pem"),
+                ("listener.name.controller.ssl.client.auth", ""),
             ],
             "required, requested, none",
         ),

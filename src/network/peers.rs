@@ -326,6 +326,7 @@ async fn peer_task(
     let timeout = Duration::from_millis(config.request_timeout_ms);
     while let Some(request) = rx.recv().await {
         let correlation_id = request.correlation_id;
+        let was_connected = connection.is_some();
         let outcome = tokio::time::timeout(timeout, async {
             if connection.is_none() {
                 if now() < next_connect {
@@ -370,6 +371,21 @@ async fn peer_task(
         let result = outcome.unwrap_or_else(|_| {
             // A timed-out connection may still deliver the late answer: drop it.
             connection = None;
+            if !was_connected {
+                // Opening it timed out (a peer that takes the TCP connection but never
+                // answers its TLS or ApiVersions handshake): back off as for a refused one.
+                if config.tls.is_some() && !tls_warned {
+                    tls_warned = true;
+                    tracing::warn!(
+                        "node {}: opening a connection (TCP, TLS handshake, ApiVersions) did not \
+                         complete within {} ms",
+                        destination.node_id,
+                        config.request_timeout_ms
+                    );
+                }
+                next_connect = now() + Duration::from_millis(backoff_ms);
+                backoff_ms = (backoff_ms * 2).min(RECONNECT_BACKOFF_MAX_MS);
+            }
             ResponseResult::Failed
         });
         sink(PeerResponse {

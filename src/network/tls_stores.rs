@@ -179,6 +179,20 @@ fn pkcs12(
     })
 }
 
+/// A store of type JKS (Kafka's default) is read as PKCS12 when the file is one (a DER
+/// SEQUENCE, as the JDK's compatibility mode reads it); a JKS file (magic `FE ED FE ED`) or
+/// anything else is refused.
+fn not_jks(key: &str, path: &std::path::Path) -> Result<(), ConfigError> {
+    let data = read_file(key, path)?;
+    match data.first() {
+        Some(0x30) => Ok(()),
+        _ => Err(crate::config::ssl::jks_refused(
+            key,
+            &path.display().to_string(),
+        )),
+    }
+}
+
 /// Reads the node's certificate chain and key.
 pub fn load_identity(store: &KeyStore) -> Result<Identity, ConfigError> {
     let mut identity = read_identity(store)?;
@@ -346,13 +360,16 @@ fn read_identity(store: &KeyStore) -> Result<Identity, ConfigError> {
             })
         }
         KeyStore::File {
-            store_type: StoreType::Pkcs12,
+            store_type: store_type @ (StoreType::Pkcs12 | StoreType::Jks),
             location,
             password,
             ..
         } => {
             const KEY: &str = "ssl.keystore.location";
             let shown = location.display().to_string();
+            if *store_type == StoreType::Jks {
+                not_jks(KEY, location)?;
+            }
             // The library decrypts the store and its keys with one password; keytool and
             // openssl write PKCS12 keys under the store password. (The config requires a store
             // password for PKCS12; a differing ssl.key.password is not supported.)
@@ -400,11 +417,14 @@ pub fn load_trusted(store: &TrustStore) -> Result<Vec<CertificateDer<'static>>, 
             pem_certificates(KEY, &location.display().to_string(), &pem)
         }
         TrustStore::File {
-            store_type: StoreType::Pkcs12,
+            store_type: store_type @ (StoreType::Pkcs12 | StoreType::Jks),
             location,
             password,
         } => {
             const KEY: &str = "ssl.truststore.location";
+            if *store_type == StoreType::Jks {
+                not_jks(KEY, location)?;
+            }
             let ks = pkcs12(KEY, location, password.as_deref().unwrap_or(""))?;
             let certs: Vec<CertificateDer<'static>> = ks
                 .entries()

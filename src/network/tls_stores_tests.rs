@@ -180,6 +180,38 @@ fn pkcs12_key_store_and_trust_store() {
     };
     let e = load_trusted(&ts).unwrap_err().to_string();
     assert!(e.contains("no trusted certificate"), "{e}");
+    // Type JKS (Kafka's default): a PKCS12 file is read, as the JDK's compatibility mode
+    // reads it; a JKS file (its magic) is refused with the way out.
+    let jks_type = KeyStore::File {
+        store_type: StoreType::Jks,
+        location: path.clone(),
+        password: Some("st0re".into()),
+        key_password: None,
+    };
+    let id = load_identity(&jks_type).unwrap();
+    assert_eq!(id.chain[0].as_ref(), m.cert_der.as_slice());
+    let jks = dir.path().join("node.jks");
+    std::fs::write(&jks, [0xfe, 0xed, 0xfe, 0xed, 0, 0, 0, 2]).unwrap();
+    for e in [
+        load_identity(&KeyStore::File {
+            store_type: StoreType::Jks,
+            location: jks.clone(),
+            password: Some("st0re".into()),
+            key_password: None,
+        }),
+        load_trusted(&TrustStore::File {
+            store_type: StoreType::Jks,
+            location: jks.clone(),
+            password: None,
+        })
+        .map(|_| unreachable!()),
+    ] {
+        let e = e.map(|_| ()).unwrap_err().to_string();
+        assert!(
+            e.contains("node.jks") && e.contains("JKS") && e.contains("PKCS12"),
+            "{e}"
+        );
+    }
 }
 
 /// One handshake and one echoed message between `server` and `client` configs, dialling

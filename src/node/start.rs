@@ -146,7 +146,12 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
         crate::storage::uuid::random_kafka_uuid(),
         local_endpoints
             .iter()
-            .map(|(name, e)| (name.clone(), e.host.clone(), e.port))
+            .map(|(name, e)| {
+                // SecurityProtocol ids: what Kafka's ControllerRegistrationManager writes for
+                // each advertised controller listener.
+                let protocol = if config.ssl.contains_key(name) { 1 } else { 0 };
+                (name.clone(), e.host.clone(), e.port, protocol)
+            })
             .collect(),
         &registered_features(release),
     );

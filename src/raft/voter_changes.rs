@@ -123,12 +123,17 @@ impl RaftCore {
     pub(super) fn latest_voters_committed(&self, hw: i64) -> Result<(), (i16, String)> {
         match self.history.last_voters_offset() {
             Some(offset) if offset < hw => Ok(()),
-            offset => Err((
-                errors::REQUEST_TIMED_OUT,
-                format!(
-                    "Request timed out waiting for voters to commit the latest voter change at {offset:?} with HWM {hw}"
-                ),
-            )),
+            offset => {
+                // Kafka formats a java.util.Optional of the offset.
+                let offset =
+                    offset.map_or("Optional.empty".to_string(), |o| format!("Optional[{o}]"));
+                Err((
+                    errors::REQUEST_TIMED_OUT,
+                    format!(
+                        "Request timed out waiting for voters to commit the latest voter change at {offset} with HWM {hw}"
+                    ),
+                ))
+            }
         }
     }
 

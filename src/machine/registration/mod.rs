@@ -76,11 +76,12 @@ pub struct Registrations {
 }
 
 impl Registrations {
-    /// Our registration: `endpoints` are the controller listeners as advertised.
+    /// Our registration: `endpoints` are the controller listeners as advertised, each
+    /// (name, host, port, security protocol id: 0 PLAINTEXT, 1 SSL).
     pub fn new(
         node_id: i32,
         incarnation_id: uuid::Uuid,
-        endpoints: Vec<(String, String, u16)>,
+        endpoints: Vec<(String, String, u16, i16)>,
         features: &[(&str, i16, i16)],
     ) -> Self {
         let own = ControllerRegistration {
@@ -89,11 +90,11 @@ impl Registrations {
             zk_migration_ready: false,
             end_points: endpoints
                 .into_iter()
-                .map(|(name, host, port)| ControllerEndpoint {
+                .map(|(name, host, port, security_protocol)| ControllerEndpoint {
                     name,
                     host,
                     port,
-                    security_protocol: 0,
+                    security_protocol,
                     unknown_tagged: TaggedFields::default(),
                 })
                 .collect(),

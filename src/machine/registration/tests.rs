@@ -11,7 +11,7 @@ fn registrations() -> Registrations {
     Registrations::new(
         1,
         Uuid::from_u128(7),
-        vec![("CONTROLLER".into(), "localhost".into(), 9093)],
+        vec![("CONTROLLER".into(), "localhost".into(), 9093, 0)],
         &[("metadata.version", 7, 27), ("kraft.version", 0, 1)],
     )
 }
@@ -137,4 +137,31 @@ fn a_follower_sends_to_its_leader_and_backs_off_as_kafka() {
         ),
         OwnAction::None
     ));
+}
+
+/// Kafka's ControllerRegistrationManager writes each advertised controller listener with its
+/// security protocol (SSL is 1).
+#[test]
+fn an_ssl_listener_registers_as_ssl() {
+    let mut r = Registrations::new(
+        1,
+        Uuid::from_u128(7),
+        vec![
+            ("CONTROLLER".into(), "localhost".into(), 9093, 1),
+            ("PLAIN".into(), "localhost".into(), 9094, 0),
+        ],
+        &[("metadata.version", 7, 27)],
+    );
+    let OwnAction::Local { request, .. } = r.own_action(0, &image(Some(27)), true, None) else {
+        panic!("a leader registers through its own controller");
+    };
+    let protocols: Vec<(String, i16)> = request
+        .listeners
+        .iter()
+        .map(|l| (l.name.to_string(), l.security_protocol))
+        .collect();
+    assert_eq!(
+        protocols,
+        [("CONTROLLER".to_string(), 1), ("PLAIN".to_string(), 0)]
+    );
 }

@@ -30,7 +30,7 @@ fn lone_static_voter() -> (NodeMachine, SimStore, u64) {
     let registrations = Registrations::new(
         1,
         uuid::Uuid::from_u128(7),
-        vec![(LISTENER.to_string(), "127.0.0.1".to_string(), 9001)],
+        vec![(LISTENER.to_string(), "127.0.0.1".to_string(), 9001, 0)],
         &registered_features(Default::default()),
     );
     let mut m = NodeMachine::new(core, controller, registrations, &settings(), now_ms);

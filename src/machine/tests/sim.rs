@@ -223,6 +223,7 @@ impl Sim {
                 LISTENER.to_string(),
                 "127.0.0.1".to_string(),
                 9000 + id as u16,
+                0,
             )],
             &registered_features(Default::default()),
         );

@@ -225,6 +225,14 @@ fn test_remove_voter_waits_for_the_previous_change_to_commit() {
     assert_eq!(remove_voter_error(&ctx, first), errors::REQUEST_TIMED_OUT);
     let second = remove(&mut ctx, key(FOLLOWER1));
     assert_eq!(remove_voter_error(&ctx, second), errors::REQUEST_TIMED_OUT);
+    // Kafka prints the offset as a java.util.Optional.
+    let message = voter_change_message(&ctx, second).unwrap_or_default();
+    assert!(
+        message.starts_with(
+            "Request timed out waiting for voters to commit the latest voter change at Optional["
+        ),
+        "{message}"
+    );
     // Once committed, the next change goes through.
     assert_eq!(fetch_at_log_end(&mut ctx, key(FOLLOWER1)), errors::NONE);
     let third = remove(&mut ctx, key(FOLLOWER1));
