@@ -279,6 +279,20 @@ fn keystore(props: &Properties, listener: &str) -> Result<Option<KeyStore>, Conf
                         "the key store is given but ssl.keystore.password is not",
                     ))
                 }
+                // Kafka recovers the key with ssl.key.password; the PKCS12 reader here knows one
+                // password for store and key, so a different one is refused, not ignored.
+                StoreType::Pkcs12 | StoreType::Jks
+                    if key_password
+                        .as_deref()
+                        .is_some_and(|k| Some(k) != password.as_ref().map(|(_, p)| *p)) =>
+                {
+                    return Err(invalid(
+                        "ssl.key.password",
+                        "[hidden]",
+                        "a PKCS12 key password different from ssl.keystore.password is not \
+                         supported; store the key under the store password",
+                    ))
+                }
                 _ => {}
             }
             Ok(Some(KeyStore::File {

@@ -223,6 +223,17 @@ fn jks_type_is_kafkas_default_and_needs_a_password() {
     // Like PKCS12, a JKS key store needs its password.
     let e = err(&ssl_base(&[("ssl.keystore.location", "/k.p12")]));
     assert!(e.contains("ssl.keystore.password"), "{e}");
+    // A key password equal to the store's is fine; a different one is refused, not ignored.
+    let store = [
+        ("ssl.keystore.type", "PKCS12"),
+        ("ssl.keystore.location", "/k.p12"),
+        ("ssl.keystore.password", "p"),
+    ];
+    let same = [&store[..], &[("ssl.key.password", "p")]].concat();
+    assert!(Config::from_properties(&ssl_base(&same)).is_ok());
+    let other = [&store[..], &[("ssl.key.password", "q")]].concat();
+    let e = err(&ssl_base(&other));
+    assert!(e.contains("ssl.key.password") && !e.contains("q\""), "{e}");
 }
 
 #[test]
