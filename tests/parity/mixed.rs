@@ -24,10 +24,9 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::support::broker::Broker;
 use super::support::cluster::{Cluster, Impl, Quorum};
-use super::support::kafka::kafka;
 use super::{
     api_versions, compare, compare_api_versions, encoded, exchange, features_shape, normalise_dirs,
-    status_shape, tool, tool_args, ResponseBody, FEATURES_NOT_YET_SUPPORTED,
+    status_shape, tool, ResponseBody, FEATURES_NOT_YET_SUPPORTED,
 };
 
 const QUORUM: &str = "org.apache.kafka.tools.MetadataQuorumCommand";
@@ -93,7 +92,9 @@ fn mixed_quorum_tools_show_the_same_whichever_kind_leads() {
 fn phase(c: &mut Cluster, broker: &Broker, leader: i32) -> Record {
     let mut record = Record::new();
     let norm = |c: &Cluster, text: &str| normalise_mixed(c, broker, text);
-    // Through a voter of each kind (Kafka 1, ferrokraft 2), the two side by side.
+    // Through a voter of each kind (Kafka 1, ferrokraft 2) and through the broker, the three
+    // side by side. (`kafka-features` and `kafka-cluster` through brokers run in the
+    // differential script, on both implementations.)
     let through = |via: i32| {
         let mut record = Record::new();
         let run = |name: &str, class: &str, args: &[&str]| {
@@ -121,12 +122,19 @@ fn phase(c: &mut Cluster, broker: &Broker, leader: i32) -> Record {
             format!("{args:?} via {via}"),
             (code, replication_roles(&text, leader)),
         );
-        let (code, text) = run("features", FEATURES, &["describe"]);
-        record.insert(
-            format!("kafka-features describe via {via}"),
-            (code, features_shape(&text, FEATURES_NOT_YET_SUPPORTED)),
-        );
-        for sub in ["cluster-id", "list-endpoints"] {
+        if via == 2 {
+            let (code, text) = run("features", FEATURES, &["describe"]);
+            record.insert(
+                format!("kafka-features describe via {via}"),
+                (code, features_shape(&text, FEATURES_NOT_YET_SUPPORTED)),
+            );
+        }
+        let subs: &[&str] = if via == 1 {
+            &["cluster-id", "list-endpoints"]
+        } else {
+            &["list-endpoints"]
+        };
+        for sub in subs {
             record.insert(
                 format!("kafka-cluster {sub} via {via}"),
                 run(sub, CLUSTER, &[sub]),
@@ -134,67 +142,60 @@ fn phase(c: &mut Cluster, broker: &Broker, leader: i32) -> Record {
         }
         record
     };
+    // Through the broker, which forwards DescribeQuorum to the active controller.
+    let through_broker = || {
+        let mut record = Record::new();
+        for name in ["status", "replication"] {
+            let out = c.describe_via_broker(broker, name);
+            let text = norm(c, &format!("{}{}", out.stdout, out.stderr));
+            let shape = if name == "status" {
+                status_shape(&text)
+            } else {
+                replication_roles(&text, leader)
+            };
+            record.insert(
+                format!("describe --{name} via broker {BROKER}"),
+                (out.status.code().unwrap_or(-1), shape),
+            );
+        }
+        record
+    };
     thread::scope(|s| {
         let kafka_side = s.spawn(|| through(1));
+        let broker_side = s.spawn(through_broker);
         record.extend(through(2));
         record.extend(kafka_side.join().unwrap());
+        record.extend(broker_side.join().unwrap());
     });
-    // Through the broker, which forwards DescribeQuorum to the active controller.
-    for (name, args) in [
-        ("status", &["describe", "--status"][..]),
-        ("replication", &["describe", "--replication"][..]),
-    ] {
-        let out = c.describe_via_broker(broker, &args[1][2..]);
-        let text = norm(c, &format!("{}{}", out.stdout, out.stderr));
-        let shape = if name == "status" {
-            status_shape(&text)
-        } else {
-            replication_roles(&text, leader)
-        };
-        record.insert(
-            format!("{args:?} via broker {BROKER}"),
-            (out.status.code().unwrap_or(-1), shape),
-        );
-    }
-    for (name, class, args) in [
-        ("features", FEATURES, &["describe"][..]),
-        ("cluster-id", CLUSTER, &["cluster-id"][..]),
-        (
-            "list-endpoints",
-            CLUSTER,
-            &["list-endpoints", "--include-fenced-brokers"][..],
-        ),
-    ] {
-        let out = via_broker(c, broker, &format!("{name}-led-by-{leader}"), class, args);
-        let text = norm(c, &format!("{}{}", out.stdout, out.stderr));
-        let text = if name == "features" {
-            features_shape(&text, FEATURES_NOT_YET_SUPPORTED)
-        } else {
-            text
-        };
-        record.insert(
-            format!("{name} {args:?} via broker {BROKER}"),
-            (out.status.code().unwrap_or(-1), text),
-        );
-    }
     // Voter changes the tool reports at once.
     let follower = (1..=3).find(|id| *id != leader).unwrap();
-    let refusals = [
-        (
-            "remove an observer",
-            c.remove_controller(4, &c.directory_id(4), leader),
-        ),
-        (
-            "remove an unknown voter",
-            c.remove_controller(9, &c.directory_id(4), leader),
-        ),
-        (
-            "remove a voter under another directory id",
-            c.remove_controller(follower, &c.directory_id(4), leader),
-        ),
-        ("add an existing voter", c.add_controller(follower, leader)),
-    ];
-    for (what, out) in refusals {
+    let shared: &Cluster = c;
+    let (first, second) = thread::scope(|s| {
+        let first = s.spawn(|| {
+            [
+                (
+                    "remove an observer",
+                    shared.remove_controller(4, &shared.directory_id(4), leader),
+                ),
+                (
+                    "remove an unknown voter",
+                    shared.remove_controller(9, &shared.directory_id(4), leader),
+                ),
+            ]
+        });
+        let second = [
+            (
+                "remove a voter under another directory id",
+                shared.remove_controller(follower, &shared.directory_id(4), leader),
+            ),
+            (
+                "add an existing voter",
+                shared.add_controller(follower, leader),
+            ),
+        ];
+        (first.join().unwrap(), second)
+    });
+    for (what, out) in first.into_iter().chain(second) {
         let all = format!("{}{}", out.stdout, out.stderr);
         let text: Vec<&str> = all
             .lines()
@@ -331,20 +332,6 @@ fn kafka_uuid(text: &str) -> uuid::Uuid {
         .decode(text)
         .unwrap();
     uuid::Uuid::from_slice(&bytes).unwrap()
-}
-
-/// A tool through the broker (`--bootstrap-server`; kafka-cluster takes it after the
-/// subcommand).
-fn via_broker(
-    c: &Cluster,
-    broker: &Broker,
-    name: &str,
-    class: &str,
-    args: &[&str],
-) -> super::support::kafka::ToolOutput {
-    let bootstrap = broker.bootstrap();
-    let full = tool_args("--bootstrap-server", &bootstrap, class, args);
-    kafka().tool(&c.art, name, class, &full)
 }
 
 /// [`normalise_dirs`] for every node, plus the broker's port and directory id.
