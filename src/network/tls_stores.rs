@@ -229,16 +229,22 @@ fn with_public_key(identity: &Identity) -> Option<PrivateKeyDer<'static>> {
     let mut bits = vec![0u8];
     bits.extend_from_slice(point);
     ec_body.extend(tlv(0xa1, &tlv(0x03, &bits)));
+    let repaired = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(with_ec_key(&outer, &ec_body)));
+    any_supported_type(&repaired).ok().map(|_| repaired)
+}
+
+/// A PrivateKeyInfo (its `outer` elements) with its privateKey replaced by the ECPrivateKey
+/// whose body is `ec_body`.
+fn with_ec_key(outer: &[(u8, &[u8])], ec_body: &[u8]) -> Vec<u8> {
     let mut outer_body = Vec::new();
     for (i, (_, e)) in outer.iter().enumerate() {
         if i == 2 {
-            outer_body.extend(tlv(0x04, &tlv(0x30, &ec_body)));
+            outer_body.extend(tlv(0x04, &tlv(0x30, ec_body)));
         } else {
             outer_body.extend_from_slice(e);
         }
     }
-    let repaired = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(tlv(0x30, &outer_body)));
-    any_supported_type(&repaired).ok().map(|_| repaired)
+    tlv(0x30, &outer_body)
 }
 
 /// The subjectPublicKey bits (the EC point) of a DER certificate.

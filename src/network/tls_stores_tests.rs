@@ -329,15 +329,7 @@ fn an_ec_key_without_its_public_key_is_completed_from_the_certificate() {
         .filter(|(t, _)| *t != 0xa1)
         .flat_map(|(_, e)| e.to_vec())
         .collect();
-    let mut outer_body = Vec::new();
-    for (i, (_, e)) in outer.iter().enumerate() {
-        if i == 2 {
-            outer_body.extend(tlv(0x04, &tlv(0x30, &ec_body)));
-        } else {
-            outer_body.extend_from_slice(e);
-        }
-    }
-    let stripped = tlv(0x30, &outer_body);
+    let stripped = with_ec_key(&outer, &ec_body);
     let as_key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(stripped.clone()));
     assert!(
         any_supported_type(&as_key).is_err(),
