@@ -548,8 +548,8 @@ fn dynamic_quorum(name: &str, kind: Impl) -> Cluster {
 /// its observers come in id order (docs/interop.md).
 fn normalise_dirs(c: &Cluster, text: &str) -> String {
     let mut s = normalise(c, text);
-    for id in 1..=3 {
-        s = s.replace(&c.directory_id(id), &format!("DIR{id}"));
+    for n in &c.nodes {
+        s = s.replace(&c.directory_id(n.id), &format!("DIR{}", n.id));
     }
     s.lines().map(sorted_lists).collect::<Vec<_>>().join("\n")
 }

@@ -160,8 +160,8 @@ fn lookup_set<'a>(props: &'a Properties, listener: &str, key: &str) -> Option<(S
     lookup(props, listener, key).filter(|(_, v)| !v.is_empty())
 }
 
-/// The explicit store type under `key` (callers check it is set: Kafka's default, JKS, is
-/// refused with its own message).
+/// The store type under `key`, or Kafka's default, JKS (read as PKCS12 when the file is one;
+/// see [`StoreType::Jks`]).
 fn store_type(props: &Properties, listener: &str, key: &str) -> Result<StoreType, ConfigError> {
     let (name, value) =
         lookup_set(props, listener, key).unwrap_or_else(|| (key.to_string(), "JKS"));
@@ -185,16 +185,6 @@ pub(crate) fn jks_refused(key: &str, value: &str) -> ConfigError {
         "this is a JKS store, which ferrokraft cannot read; convert it to PKCS12 (keytool \
          -importkeystore -deststoretype PKCS12) or use PEM, and set the type accordingly",
     )
-}
-
-/// The store type a file store is read as: an explicit type, or Kafka's default, JKS.
-fn file_store_type(
-    props: &Properties,
-    listener: &str,
-    type_key: &str,
-    _location_key: &str,
-) -> Result<StoreType, ConfigError> {
-    store_type(props, listener, type_key)
 }
 
 fn keystore(props: &Properties, listener: &str) -> Result<Option<KeyStore>, ConfigError> {
@@ -260,12 +250,7 @@ fn keystore(props: &Properties, listener: &str) -> Result<Option<KeyStore>, Conf
                 }
                 return Ok(None);
             };
-            let store_type = file_store_type(
-                props,
-                listener,
-                "ssl.keystore.type",
-                "ssl.keystore.location",
-            )?;
+            let store_type = store_type(props, listener, "ssl.keystore.type")?;
             match store_type {
                 StoreType::Pem if password.is_some() => return Err(invalid(
                     &loc_name,
@@ -348,12 +333,7 @@ fn truststore(props: &Properties, listener: &str) -> Result<Option<TrustStore>, 
         }
         return Ok(None);
     };
-    let store_type = file_store_type(
-        props,
-        listener,
-        "ssl.truststore.type",
-        "ssl.truststore.location",
-    )?;
+    let store_type = store_type(props, listener, "ssl.truststore.type")?;
     if store_type == StoreType::Pem && password.is_some() {
         return Err(invalid(
             &loc_name,

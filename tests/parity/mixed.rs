@@ -325,13 +325,9 @@ fn add_voter(c: &Cluster, cluster_id: &str, id: i32) -> Vec<u8> {
     encoded(&body, 0)
 }
 
-/// Kafka's string form of a Uuid (URL-safe base64, no padding) as a Uuid.
+/// Kafka's string form of a Uuid as a Uuid.
 fn kafka_uuid(text: &str) -> uuid::Uuid {
-    use base64::Engine;
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(text)
-        .unwrap();
-    uuid::Uuid::from_slice(&bytes).unwrap()
+    ferrokraft::storage::uuid::parse_kafka_uuid(text).unwrap()
 }
 
 /// [`normalise_dirs`] for every node, plus the broker's port and directory id.
@@ -353,7 +349,6 @@ fn normalise_mixed(c: &Cluster, broker: &Broker, text: &str) -> String {
     if let Some(dir) = meta.lines().find_map(|l| l.strip_prefix("directory.id=")) {
         s = s.replace(dir.trim(), &format!("DIRB{}", broker.id));
     }
-    s = s.replace(&c.directory_id(4), "DIR4");
     normalise_dirs(c, &s)
 }
 
