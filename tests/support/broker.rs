@@ -30,8 +30,12 @@ pub const BROKER_JVM: &[&str] = &["-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredSto
 /// A Kafka broker: running, or stopped with its directory kept for a restart.
 pub struct Broker {
     pub id: i32,
+    /// Its PLAINTEXT (client) address: loopback, or its namespace's.
+    pub host: String,
     /// Its PLAINTEXT (client) port.
     pub port: u16,
+    /// The network namespace it runs in, if any.
+    pub netns: Option<String>,
     pub props: PathBuf,
     /// Every log this broker wrote (one per start), oldest first.
     pub logs: Vec<PathBuf>,
@@ -40,7 +44,7 @@ pub struct Broker {
 
 impl Broker {
     pub fn bootstrap(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
+        format!("{}:{}", self.host, self.port)
     }
 
     /// The current (last) start's log.
@@ -184,7 +188,13 @@ impl Cluster {
             broker.id
         );
         let name = format!("broker{}-{}", broker.id, broker.logs.len() + 1);
-        let process = kafka().start_server_with(&self.art, &name, &broker.props, BROKER_JVM);
+        let process = kafka().start_server_in(
+            broker.netns.as_deref(),
+            &self.art,
+            &name,
+            &broker.props,
+            BROKER_JVM,
+        );
         broker.logs.push(process.log.clone());
         broker.process = Some(process);
     }
@@ -193,6 +203,13 @@ impl Cluster {
     /// Java properties file, so these override the defaults below).
     pub fn start_broker_with(&self, id: i32, extra: &[(&str, &str)]) -> Broker {
         let port = free_port();
+        let (host, netns) = match &self.net {
+            Some(net) => {
+                net.add_node(id);
+                (net.ip(id), Some(net.ns(id)))
+            }
+            None => ("127.0.0.1".to_string(), None),
+        };
         let dir = self.art.path(&format!("broker{id}"));
         let props = self.art.path(&format!("broker{id}.properties"));
         let controller = fs::read_to_string(&self.nodes[0].props).unwrap();
@@ -205,8 +222,8 @@ impl Cluster {
             .expect("a quorum line in node 1's properties");
         let text = format!(
             "process.roles=broker\nnode.id={id}\n{quorum_line}\n\
-             listeners=PLAINTEXT://127.0.0.1:{port}\n\
-             advertised.listeners=PLAINTEXT://127.0.0.1:{port}\n\
+             listeners=PLAINTEXT://{host}:{port}\n\
+             advertised.listeners=PLAINTEXT://{host}:{port}\n\
              inter.broker.listener.name=PLAINTEXT\ncontroller.listener.names=CONTROLLER\n\
              listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT\n\
              log.dirs={}\nnum.network.threads=1\nnum.io.threads=1\n\
@@ -220,11 +237,18 @@ impl Cluster {
         }
         fs::write(&props, text).unwrap();
         format_node(&self.art, Impl::Kafka, &props, &self.cluster_id, &[]);
-        let process =
-            kafka().start_server_with(&self.art, &format!("broker{id}"), &props, BROKER_JVM);
+        let process = kafka().start_server_in(
+            netns.as_deref(),
+            &self.art,
+            &format!("broker{id}"),
+            &props,
+            BROKER_JVM,
+        );
         Broker {
             id,
+            host,
             port,
+            netns,
             props,
             logs: vec![process.log.clone()],
             process: Some(process),

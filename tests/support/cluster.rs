@@ -29,7 +29,11 @@ pub enum Impl {
 pub struct Node {
     pub id: i32,
     pub kind: Impl,
+    /// The address it listens on: loopback, or its namespace's (see [`Cluster::net`]).
+    pub host: String,
     pub port: u16,
+    /// The network namespace it runs in, if any.
+    pub netns: Option<String>,
     pub props: PathBuf,
     pub dir: PathBuf,
     pub log: PathBuf,
@@ -211,14 +215,27 @@ impl Node {
         let name = format!("node{}-{}", self.id, self.starts);
         match self.kind {
             Impl::Kafka => {
-                let guard = kafka().start_server(art, &name, &self.props);
+                let guard = kafka().start_server_in(
+                    self.netns.as_deref(),
+                    art,
+                    &name,
+                    &self.props,
+                    super::kafka::SERVER_JVM,
+                );
                 self.log = guard.log.clone();
                 self.logs.push(guard.log.clone());
                 self.process = Some(Proc::Kafka(guard));
             }
             Impl::Ferrokraft => {
                 let log = art.path(&format!("{name}.log"));
-                let mut cmd = Command::new(env!("CARGO_BIN_EXE_ferrokraft"));
+                let mut cmd = match &self.netns {
+                    Some(ns) => {
+                        let mut c = Command::new("ip");
+                        c.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_ferrokraft")]);
+                        c
+                    }
+                    None => Command::new(env!("CARGO_BIN_EXE_ferrokraft")),
+                };
                 cmd.args(["start", "-c"])
                     .arg(&self.props)
                     .args(&self.extra_args);
@@ -245,6 +262,14 @@ impl Node {
     }
 }
 
+impl Cluster {
+    /// `host:port` of controller `id`'s listener.
+    pub fn controller_address(&self, id: i32) -> String {
+        let n = &self.nodes[(id - 1) as usize];
+        format!("{}:{}", n.host, n.port)
+    }
+}
+
 /// How the nodes find the quorum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Quorum {
@@ -261,10 +286,13 @@ pub enum Quorum {
 
 /// A quorum of Kafka and ferrokraft nodes.
 pub struct Cluster {
-    pub art: Artifacts,
+    /// Every node (and broker) in a network namespace of its own, when set; dropped after
+    /// the nodes, whose processes must end before their namespaces go.
     pub nodes: Vec<Node>,
+    pub art: Artifacts,
     pub cluster_id: String,
     pub quorum: Quorum,
+    pub net: Option<std::sync::Arc<super::netns::Net>>,
 }
 
 impl Cluster {
@@ -280,15 +308,36 @@ impl Cluster {
         extra: &[(&str, &str)],
         quorum: Quorum,
     ) -> Cluster {
+        Self::with_net(test, kinds, extra, quorum, None)
+    }
+
+    /// As [`Cluster::with_quorum`], every node in its own network namespace of `net` when
+    /// given (brokers started later too).
+    pub fn with_net(
+        test: &str,
+        kinds: &[Impl],
+        extra: &[(&str, &str)],
+        quorum: Quorum,
+        net: Option<std::sync::Arc<super::netns::Net>>,
+    ) -> Cluster {
         let art = Artifacts::new(test);
         let ports: Vec<u16> = kinds.iter().map(|_| free_port()).collect();
+        let hosts: Vec<String> = (1..=kinds.len() as i32)
+            .map(|id| match &net {
+                Some(net) => {
+                    net.add_node(id);
+                    net.ip(id)
+                }
+                None => "127.0.0.1".to_string(),
+            })
+            .collect();
         let quorum_line = match quorum {
             Quorum::Static => format!(
                 "controller.quorum.voters={}",
                 ports
                     .iter()
                     .enumerate()
-                    .map(|(i, p)| format!("{}@127.0.0.1:{p}", i + 1))
+                    .map(|(i, p)| format!("{}@{}:{p}", i + 1, hosts[i]))
                     .collect::<Vec<_>>()
                     .join(",")
             ),
@@ -296,7 +345,8 @@ impl Cluster {
                 "controller.quorum.bootstrap.servers={}",
                 ports
                     .iter()
-                    .map(|p| format!("127.0.0.1:{p}"))
+                    .zip(&hosts)
+                    .map(|(p, h)| format!("{h}:{p}"))
                     .collect::<Vec<_>>()
                     .join(",")
             ),
@@ -315,7 +365,8 @@ impl Cluster {
                         .output()
                         .unwrap();
                     let dir = String::from_utf8_lossy(&out.stdout).trim().to_string();
-                    format!("{id}@127.0.0.1:{}:{dir}", ports[(id - 1) as usize])
+                    let i = (id - 1) as usize;
+                    format!("{id}@{}:{}:{dir}", hosts[i], ports[i])
                 })
                 .collect::<Vec<_>>()
                 .join(","),
@@ -327,8 +378,9 @@ impl Cluster {
             let dir = art.path(&format!("data{id}"));
             let props = art.path(&format!("node{id}.properties"));
             let mut text = format!(
-                "process.roles=controller\nnode.id={id}\n{quorum_line}\nlisteners=CONTROLLER://127.0.0.1:{port}\ncontroller.listener.names=CONTROLLER\nlog.dirs={}\nnum.network.threads=1\nnum.io.threads=1\n",
+                "process.roles=controller\nnode.id={id}\n{quorum_line}\nlisteners=CONTROLLER://{host}:{port}\ncontroller.listener.names=CONTROLLER\nlog.dirs={}\nnum.network.threads=1\nnum.io.threads=1\n",
                 dir.display(),
+                host = hosts[i],
                 port = ports[i]
             );
             for (k, v) in extra {
@@ -357,7 +409,9 @@ impl Cluster {
             nodes.push(Node {
                 id,
                 kind: *kind,
+                host: hosts[i].clone(),
                 port: ports[i],
+                netns: net.as_ref().map(|n| n.ns(id)),
                 props,
                 dir,
                 log: PathBuf::new(),
@@ -370,10 +424,11 @@ impl Cluster {
             });
         }
         Cluster {
-            art,
             nodes,
+            art,
             cluster_id,
             quorum,
+            net,
         }
     }
 
@@ -396,8 +451,7 @@ impl Cluster {
 
     /// `kafka-metadata-quorum --bootstrap-controller <node> describe --<what>` output.
     pub fn describe(&self, via: i32, what: &str) -> Option<String> {
-        let port = self.nodes[(via - 1) as usize].port;
-        let bootstrap = format!("127.0.0.1:{port}");
+        let bootstrap = self.controller_address(via);
         // Mid-election a controller answers DescribeCluster with no active controller; the
         // admin client then waits for a metadata refresh (5 min by default). Short timeouts
         // make each call fail fast so callers can poll again.
@@ -535,7 +589,7 @@ pub fn committed_prefix(log: &[u8], hw: i64) -> usize {
 }
 
 /// One log entry (first line plus continuation lines) of a Kafka server log.
-fn log_entries(text: &str) -> Vec<String> {
+pub fn log_entries(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for line in text.lines() {
         if line.starts_with('[') || out.is_empty() {

@@ -42,7 +42,7 @@ impl Cluster {
     }
 
     fn bootstrap(&self, via: i32) -> String {
-        format!("127.0.0.1:{}", self.nodes[(via - 1) as usize].port)
+        self.controller_address(via)
     }
 
     /// `kafka-metadata-quorum --bootstrap-controller <via> --command-config <node id's

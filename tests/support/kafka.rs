@@ -303,7 +303,27 @@ impl Kafka {
     }
 
     fn java_with(&self, jvm: &[&str], log4j: &str, class: &str, args: &[&str]) -> Command {
-        let mut c = Command::new("java");
+        self.java_in(None, jvm, log4j, class, args)
+    }
+
+    /// As `java_with`, in network namespace `netns` (`ip netns exec`, which execs the JVM:
+    /// the child's pid is the JVM's) when one is given.
+    fn java_in(
+        &self,
+        netns: Option<&str>,
+        jvm: &[&str],
+        log4j: &str,
+        class: &str,
+        args: &[&str],
+    ) -> Command {
+        let mut c = match netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, "java"]);
+                c
+            }
+            None => Command::new("java"),
+        };
         c.args(jvm);
         c.arg(format!(
             "-Dlog4j2.configurationFile={}",
@@ -441,9 +461,22 @@ impl Kafka {
         props: &Path,
         jvm: &[&str],
     ) -> ProcessGuard {
+        self.start_server_in(None, art, name, props, jvm)
+    }
+
+    /// As [`Kafka::start_server_with`], in network namespace `netns` when one is given.
+    pub fn start_server_in(
+        &self,
+        netns: Option<&str>,
+        art: &Artifacts,
+        name: &str,
+        props: &Path,
+        jvm: &[&str],
+    ) -> ProcessGuard {
         let log = art.path(&format!("{name}.log"));
         let child = self
-            .java_with(
+            .java_in(
+                netns,
                 jvm,
                 "log4j2-server.properties",
                 "kafka.Kafka",

@@ -6,4 +6,5 @@ pub mod combined;
 pub mod dynamic;
 pub mod kafka;
 pub mod metadata_shell;
+pub mod netns;
 pub mod tls;
