@@ -24,7 +24,8 @@
 //!   each within [`HEAL_BOUND`] (the times are printed).
 //!
 //! Settings (environment): `CHAOS_SEED` (a number, or `random`; default fixed),
-//! `CHAOS_NEMESIS_SECS` (how long faults are applied per campaign, default 60),
+//! `CHAOS_NEMESIS_SECS` (how long faults are applied per campaign, default 45),
+//! `CHAOS_MIN_FAULTS` (and at least this many, default 5),
 //! `CHAOS_CONTROLLERS` (comma-separated quorums, each a string of `f` ferrokraft and `k`
 //! Kafka controllers, node 1 first; default `fkf`), `CHAOS_TOTAL_SECS` (run campaigns, the
 //! quorums in turn and the seed counting up, until this much time has passed; default: one
@@ -57,7 +58,7 @@ use nemesis::{next_fault, Fault, Rng, Target};
 use support::broker::Broker;
 use support::clients::{
     bootstrap_servers, check_delivery, parse_consumer, Consumed, PartitionState, ProduceSpec,
-    BROKER_IDS, VERIFIABLE_CONSUMER,
+    Producer, BROKER_IDS, VERIFIABLE_CONSUMER,
 };
 use support::cluster::{serial, tail, AllowedError, Cluster, Impl, Quorum};
 use support::kafka::{kafka, send_signal, ProcessGuard};
@@ -107,6 +108,7 @@ struct Settings {
     seed: u64,
     kinds: Vec<Impl>,
     nemesis: Duration,
+    min_faults: usize,
 }
 
 fn env_secs(name: &str) -> Option<u64> {
@@ -143,6 +145,37 @@ fn first_seed() -> u64 {
     }
 }
 
+/// How long the cluster took, from a heal, to have a leader, every broker unfenced, and the
+/// producer acked again.
+#[derive(Default, Clone, Copy)]
+struct Heal {
+    leader: Duration,
+    unfenced: Duration,
+    acked: Duration,
+}
+
+impl Heal {
+    fn worst(self, other: Heal) -> Heal {
+        Heal {
+            leader: self.leader.max(other.leader),
+            unfenced: self.unfenced.max(other.unfenced),
+            acked: self.acked.max(other.acked),
+        }
+    }
+}
+
+impl std::fmt::Display for Heal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "leader {:.1} s, brokers unfenced {:.1} s, producer acked {:.1} s",
+            self.leader.as_secs_f64(),
+            self.unfenced.as_secs_f64(),
+            self.acked.as_secs_f64()
+        )
+    }
+}
+
 /// What one campaign did and saw.
 #[derive(Default)]
 struct Report {
@@ -151,9 +184,10 @@ struct Report {
     consumed: usize,
     send_errors: usize,
     admin: (usize, usize, usize),
-    heal_leader: Duration,
-    heal_unfenced: Duration,
-    heal_acked: Duration,
+    /// After each fault's heal, by fault kind.
+    recoveries: Vec<(&'static str, Heal)>,
+    /// After the nemesis stopped.
+    heal: Heal,
     checkpoints: usize,
     epochs: usize,
     net: bool,
@@ -164,6 +198,7 @@ struct Campaign {
     // unmounted), then the cluster (its nodes, then the namespaces they ran in).
     brokers: Vec<Broker>,
     group: Option<ProcessGuard>,
+    producer: Producer,
     disks: Disks,
     c: Cluster,
     net: Option<Arc<Net>>,
@@ -173,6 +208,8 @@ struct Campaign {
     report: Report,
     controllers: Vec<i32>,
     bootstrap: String,
+    /// Every (epoch, leader) DescribeQuorum named during the campaign.
+    observed: BTreeSet<(i64, i32)>,
 }
 
 impl Campaign {
@@ -181,9 +218,11 @@ impl Campaign {
     }
 
     fn leader(&mut self, exclude: &[i32]) -> i32 {
-        self.c
-            .wait_for_leader_any(exclude, 1, Duration::from_secs(90))
-            .0
+        let (leader, epoch, _) = self
+            .c
+            .wait_for_leader_any(exclude, 1, Duration::from_secs(90));
+        self.observed.insert((i64::from(epoch), leader));
+        leader
     }
 
     fn resolve(&mut self, t: Target) -> i32 {
@@ -461,6 +500,36 @@ impl Campaign {
         format!("wiped controller {id} (directory {old_dir}), back as a voter with {new_dir}")
     }
 
+    /// From a heal: a leader, every broker unfenced, and the producer acking again, each
+    /// within [`HEAL_BOUND`]; how long each took.
+    fn recover(&mut self, after: &str) -> Heal {
+        let healed = Instant::now();
+        let acked_at = self.producer.report().acked.len();
+        let c = &mut self.c;
+        let leader = wait_until(&format!("a leader after {after}"), HEAL_BOUND, || {
+            let live = c.live_ids();
+            live.iter().any(|id| c.try_leader(*id, 1).is_some())
+        });
+        let refs: Vec<&Broker> = self.brokers.iter().collect();
+        self.c.wait_brokers_unfenced(
+            &refs,
+            &BROKER_IDS,
+            HEAL_BOUND.saturating_sub(healed.elapsed()),
+        );
+        let unfenced = healed.elapsed();
+        let producer = &self.producer;
+        wait_until(
+            &format!("the producer acked after {after}"),
+            HEAL_BOUND,
+            || producer.report().acked.len() >= acked_at + 5,
+        );
+        Heal {
+            leader,
+            unfenced,
+            acked: healed.elapsed(),
+        }
+    }
+
     /// Every controller's committed metadata log is the same bytes; every Kafka process runs.
     fn checkpoint(&mut self) {
         let via = self.leader(&[]);
@@ -647,7 +716,7 @@ fn campaign(s: &Settings) -> Report {
         Duration::from_secs(60),
         fully_replicated,
     );
-    let mut producer = c.start_producer(
+    let producer = c.start_producer(
         &bootstrap,
         &ProduceSpec {
             topic: TOPIC.into(),
@@ -656,11 +725,13 @@ fn campaign(s: &Settings) -> Report {
             value_prefix: 1,
         },
     );
+    let mut producer = producer;
     producer.wait_acked(20, Duration::from_secs(90));
     let group = start_group_consumer(&c, &bootstrap, "chaos-readers");
     let mut run = Campaign {
         brokers,
         group: Some(group),
+        producer,
         disks,
         c,
         net: net.clone(),
@@ -673,16 +744,19 @@ fn campaign(s: &Settings) -> Report {
         },
         controllers: (1..=n).collect(),
         bootstrap,
+        observed: BTreeSet::new(),
     };
     run.say("workload running; the nemesis starts");
 
     let end = Instant::now() + s.nemesis;
-    while Instant::now() < end {
+    while Instant::now() < end || run.report.faults.len() < s.min_faults {
         let fault = next_fault(&mut run.rng, n as usize, BROKER_IDS.len(), net.is_some());
         run.say(&format!("fault {}: {fault}", run.report.faults.len() + 1));
         let done = run.apply(&fault);
-        run.say(&format!("  healed: {done}"));
+        let heal = run.recover(&done);
+        run.say(&format!("  healed: {done}; {heal}"));
         run.report.faults.push(done);
+        run.report.recoveries.push((fault.kind(), heal));
         // A pause between faults, with an admin op in it.
         let gap = Duration::from_millis(run.rng.range(1_000, 4_000));
         run.hold(gap);
@@ -695,30 +769,13 @@ fn campaign(s: &Settings) -> Report {
     if let Some(net) = &net {
         net.heal();
     }
-    let healed = Instant::now();
-    let acked_at_heal = producer.report().acked.len();
     run.say(&format!(
-        "nemesis over after {} faults; {acked_at_heal} acked so far",
-        run.report.faults.len()
+        "nemesis over after {} faults; {} acked so far",
+        run.report.faults.len(),
+        run.producer.report().acked.len()
     ));
-    run.report.heal_leader = wait_until("a leader", HEAL_BOUND, || {
-        let live = run.c.live_ids();
-        live.iter().any(|id| run.c.try_leader(*id, 1).is_some())
-    });
-    let refs: Vec<&Broker> = run.brokers.iter().collect();
-    run.c.wait_brokers_unfenced(
-        &refs,
-        &BROKER_IDS,
-        HEAL_BOUND.saturating_sub(healed.elapsed()),
-    );
-    run.report.heal_unfenced = healed.elapsed();
-    run.report.heal_acked = wait_until("the producer acked again", HEAL_BOUND, || {
-        producer.report().acked.len() >= acked_at_heal + 20
-    });
-    run.say(&format!(
-        "healed: leader after {:?}, brokers unfenced after {:?}, producer acked again after {:?}",
-        run.report.heal_leader, run.report.heal_unfenced, run.report.heal_acked
-    ));
+    run.report.heal = run.recover("the nemesis");
+    run.say(&format!("healed: {}", run.report.heal));
     run.checkpoint();
 
     // The admin stream against the final metadata, once the brokers have caught up.
@@ -741,7 +798,7 @@ fn campaign(s: &Settings) -> Report {
     run.report.admin = run.admin.tally();
 
     // Delivery.
-    let produced = producer.stop(Duration::from_secs(150));
+    let produced = run.producer.stop(Duration::from_secs(150));
     let mut group = run.group.take().expect("the group consumer");
     group.signal("TERM");
     if group.wait_exit(Duration::from_secs(30)).is_none() {
@@ -781,6 +838,11 @@ fn campaign(s: &Settings) -> Report {
     let leaders = checker::leaders_by_epoch(&logs);
     let two = checker::two_leaders(&leaders);
     assert!(two.is_empty(), "more than one leader in an epoch: {two:?}");
+    let unseen = checker::unseen_in_logs(&leaders, &run.observed);
+    assert!(
+        unseen.is_empty(),
+        "(epoch, leader) seen through DescribeQuorum but not in that node's logs: {unseen:?}"
+    );
     run.report.epochs = leaders.len();
 
     // No Kafka process exited or logged an unexplained ERROR.
@@ -818,7 +880,7 @@ fn summary(s: &Settings, r: &Report, took: Duration) -> String {
     let mut out = format!(
         "seed {} quorum {kinds} ({}) {:.0} s: {} faults, {} acked, {} read by the group during \
          the faults, {} send errors, admin acked/refused/unknown {:?}, {} check points, {} \
-         epochs; heal: leader {:.1} s, brokers unfenced {:.1} s, producer acked {:.1} s\n",
+         epochs; after the nemesis: {}\n",
         s.seed,
         if r.net { "namespaces" } else { "loopback" },
         took.as_secs_f64(),
@@ -829,17 +891,24 @@ fn summary(s: &Settings, r: &Report, took: Duration) -> String {
         r.admin,
         r.checkpoints,
         r.epochs,
-        r.heal_leader.as_secs_f64(),
-        r.heal_unfenced.as_secs_f64(),
-        r.heal_acked.as_secs_f64(),
+        r.heal,
     );
+    let mut by_kind: std::collections::BTreeMap<&str, (usize, Heal)> = Default::default();
+    for (kind, heal) in &r.recoveries {
+        let e = by_kind.entry(kind).or_default();
+        e.0 += 1;
+        e.1 = e.1.worst(*heal);
+    }
+    for (kind, (n, worst)) in by_kind {
+        let _ = writeln!(out, "  {kind} x{n}: at most {worst}");
+    }
     for f in &r.faults {
         let _ = writeln!(out, "  - {f}");
     }
     out
 }
 
-/// The short campaign by default (one mixed quorum, a fixed seed, a minute of faults); the
+/// The short campaign by default (one mixed quorum, a fixed seed, five faults or more); the
 /// long one with the settings in the module docs.
 #[test]
 fn chaos_campaign_loses_no_acked_message_and_no_committed_metadata() {
@@ -849,7 +918,8 @@ fn chaos_campaign_loses_no_acked_message_and_no_committed_metadata() {
         .split(',')
         .map(kinds)
         .collect();
-    let nemesis = Duration::from_secs(env_secs("CHAOS_NEMESIS_SECS").unwrap_or(60));
+    let nemesis = Duration::from_secs(env_secs("CHAOS_NEMESIS_SECS").unwrap_or(45));
+    let min_faults = env_secs("CHAOS_MIN_FAULTS").unwrap_or(5) as usize;
     let total = env_secs("CHAOS_TOTAL_SECS").map(Duration::from_secs);
     let began = Instant::now();
     let mut seed = first_seed();
@@ -861,6 +931,7 @@ fn chaos_campaign_loses_no_acked_message_and_no_committed_metadata() {
             seed,
             kinds: quorums[campaigns % quorums.len()].clone(),
             nemesis,
+            min_faults,
         };
         let t = Instant::now();
         let r = campaign(&s);

@@ -63,15 +63,16 @@ pub fn phantom_reads(during: &[Consumed], last: &[Consumed]) -> Vec<String> {
 }
 
 /// Which node declared itself leader of which epoch, from each node's logs (ferrokraft's
-/// "Transitioned to leader in epoch N", Kafka's "Completed transition to LeaderState(…
-/// epoch=N"): `node → its logs' text`.
+/// "Transitioned to leader in epoch N"; Kafka's "Completed transition to
+/// Leader(localVoterNode=…, epoch=N, …"): `node → its logs' text`. The campaign checks this
+/// reading against every (epoch, leader) it saw through DescribeQuorum.
 pub fn leaders_by_epoch(logs: &[(i32, String)]) -> BTreeMap<i64, BTreeSet<i32>> {
     let mut out: BTreeMap<i64, BTreeSet<i32>> = BTreeMap::new();
     for (id, text) in logs {
         for line in text.lines() {
             let epoch = if let Some(rest) = line.split("Transitioned to leader in epoch ").nth(1) {
                 rest.split_whitespace().next().and_then(|e| e.parse().ok())
-            } else if let Some(rest) = line.split("Completed transition to LeaderState(").nth(1) {
+            } else if let Some(rest) = line.split("Completed transition to Leader(").nth(1) {
                 rest.split("epoch=")
                     .nth(1)
                     .and_then(|e| e.split(|ch: char| !ch.is_ascii_digit()).next())
@@ -85,6 +86,19 @@ pub fn leaders_by_epoch(logs: &[(i32, String)]) -> BTreeMap<i64, BTreeSet<i32>> 
         }
     }
     out
+}
+
+/// (epoch, leader) pairs seen through DescribeQuorum that the logs do not show: the logs'
+/// reading missed a kind of node (or a node lied).
+pub fn unseen_in_logs(
+    leaders: &BTreeMap<i64, BTreeSet<i32>>,
+    observed: &BTreeSet<(i64, i32)>,
+) -> Vec<(i64, i32)> {
+    observed
+        .iter()
+        .filter(|(e, l)| !leaders.get(e).is_some_and(|ids| ids.contains(l)))
+        .copied()
+        .collect()
 }
 
 /// Epochs that had more than one leader.
@@ -144,8 +158,9 @@ mod tests {
             ),
             (
                 2,
-                "[2026] INFO [RaftManager id=2] Completed transition to LeaderState(localVoterNode=x, epoch=4, epochStartOffset=9) from CandidateState(epoch=4)".to_string(),
+                "[2026-12-02 05:58:27,448] INFO [RaftManager id=2] Completed transition to Leader(localVoterNode=VoterNode(voterKey=ReplicaKey(id=2, directoryId=bh9uog6OTt6TYS0n26t_Ng), listeners=Endpoints(endpoints={ListenerName(CONTROLLER)=10.223.0.2/<unresolved>:44415}), supportedKRaftVersion=SupportedVersionRange[min_version:0, max_version:1]), epoch=4, epochStartOffset=110, highWatermark=Optional.empty) from Candidate(epoch=4)".to_string(),
             ),
+
             (3, "Transitioned to follower in epoch 4 (leader Some(1))".to_string()),
         ];
         let l = leaders_by_epoch(&logs);

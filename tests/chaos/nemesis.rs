@@ -123,6 +123,27 @@ impl Fault {
     }
 }
 
+impl Fault {
+    /// A short name of the fault's kind, for the per-kind heal times.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Fault::KillController { .. } => "kill-controller",
+            Fault::KillBroker { .. } => "kill-broker",
+            Fault::PauseController { .. } => "pause-controller",
+            Fault::PauseBroker { .. } => "pause-broker",
+            Fault::IsolateLeader { .. } => "isolate-leader",
+            Fault::Split { .. } => "split",
+            Fault::Bridge { .. } => "bridge",
+            Fault::OneWayFromLeader { .. } => "one-way-from-leader",
+            Fault::OneWayBrokerToControllers { .. } => "one-way-from-broker",
+            Fault::SlowController { .. } => "slow-controller",
+            Fault::DiskFull { .. } => "disk-full",
+            Fault::WipeController { .. } => "wipe-and-re-add",
+            Fault::RollingRestartUnderPartition { .. } => "rolling-restart-under-cut",
+        }
+    }
+}
+
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
