@@ -60,6 +60,43 @@ pub enum StoreType {
     Jks,
 }
 
+/// A value Kafka types as PASSWORD (the store and key passwords, `ssl.keystore.key`): its
+/// `Debug` prints `[hidden]`, as Kafka's `Password` prints, so a config printed for a log or an
+/// error never shows it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// The value itself, for the code that opens the store.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Secret {
+    fn from(v: &str) -> Secret {
+        Secret(v.to_string())
+    }
+}
+
+impl From<String> for Secret {
+    fn from(v: String) -> Secret {
+        Secret(v)
+    }
+}
+
+impl PartialEq<str> for Secret {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("[hidden]")
+    }
+}
+
 /// Where this node's certificate and private key come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KeyStore {
@@ -70,19 +107,19 @@ pub enum KeyStore {
         /// The file.
         location: PathBuf,
         /// `ssl.keystore.password` (PKCS12 only; Kafka refuses it with PEM).
-        password: Option<String>,
+        password: Option<Secret>,
         /// `ssl.key.password`: decrypts an encrypted PEM key; for PKCS12 Kafka falls back to
         /// the store password.
-        key_password: Option<String>,
+        key_password: Option<Secret>,
     },
     /// Inline PEM (`ssl.keystore.key` and `ssl.keystore.certificate.chain`).
     InlinePem {
         /// The private key, PEM.
-        key: String,
+        key: Secret,
         /// The certificate chain, PEM, leaf first.
         chain: String,
         /// `ssl.key.password`, for an encrypted key.
-        key_password: Option<String>,
+        key_password: Option<Secret>,
     },
 }
 
@@ -96,7 +133,7 @@ pub enum TrustStore {
         /// The file.
         location: PathBuf,
         /// `ssl.truststore.password` (PKCS12 only).
-        password: Option<String>,
+        password: Option<Secret>,
     },
     /// Inline PEM certificates (`ssl.truststore.certificates`).
     InlinePem(String),
@@ -190,7 +227,8 @@ pub(crate) fn jks_refused(key: &str, value: &str) -> ConfigError {
 fn keystore(props: &Properties, listener: &str) -> Result<Option<KeyStore>, ConfigError> {
     let location = lookup_set(props, listener, "ssl.keystore.location");
     let password = lookup_set(props, listener, "ssl.keystore.password");
-    let key_password = lookup_set(props, listener, "ssl.key.password").map(|(_, v)| v.to_string());
+    let key_password =
+        lookup_set(props, listener, "ssl.key.password").map(|(_, v)| Secret::from(v));
     let key = lookup_set(props, listener, "ssl.keystore.key");
     let chain = lookup_set(props, listener, "ssl.keystore.certificate.chain");
     let explicit_type = lookup_set(props, listener, "ssl.keystore.type");
@@ -229,7 +267,7 @@ fn keystore(props: &Properties, listener: &str) -> Result<Option<KeyStore>, Conf
                 ));
             }
             Ok(Some(KeyStore::InlinePem {
-                key: key.to_string(),
+                key: Secret::from(key),
                 chain: chain.to_string(),
                 key_password,
             }))
@@ -267,9 +305,9 @@ fn keystore(props: &Properties, listener: &str) -> Result<Option<KeyStore>, Conf
                 // Kafka recovers the key with ssl.key.password; the PKCS12 reader here knows one
                 // password for store and key, so a different one is refused, not ignored.
                 StoreType::Pkcs12 | StoreType::Jks
-                    if key_password
-                        .as_deref()
-                        .is_some_and(|k| Some(k) != password.as_ref().map(|(_, p)| *p)) =>
+                    if key_password.as_ref().is_some_and(|k| {
+                        Some(k.expose()) != password.as_ref().map(|(_, p)| *p)
+                    }) =>
                 {
                     return Err(invalid(
                         "ssl.key.password",
@@ -283,7 +321,7 @@ fn keystore(props: &Properties, listener: &str) -> Result<Option<KeyStore>, Conf
             Ok(Some(KeyStore::File {
                 store_type,
                 location: PathBuf::from(loc),
-                password: password.map(|(_, v)| v.to_string()),
+                password: password.map(|(_, v)| Secret::from(v)),
                 key_password,
             }))
         }
@@ -344,7 +382,7 @@ fn truststore(props: &Properties, listener: &str) -> Result<Option<TrustStore>, 
     Ok(Some(TrustStore::File {
         store_type,
         location: PathBuf::from(loc),
-        password: password.map(|(_, v)| v.to_string()),
+        password: password.map(|(_, v)| Secret::from(v)),
     }))
 }
 

@@ -400,6 +400,31 @@ fn passwords_are_not_echoed_in_errors() {
 }
 
 #[test]
+fn a_printed_config_hides_passwords_and_inline_keys() {
+    let p = ssl_base(&[
+        ("ssl.keystore.type", "PKCS12"),
+        ("ssl.keystore.location", "/k.p12"),
+        ("ssl.keystore.password", "st0re-s3cret"),
+        ("ssl.truststore.type", "PKCS12"),
+        ("ssl.truststore.location", "/t.p12"),
+        ("ssl.truststore.password", "tru5t-s3cret"),
+    ]);
+    let c = Config::from_properties(&p).unwrap();
+    let shown = format!("{:?}", c.ssl["CONTROLLER"]);
+    assert!(shown.contains("[hidden]"), "{shown}");
+    for secret in ["st0re-s3cret", "tru5t-s3cret"] {
+        assert!(!shown.contains(secret), "{shown}");
+    }
+    let inline = KeyStore::InlinePem {
+        key: "-----BEGIN PRIVATE KEY-----s3cret-key".into(),
+        chain: "-----BEGIN CERTIFICATE-----x".into(),
+        key_password: Some("kp-s3cret".into()),
+    };
+    let shown = format!("{inline:?}");
+    assert!(!shown.contains("s3cret"), "{shown}");
+}
+
+#[test]
 fn ssl_protocol_tls12_keeps_outbound_connections_on_tls12() {
     let mut extra = PEM_KEYSTORE.to_vec();
     extra.push(("ssl.protocol", "TLSv1.2"));

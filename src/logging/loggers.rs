@@ -74,7 +74,7 @@ pub const FERROKRAFT_LOGGERS: &[&str] = &[
     "ferrokraft::metadata::image",
     "ferrokraft::metadata::image::cluster",
     "ferrokraft::metadata::image::configs",
-    "ferrokraft::metadata::image::java_order",
+    "ferrokraft::codec::java_order",
     "ferrokraft::metadata::image::json",
     "ferrokraft::metadata::image::security",
     "ferrokraft::metadata::image::topics",

@@ -339,6 +339,10 @@ async fn peer_task(
                         connection = Some(c);
                     }
                     Err(e) => {
+                        let result = match &e {
+                            OpenError::Tls(_) => ResponseResult::AuthenticationFailed,
+                            OpenError::Other(_) => ResponseResult::Failed,
+                        };
                         match e {
                             OpenError::Tls(e) if !tls_warned => {
                                 tls_warned = true;
@@ -350,7 +354,7 @@ async fn peer_task(
                         }
                         next_connect = now() + Duration::from_millis(backoff_ms);
                         backoff_ms = (backoff_ms * 2).min(RECONNECT_BACKOFF_MAX_MS);
-                        return ResponseResult::Failed;
+                        return result;
                     }
                 }
             }

@@ -13,7 +13,7 @@
 use rustls_pki_types::pem::{PemObject, SectionKind};
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
-use crate::config::ssl::{KeyStore, SslConfig, StoreType, TrustStore};
+use crate::config::ssl::{KeyStore, Secret, SslConfig, StoreType, TrustStore};
 use crate::config::ConfigError;
 
 /// This node's certificate chain (leaf first) and private key.
@@ -347,8 +347,8 @@ fn read_identity(store: &KeyStore) -> Result<Identity, ConfigError> {
             key: pem_private_key(
                 "ssl.keystore.key",
                 "[hidden]",
-                key.as_bytes(),
-                key_password.as_deref(),
+                key.expose().as_bytes(),
+                key_password.as_ref().map(Secret::expose),
             )?,
         }),
         KeyStore::File {
@@ -362,7 +362,7 @@ fn read_identity(store: &KeyStore) -> Result<Identity, ConfigError> {
             let pem = read_file(KEY, location)?;
             Ok(Identity {
                 chain: pem_certificates(KEY, &shown, &pem)?,
-                key: pem_private_key(KEY, &shown, &pem, key_password.as_deref())?,
+                key: pem_private_key(KEY, &shown, &pem, key_password.as_ref().map(Secret::expose))?,
             })
         }
         KeyStore::File {
@@ -379,7 +379,7 @@ fn read_identity(store: &KeyStore) -> Result<Identity, ConfigError> {
             // The library decrypts the store and its keys with one password; keytool and
             // openssl write PKCS12 keys under the store password. (The config requires a store
             // password for PKCS12; a differing ssl.key.password is not supported.)
-            let password = password.as_deref().unwrap_or("");
+            let password = password.as_ref().map_or("", Secret::expose);
             let ks = pkcs12(KEY, location, password)?;
             let mut chains = ks.entries().filter_map(|(_, e)| match e {
                 p12_keystore::KeyStoreEntry::PrivateKeyChain(c) => Some(c),
@@ -431,7 +431,7 @@ pub fn load_trusted(store: &TrustStore) -> Result<Vec<CertificateDer<'static>>, 
             if *store_type == StoreType::Jks {
                 not_jks(KEY, location)?;
             }
-            let ks = pkcs12(KEY, location, password.as_deref().unwrap_or(""))?;
+            let ks = pkcs12(KEY, location, password.as_ref().map_or("", Secret::expose))?;
             let certs: Vec<CertificateDer<'static>> = ks
                 .entries()
                 .flat_map(|(_, e)| match e {

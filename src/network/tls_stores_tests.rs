@@ -118,9 +118,9 @@ fn encrypted_pkcs8_key_needs_the_right_key_password() {
         "{enc}"
     );
     let inline = |pw: Option<&str>| KeyStore::InlinePem {
-        key: enc.clone(),
+        key: enc.as_str().into(),
         chain: m.cert_pem.clone(),
-        key_password: pw.map(str::to_string),
+        key_password: pw.map(Into::into),
     };
     let id = load_identity(&inline(Some("k3y-pass"))).unwrap();
     match id.key {
@@ -138,7 +138,7 @@ fn encrypted_pkcs8_key_needs_the_right_key_password() {
     assert!(e.contains("ssl.key.password is not set"), "{e}");
     // A plain key with a key password: Kafka refuses it (it decrypts whenever one is set).
     let plain = KeyStore::InlinePem {
-        key: m.key_pem.clone(),
+        key: m.key_pem.as_str().into(),
         chain: m.cert_pem.clone(),
         key_password: Some("k3y-pass".into()),
     };
@@ -254,7 +254,7 @@ async fn round_trip(server: &SslConfig, client: &SslConfig, host: &str) -> Resul
 async fn handshakes_check_chain_client_certificate_and_host_name() {
     let m = material(&["127.0.0.1", "localhost"]);
     let inline = |m: &Material| KeyStore::InlinePem {
-        key: m.key_pem.clone(),
+        key: m.key_pem.as_str().into(),
         chain: m.cert_pem.clone(),
         key_password: None,
     };
@@ -338,7 +338,7 @@ fn an_ec_key_without_its_public_key_is_completed_from_the_certificate() {
     let pem =
         pkcs8::der::pem::encode_string("PRIVATE KEY", pkcs8::LineEnding::LF, &stripped).unwrap();
     let id = load_identity(&KeyStore::InlinePem {
-        key: pem,
+        key: pem.into(),
         chain: m.cert_pem.clone(),
         key_password: None,
     })

@@ -294,7 +294,11 @@ impl Driver {
                 }
                 Ok(Event::Response(r)) => {
                     if let Some(dest) = self.sent_to.remove(&r.correlation_id) {
-                        if matches!(r.result, crate::raft::ResponseResult::Failed) {
+                        if matches!(
+                            r.result,
+                            crate::raft::ResponseResult::Failed
+                                | crate::raft::ResponseResult::AuthenticationFailed
+                        ) {
                             self.failed_voters.insert(dest);
                         } else {
                             self.failed_voters.remove(&dest);

@@ -22,6 +22,7 @@ use super::log::LogReader;
 use super::state::{PendingAddVoter, Role};
 use super::types::{Endpoint, Endpoints, ReplicaKey, VoterNode};
 use super::voter_changes::{add_voter_refusal, add_voter_response, endpoints_from_listeners};
+use crate::codec::java_order::{java_hash_map_order, Built};
 use crate::codec::{RequestBody, ResponseBody};
 
 /// Name of the kraft.version feature in ApiVersions' SupportedFeatures.
@@ -65,7 +66,9 @@ impl RaftCore {
             endpoints_from_listeners(body.listeners.iter().map(|l| (&l.name, &l.host, l.port)));
         let Some(address) = endpoints.get(&self.cfg.listener_name).cloned() else {
             let message = format!(
-                "Add voter request didn't include the endpoint for the default listener {}",
+                "Add voter request didn't include the endpoint ({}) for the default listener \
+                 ListenerName({})",
+                java_endpoints_string(body.listeners.iter().map(|l| (&l.name, &l.host, l.port))),
                 self.cfg.listener_name
             );
             return answer(self, errors::INVALID_REQUEST, Some(message));
@@ -258,4 +261,29 @@ impl RaftCore {
                     .is_some_and(|t| t + CAUGHT_UP_FETCH_WINDOW_MS > now_ms)
         })
     }
+}
+
+/// Kafka's `Endpoints.toString` of an AddRaftVoter request's listeners, as its refusal of a
+/// request without the default listener prints them:
+/// `Endpoints(endpoints={ListenerName(A)=host/<unresolved>:port, …})`, in the iteration order
+/// of the `HashMap` Kafka fills (sized for the request's listener count; a repeated name keeps
+/// its first place and takes the last address).
+fn java_endpoints_string<'a>(
+    listeners: impl Iterator<Item = (&'a StrBytes, &'a StrBytes, u16)>,
+) -> String {
+    let mut entries: Vec<(String, String)> = Vec::new();
+    for (name, host, port) in listeners {
+        let name = name.to_ascii_uppercase();
+        let address = format!("{host}/<unresolved>:{port}");
+        match entries.iter_mut().find(|(n, _)| *n == name) {
+            Some(entry) => entry.1 = address,
+            None => entries.push((name, address)),
+        }
+    }
+    java_hash_map_order(&mut entries, Built::WithCapacity, |(name, _)| name);
+    let shown: Vec<String> = entries
+        .iter()
+        .map(|(name, address)| format!("ListenerName({name})={address}"))
+        .collect();
+    format!("Endpoints(endpoints={{{}}})", shown.join(", "))
 }

@@ -102,6 +102,7 @@ impl RaftCore {
             let answer = match &result {
                 ResponseResult::Answered(ResponseBody::ApiVersions(r)) => Ok(r),
                 ResponseResult::UnsupportedVersion => Err(errors::UNSUPPORTED_VERSION),
+                ResponseResult::AuthenticationFailed => Err(errors::NETWORK_EXCEPTION),
                 _ => Err(errors::BROKER_NOT_AVAILABLE),
             };
             return self.handle_api_versions_response(now_ms, log, from, answer);
@@ -130,6 +131,14 @@ impl RaftCore {
                     log,
                     sent,
                     errors::BROKER_NOT_AVAILABLE,
+                )
+            }
+            ResponseResult::AuthenticationFailed => {
+                return self.handle_top_level_error_for(
+                    now_ms,
+                    log,
+                    sent,
+                    errors::NETWORK_EXCEPTION,
                 )
             }
         };

@@ -51,6 +51,10 @@ pub enum ResponseResult {
     UnsupportedVersion,
     /// No answer: disconnected, unreachable or timed out (Kafka: BROKER_NOT_AVAILABLE).
     Failed,
+    /// No answer because the connection could not be secured: the TLS handshake failed (a
+    /// certificate refused either way, no common protocol). Kafka's network channel turns the
+    /// client's AuthenticationException into NETWORK_EXCEPTION.
+    AuthenticationFailed,
 }
 
 /// Where a request goes.

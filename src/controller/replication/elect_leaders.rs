@@ -21,12 +21,12 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::partition_change::{Election, PartitionChangeBuilder, NO_LEADER};
 use super::{effective_min_isr, elr_enabled, partition_change};
+use crate::codec::java_order::{java_string_hash, timeline_hash_order};
 use crate::controller::cluster::is_active;
 use crate::controller::config::ControllerConfig;
 use crate::controller::errors::{self, ApiError};
 use crate::controller::features::{leader_epoch_bump_on_isr_shrink, partition_record_version};
 use crate::controller::result::{ControllerResult, RecordOut};
-use crate::metadata::image::java_order::{java_string_hash, timeline_hash_order};
 use crate::metadata::image::{MetadataImage, PartitionRegistration, TopicImage};
 
 use crate::controller::MAX_RECORDS_PER_USER_OP;

@@ -17,7 +17,6 @@
 
 mod cluster;
 mod configs;
-pub mod java_order;
 mod json;
 mod security;
 mod topics;

@@ -13,8 +13,8 @@
 //! carry (SCRAM below 3.5-IV2, tokens below 3.6-IV2, …) is a [`ImageWriteError::Loss`], as
 //! Kafka's default loss handler throws: no snapshot is written then.
 
-use super::java_order::{java_hash_map_order, Built};
 use super::MetadataImage;
+use crate::codec::java_order::{java_hash_map_order, Built};
 use crate::metadata::record::{ApiMessageAndVersion, MetadataRecord};
 use crate::metadata::records::{
     ClientQuotaEntity as QuotaEntityData, ClientQuotaRecord, ConfigRecord, FeatureLevelRecord,

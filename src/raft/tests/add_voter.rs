@@ -140,6 +140,41 @@ fn test_add_voter_with_missing_default_listener() {
         0,
     );
     assert_eq!(add_voter_error(&ctx, id), errors::INVALID_REQUEST);
+    let port = 8990 + NEW_VOTER as u16;
+    assert_eq!(
+        voter_change_message(&ctx, id),
+        Some(format!(
+            "Add voter request didn't include the endpoint (Endpoints(endpoints=\
+             {{ListenerName(NOT_THE_DEFAULT_LISTENER)=127.0.0.1/<unresolved>:{port}}})) for the \
+             default listener ListenerName({LISTENER})"
+        ))
+    );
+}
+
+/// Not a Kafka test: several listeners print in the order of Kafka's HashMap (checked with
+/// jshell: `new HashMap<>(3)` filled ZULU, ALPHA, CONTROLLER2 prints ALPHA, ZULU,
+/// CONTROLLER2), whatever order the request lists them in.
+#[test]
+fn test_add_voter_missing_default_listener_lists_endpoints_in_java_order() {
+    let mut ctx = leader();
+    let id = ctx.deliver_request(
+        add_voter_request(
+            Some(CLUSTER_ID),
+            key(NEW_VOTER),
+            &listeners(NEW_VOTER, &["zulu", "ALPHA", "CONTROLLER2"]),
+        ),
+        0,
+    );
+    assert_eq!(add_voter_error(&ctx, id), errors::INVALID_REQUEST);
+    let message = voter_change_message(&ctx, id).unwrap_or_default();
+    let port = 8990 + NEW_VOTER as u16;
+    let shown = ["ALPHA", "ZULU", "CONTROLLER2"]
+        .map(|n| format!("ListenerName({n})=127.0.0.1/<unresolved>:{port}"))
+        .join(", ");
+    assert!(
+        message.contains(&format!("(Endpoints(endpoints={{{shown}}}))")),
+        "{message}"
+    );
 }
 
 #[test]
@@ -309,4 +344,23 @@ fn test_add_voter_api_versions_unanswered() {
     ctx.deliver_response(api.correlation_id, api_versions_response(0, Some((0, 1))));
     assert!(!ctx.core.voters().is_voter(&key(NEW_VOTER)));
     assert!(matches!(ctx.response(add), ResponseBody::AddRaftVoter(_)));
+}
+
+/// Not a Kafka test: a new voter whose TLS handshake fails (its certificate refused, or
+/// ours) fails the operation as Kafka's network channel words an AuthenticationException.
+#[test]
+fn test_add_voter_api_versions_tls_handshake_failed() {
+    let mut ctx = leader_with_caught_up_new_voter();
+    let add = add_new_voter(&mut ctx);
+    let api = take_api_versions(&mut ctx);
+    ctx.deliver_result(
+        api.correlation_id,
+        crate::raft::ResponseResult::AuthenticationFailed,
+    );
+    assert_eq!(add_voter_error(&ctx, add), errors::REQUEST_TIMED_OUT);
+    assert_eq!(
+        voter_change_message(&ctx, add).as_deref(),
+        Some("Aborted add voter operation for since API_VERSIONS returned an error NETWORK_EXCEPTION")
+    );
+    assert!(!ctx.core.voters().is_voter(&key(NEW_VOTER)));
 }
