@@ -6,7 +6,8 @@
 //! creates and deletes topics, changes configs and adds partitions through the brokers.
 //!
 //! The nemesis (tests/chaos/nemesis.rs) kills, pauses, partitions (leader isolated,
-//! minority/majority splits, a bridge, one-way loss), slows links, wipes a controller and
+//! minority/majority splits, a bridge, one-way loss), slows links, fills disks, slows fsync
+//! (an LD_PRELOAD shim, tests/chaos/slow_fsync.c), wipes a controller and
 //! adds it back as a new voter, and restarts every controller in turn with a link cut. The
 //! seed and every fault are printed, so a run replays with `CHAOS_SEED`.
 //!
@@ -25,7 +26,8 @@
 //!
 //! Settings (environment): `CHAOS_SEED` (a number, or `random`; default fixed),
 //! `CHAOS_NEMESIS_SECS` (how long faults are applied per campaign, default 45),
-//! `CHAOS_MIN_FAULTS` (and at least this many, default 5),
+//! `CHAOS_MIN_FAULTS` (and at least this many, default 5), `CHAOS_ONLY` (comma-separated
+//! fault kinds to draw from, as the summary names them; default all),
 //! `CHAOS_CONTROLLERS` (comma-separated quorums, each a string of `f` ferrokraft and `k`
 //! Kafka controllers, node 1 first; default `fkf`), `CHAOS_TOTAL_SECS` (run campaigns, the
 //! quorums in turn and the seed counting up, until this much time has passed; default: one
@@ -57,8 +59,8 @@ use admin::AdminStream;
 use nemesis::{next_fault, Fault, Rng, Target};
 use support::broker::Broker;
 use support::clients::{
-    bootstrap_servers, check_delivery, parse_consumer, Consumed, PartitionState, ProduceSpec,
-    Producer, BROKER_IDS, VERIFIABLE_CONSUMER,
+    bootstrap_servers, check_delivery, parse_consumer, Acked, Consumed, PartitionState,
+    ProduceSpec, Producer, BROKER_IDS, VERIFIABLE_CONSUMER,
 };
 use support::cluster::{serial, tail, AllowedError, Cluster, Impl, Quorum};
 use support::kafka::{kafka, send_signal, ProcessGuard};
@@ -110,17 +112,53 @@ const ALLOWED: &[AllowedError] = &[
         ],
     },
     AllowedError {
+        cause: "a Kafka controller's event took over 2 s (controller.performance.always.log.\
+                threshold.ms): Kafka's EventPerformanceMonitor reports it at ERROR. Seen when \
+                a restarted controller replays its log on a machine whose two cores run \
+                every JVM of the campaign (and, in the first long run, a second campaign)",
+        contains: &["Exceptionally slow controller event"],
+    },
+    AllowedError {
+        cause: "the idempotent producer after a partition leader change: the new leader refuses \
+                a batch whose sequence is ahead of its log (the batches before it were lost \
+                with the old leader's unreplicated tail and are being retried), and \
+                ReplicaManager logs the OutOfOrderSequenceException at ERROR; seen on a \
+                Kafka-only quorum too; the delivery check proves nothing was lost or doubled",
+        contains: &[
+            "Error processing append operation on partition",
+            "OutOfOrderSequenceException",
+        ],
+    },
+    AllowedError {
+        cause: "a group member's session timer fires while the group coordinator's \
+                __consumer_offsets partition cannot take writes (its ISR shrunk, its broker \
+                paused or cut off): the timer's write times out after 5 s and the coordinator \
+                logs at ERROR that it ignores it; seen on a Kafka-only quorum too",
+        contains: &[
+            "The write event Timeout(",
+            "timed out after",
+            "Ignoring it.",
+        ],
+    },
+    AllowedError {
         cause: "the full-disk fault: a controller whose disk is full fails its next write and \
                 stops (it is restarted once the disk is freed)",
         contains: &["No space left on device"],
     },
     AllowedError {
         cause: "the admin stream deletes a topic while the group coordinator is moving (its \
-                broker was killed, paused or cut off): the coordinator that loses the group \
-                logs at ERROR that it cannot delete the deleted partitions' offsets",
+                broker was killed, paused or cut off) or cannot write: the coordinator logs at \
+                ERROR that it cannot delete the deleted partitions' offsets \
+                (NotCoordinatorException, or a TimeoutException after 5 s)",
+        contains: &["Could not delete offsets for deleted partitions"],
+    },
+    AllowedError {
+        cause: "the same deletion while __consumer_offsets cannot take writes: the group \
+                coordinator's clean-up of the deleted topics' state times out after 5 s \
+                (TimeoutException) and is logged at ERROR",
         contains: &[
-            "Could not delete offsets for deleted partitions",
-            "NotCoordinatorException",
+            "Unable to cleanup state for the deleted topics",
+            "TimeoutException",
         ],
     },
 ];
@@ -233,6 +271,12 @@ struct Campaign {
     bootstrap: String,
     /// Every (epoch, leader) DescribeQuorum named during the campaign.
     observed: BTreeSet<(i64, i32)>,
+    /// Whether the controllers run under the slow-fsync shim.
+    slow_fsync: bool,
+    /// How long the last [`Campaign::hold`] really held its fault.
+    held: Duration,
+    /// `CHAOS_ONLY`: the fault kinds to draw from (all when unset).
+    only: Option<Vec<String>>,
 }
 
 impl Campaign {
@@ -270,13 +314,15 @@ impl Campaign {
             .expect("a link fault without namespaces")
     }
 
-    /// Runs one admin op (through the brokers) and then waits out the rest of `hold`.
+    /// Runs one admin op (through the brokers) and then waits out the rest of `hold`. The op
+    /// can outlast `hold` (a tool waits up to its API timeout): the time really held is kept
+    /// in `held`, and printed with the fault.
     fn hold(&mut self, hold: Duration) {
-        let until = Instant::now() + hold;
+        let from = Instant::now();
         let (op, outcome) = self.admin.step(&self.c, &self.bootstrap, &mut self.rng);
         self.say(&format!("  admin {op:?}: {outcome:?}"));
-        let left = until.saturating_duration_since(Instant::now());
-        std::thread::sleep(left);
+        std::thread::sleep(hold.saturating_sub(from.elapsed()));
+        self.held = from.elapsed();
     }
 
     fn broker_id(i: usize) -> i32 {
@@ -408,6 +454,21 @@ impl Campaign {
                 format!("controller {id} sent at {kbit} kbit/s for {hold_ms} ms")
             }
             Fault::WipeController { target } => self.wipe(*target),
+            Fault::SlowFsync {
+                target,
+                delay_ms,
+                hold_ms,
+            } => {
+                let id = self.resolve(*target);
+                if !self.slow_fsync {
+                    return format!("(no slow-fsync fault on {id}: no shim here)");
+                }
+                let flag = slow_fsync_flag(&self.c, id);
+                fs::write(&flag, delay_ms.to_string()).unwrap();
+                self.hold(ms(*hold_ms));
+                fs::remove_file(&flag).unwrap();
+                format!("controller {id}'s fsyncs took {delay_ms} ms more for {hold_ms} ms")
+            }
             Fault::DiskFull { target, hold_ms } => {
                 let id = self.resolve(*target);
                 if self.disks.dir(id).is_none() {
@@ -462,6 +523,26 @@ impl Campaign {
             .collect()
     }
 
+    /// Runs a tool through the current leader (not one of `exclude`) until it succeeds, up to
+    /// ten times 2 s apart (a leader change in between makes the tool fail).
+    fn until_ok(
+        &mut self,
+        what: &str,
+        exclude: &[i32],
+        tool: impl Fn(&Cluster, i32) -> support::kafka::ToolOutput,
+    ) {
+        for _ in 0..10 {
+            let via = self.leader(exclude);
+            let out = tool(&self.c, via);
+            if out.status.success() {
+                return;
+            }
+            self.say(&format!("  {what} failed: {}{}", out.stdout, out.stderr));
+            std::thread::sleep(Duration::from_secs(2));
+        }
+        panic!("{what} kept failing");
+    }
+
     /// KIP-853's replacement of a lost disk: the controller is killed, removed from the
     /// voters, wiped, formatted with a new directory id, started as an observer, and added
     /// back once it has caught up.
@@ -469,22 +550,9 @@ impl Campaign {
         let id = self.resolve(target);
         let old_dir = self.c.directory_id(id);
         self.c.node(id).kill();
-        let mut tries = 0;
-        loop {
-            let via = self.leader(&[id]);
-            let out = self.c.remove_controller(id, &old_dir, via);
-            if out.status.success() {
-                break;
-            }
-            tries += 1;
-            assert!(
-                tries < 10,
-                "remove-controller {id} kept failing: {}{}",
-                out.stdout,
-                out.stderr
-            );
-            std::thread::sleep(Duration::from_secs(2));
-        }
+        self.until_ok(&format!("remove-controller {id}"), &[id], |c, via| {
+            c.remove_controller(id, &old_dir, via)
+        });
         let others: Vec<i32> = self
             .controllers
             .iter()
@@ -496,22 +564,9 @@ impl Campaign {
         self.c.wipe_and_format(id);
         self.c.start(id);
         self.c.wait_caught_up(via, Duration::from_secs(90));
-        let mut tries = 0;
-        loop {
-            let via = self.leader(&[]);
-            let out = self.c.add_controller(id, via);
-            if out.status.success() {
-                break;
-            }
-            tries += 1;
-            assert!(
-                tries < 10,
-                "add-controller {id} kept failing: {}{}",
-                out.stdout,
-                out.stderr
-            );
-            std::thread::sleep(Duration::from_secs(2));
-        }
+        self.until_ok(&format!("add-controller {id}"), &[], |c, via| {
+            c.add_controller(id, via)
+        });
         let via = self.leader(&[]);
         let all = self.controllers.clone();
         let voters = self.c.wait_voters(via, &all, Duration::from_secs(60));
@@ -529,10 +584,15 @@ impl Campaign {
         let healed = Instant::now();
         let acked_at = self.producer.report().acked.len();
         let c = &mut self.c;
-        let leader = wait_until(&format!("a leader after {after}"), HEAL_BOUND, || {
-            let live = c.live_ids();
-            live.iter().any(|id| c.try_leader(*id, 1).is_some())
-        });
+        let leader = wait_until(
+            &format!("a leader after {after}"),
+            healed,
+            HEAL_BOUND,
+            || {
+                let live = c.live_ids();
+                live.iter().any(|id| c.try_leader(*id, 1).is_some())
+            },
+        );
         let refs: Vec<&Broker> = self.brokers.iter().collect();
         self.c.wait_brokers_unfenced(
             &refs,
@@ -543,6 +603,7 @@ impl Campaign {
         let producer = &self.producer;
         wait_until(
             &format!("the producer acked after {after}"),
+            healed,
             HEAL_BOUND,
             || producer.report().acked.len() >= acked_at + 5,
         );
@@ -574,6 +635,51 @@ impl Campaign {
     }
 }
 
+/// The slow-disk shim (tests/chaos/slow_fsync.c) built into the campaign's folder, after
+/// checking that it really slows an fsync (dd's `conv=fsync` under a 300 ms delay); `None`,
+/// said so, where no C compiler is found.
+fn build_slow_fsync(c: &Cluster) -> Option<std::path::PathBuf> {
+    let so = c.art.path("slow_fsync.so");
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/chaos/slow_fsync.c");
+    let built = std::process::Command::new("cc")
+        .args(["-shared", "-fPIC", "-O2", "-o"])
+        .arg(&so)
+        .arg(&src)
+        .arg("-ldl")
+        .status()
+        .is_ok_and(|s| s.success());
+    if !built {
+        eprintln!("no C compiler (cc) here: no slow-fsync faults");
+        return None;
+    }
+    let flag = c.art.path("slow-fsync-check");
+    fs::write(&flag, "300").unwrap();
+    let t = Instant::now();
+    let ran = std::process::Command::new("dd")
+        .arg("if=/dev/zero")
+        .arg(format!("of={}", c.art.path("fsync-check").display()))
+        .args(["bs=1k", "count=1", "conv=fsync"])
+        .env("LD_PRELOAD", &so)
+        .env(SLOW_FSYNC_ENV, &flag)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    let took = t.elapsed();
+    assert!(
+        ran.success() && took >= Duration::from_millis(300),
+        "the slow-fsync shim did not slow dd's fsync (it took {took:?})"
+    );
+    fs::remove_file(&flag).unwrap();
+    Some(so)
+}
+
+/// The file the shim reads its delay from, per controller.
+const SLOW_FSYNC_ENV: &str = "FERROKRAFT_SLOW_FSYNC";
+
+fn slow_fsync_flag(c: &Cluster, id: i32) -> std::path::PathBuf {
+    c.art.path(&format!("slow-fsync-{id}"))
+}
+
 /// Each controller's data directory on a tmpfs of its own, so that one disk can be filled
 /// without touching the others. Dropped before the cluster's artifacts folder, which it
 /// unmounts lazily (the processes may still hold files open).
@@ -588,7 +694,8 @@ impl Disks {
     /// Moves each controller's formatted directory onto a fresh tmpfs; none where tmpfs
     /// cannot be mounted (then the disk-full fault is skipped, and said so).
     fn mount(c: &Cluster) -> Disks {
-        let mut mounts = Vec::new();
+        // Built up one mount at a time, so that a failure half-way unmounts what was made.
+        let mut disks = Disks { mounts: Vec::new() };
         for n in &c.nodes {
             let dir = n.dir.clone();
             let kept = dir.with_extension("formatted");
@@ -600,7 +707,7 @@ impl Disks {
                 .status()
                 .is_ok_and(|s| s.success());
             if ok {
-                mounts.push((n.id, dir.clone()));
+                disks.mounts.push((n.id, dir.clone()));
             }
             let copied = std::process::Command::new("cp")
                 .arg("-a")
@@ -610,10 +717,10 @@ impl Disks {
                 .unwrap();
             assert!(copied.success(), "copy {kept:?} into {dir:?}");
         }
-        if mounts.is_empty() {
+        if disks.mounts.is_empty() {
             eprintln!("tmpfs cannot be mounted here: no disk-full faults");
         }
-        Disks { mounts }
+        disks
     }
 
     fn dir(&self, id: i32) -> Option<&std::path::Path> {
@@ -643,6 +750,15 @@ impl Disks {
 impl Drop for Disks {
     fn drop(&mut self) {
         for (_, dir) in &self.mounts {
+            // A failed campaign keeps its folder: copy each disk out first (the controllers
+            // still run, and their files go with the lazily unmounted tmpfs).
+            if std::thread::panicking() {
+                let _ = std::process::Command::new("cp")
+                    .arg("-a")
+                    .arg(dir)
+                    .arg(dir.with_extension("at-failure"))
+                    .status();
+            }
             let _ = std::process::Command::new("umount")
                 .arg("-l")
                 .arg(dir)
@@ -678,16 +794,22 @@ fn start_group_consumer(c: &Cluster, bootstrap: &str, group: &str) -> ProcessGua
     )
 }
 
-fn wait_until(what: &str, bound: Duration, mut ok: impl FnMut() -> bool) -> Duration {
-    let start = Instant::now();
+/// Polls `ok` until it holds; how long after `healed` that was. Panics past `bound` from
+/// `healed`.
+fn wait_until(
+    what: &str,
+    healed: Instant,
+    bound: Duration,
+    mut ok: impl FnMut() -> bool,
+) -> Duration {
     while !ok() {
         assert!(
-            start.elapsed() < bound,
+            healed.elapsed() < bound,
             "liveness: {what} not within {bound:?} of the heal"
         );
         std::thread::sleep(Duration::from_millis(500));
     }
-    start.elapsed()
+    healed.elapsed()
 }
 
 fn campaign(s: &Settings) -> Report {
@@ -713,6 +835,16 @@ fn campaign(s: &Settings) -> Report {
         }
     );
     let disks = Disks::mount(&c);
+    let slow_fsync = build_slow_fsync(&c);
+    if let Some(so) = &slow_fsync {
+        for i in 0..c.nodes.len() {
+            let flag = slow_fsync_flag(&c, c.nodes[i].id);
+            c.nodes[i].env = vec![
+                ("LD_PRELOAD".into(), so.display().to_string()),
+                (SLOW_FSYNC_ENV.into(), flag.display().to_string()),
+            ];
+        }
+    }
     c.start_all();
     c.wait_for_leader_any(&[], 1, Duration::from_secs(90));
     let brokers = c.start_brokers_with(
@@ -768,14 +900,42 @@ fn campaign(s: &Settings) -> Report {
         controllers: (1..=n).collect(),
         bootstrap,
         observed: BTreeSet::new(),
+        slow_fsync: slow_fsync.is_some(),
+        held: Duration::ZERO,
+        only: std::env::var("CHAOS_ONLY")
+            .ok()
+            .map(|v| v.split(',').map(|k| k.trim().to_string()).collect()),
     };
     run.say("workload running; the nemesis starts");
 
     let end = Instant::now() + s.nemesis;
     while Instant::now() < end || run.report.faults.len() < s.min_faults {
-        let fault = next_fault(&mut run.rng, n as usize, BROKER_IDS.len(), net.is_some());
+        let mut draws = 0;
+        let fault = loop {
+            let f = next_fault(&mut run.rng, n as usize, BROKER_IDS.len(), net.is_some());
+            if run
+                .only
+                .as_ref()
+                .is_none_or(|only| only.iter().any(|k| k == f.kind()))
+            {
+                break f;
+            }
+            draws += 1;
+            assert!(
+                draws < 10_000,
+                "CHAOS_ONLY={:?}: no such fault can be drawn here (kinds: {:?})",
+                run.only,
+                nemesis::KINDS
+            );
+        };
         run.say(&format!("fault {}: {fault}", run.report.faults.len() + 1));
+        run.held = Duration::ZERO;
         let done = run.apply(&fault);
+        let done = if run.held.is_zero() {
+            done
+        } else {
+            format!("{done} (held {:.1} s)", run.held.as_secs_f64())
+        };
         let heal = run.recover(&done);
         run.say(&format!("  healed: {done}; {heal}"));
         run.report.faults.push(done);
@@ -801,22 +961,39 @@ fn campaign(s: &Settings) -> Report {
     run.say(&format!("healed: {}", run.report.heal));
     run.checkpoint();
 
-    // The admin stream against the final metadata, once the brokers have caught up.
-    let mut last_problems = Vec::new();
+    // The admin stream against the final metadata: once every broker has fetched the
+    // controllers' high watermark, each broker's view must match the model (a lagging broker
+    // cannot hide what the others show).
+    let via = run.leader(&[]);
+    let (_, _, hw) = run.c.wait_for_leader(via, 1, Duration::from_secs(60));
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        if let Some(topics) = admin::describe_all(&run.c, &run.bootstrap) {
-            last_problems = run.admin.check(&topics);
-            if last_problems.is_empty() {
-                break;
-            }
+        let rows = run.c.replication(via);
+        if BROKER_IDS
+            .iter()
+            .all(|b| rows.iter().any(|r| r.0 == *b && r.1 >= hw))
+        {
+            break;
         }
         assert!(
             Instant::now() < deadline,
-            "admin operations and the final metadata disagree:\n{}",
-            last_problems.join("\n")
+            "brokers did not fetch the metadata up to {hw}: {rows:?}"
         );
-        std::thread::sleep(Duration::from_secs(2));
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    // Fetched is not yet applied: a moment for each broker to publish its new image.
+    std::thread::sleep(Duration::from_secs(2));
+    for b in &run.brokers {
+        let topics = (0..3)
+            .find_map(|_| admin::describe_all(&run.c, &b.bootstrap()))
+            .unwrap_or_else(|| panic!("kafka-topics --describe through broker {} failed", b.id));
+        let problems = run.admin.check(&topics);
+        assert!(
+            problems.is_empty(),
+            "admin operations and broker {}'s metadata disagree:\n{}",
+            b.id,
+            problems.join("\n")
+        );
     }
     run.report.admin = run.admin.tally();
 
@@ -829,11 +1006,23 @@ fn campaign(s: &Settings) -> Report {
     }
     let during: Vec<Consumed> =
         parse_consumer(&fs::read_to_string(&group.log).unwrap_or_default()).records;
+    // Read until every acked record and every record the group read is seen (a record read
+    // but never acked is still committed data).
+    let expect: Vec<Acked> = produced
+        .acked
+        .iter()
+        .cloned()
+        .chain(during.iter().map(|c| Acked {
+            partition: c.partition,
+            offset: c.offset,
+            value: c.value.clone(),
+        }))
+        .collect();
     let last = run.c.consume(
         &run.bootstrap,
         TOPIC,
         "chaos-final",
-        &produced.acked,
+        &expect,
         Duration::from_secs(120),
     );
     let delivery = check_delivery(&produced.acked, &last.records);

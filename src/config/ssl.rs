@@ -60,7 +60,8 @@ pub enum StoreType {
     Jks,
 }
 
-/// A value Kafka types as PASSWORD (the store and key passwords, `ssl.keystore.key`): its
+/// A value Kafka types as PASSWORD (the store and key passwords, `ssl.keystore.key`,
+/// `ssl.keystore.certificate.chain`, `ssl.truststore.certificates`): its
 /// `Debug` prints `[hidden]`, as Kafka's `Password` prints, so a config printed for a log or an
 /// error never shows it.
 #[derive(Clone, PartialEq, Eq)]
@@ -116,8 +117,8 @@ pub enum KeyStore {
     InlinePem {
         /// The private key, PEM.
         key: Secret,
-        /// The certificate chain, PEM, leaf first.
-        chain: String,
+        /// The certificate chain, PEM, leaf first (PASSWORD-typed in Kafka too).
+        chain: Secret,
         /// `ssl.key.password`, for an encrypted key.
         key_password: Option<Secret>,
     },
@@ -135,8 +136,8 @@ pub enum TrustStore {
         /// `ssl.truststore.password` (PKCS12 only).
         password: Option<Secret>,
     },
-    /// Inline PEM certificates (`ssl.truststore.certificates`).
-    InlinePem(String),
+    /// Inline PEM certificates (`ssl.truststore.certificates`, PASSWORD-typed in Kafka).
+    InlinePem(Secret),
 }
 
 /// `ssl.client.auth`.
@@ -268,7 +269,7 @@ fn keystore(props: &Properties, listener: &str) -> Result<Option<KeyStore>, Conf
             }
             Ok(Some(KeyStore::InlinePem {
                 key: Secret::from(key),
-                chain: chain.to_string(),
+                chain: Secret::from(chain),
                 key_password,
             }))
         }
@@ -359,7 +360,7 @@ fn truststore(props: &Properties, listener: &str) -> Result<Option<TrustStore>, 
                 "a trust store password cannot be given with PEM",
             ));
         }
-        return Ok(Some(TrustStore::InlinePem(certs.to_string())));
+        return Ok(Some(TrustStore::InlinePem(Secret::from(certs))));
     }
     let Some((loc_name, loc)) = location else {
         if let Some((pw_name, _)) = password {

@@ -422,6 +422,9 @@ fn a_printed_config_hides_passwords_and_inline_keys() {
     };
     let shown = format!("{inline:?}");
     assert!(!shown.contains("s3cret"), "{shown}");
+    assert!(!shown.contains("BEGIN CERTIFICATE"), "{shown}");
+    let trust = TrustStore::InlinePem("-----BEGIN CERTIFICATE-----ca".into());
+    assert!(!format!("{trust:?}").contains("BEGIN"), "{trust:?}");
 }
 
 #[test]

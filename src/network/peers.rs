@@ -136,9 +136,11 @@ struct Connection {
 /// Why a connection could not be opened.
 #[derive(Debug)]
 enum OpenError {
-    /// The TLS handshake failed (a certificate refused either way, a protocol mismatch): a
-    /// configuration problem an operator must see, unlike a peer that is simply down.
-    Tls(String),
+    /// The TLS handshake failed: a configuration problem an operator must see, unlike a peer
+    /// that is simply down. `refused` when TLS itself refused (a certificate either way, no
+    /// common protocol, an alert), which Kafka reports as an authentication failure; not
+    /// when the connection broke mid-handshake (a peer killed or cut off).
+    Tls { message: String, refused: bool },
     /// Unreachable, refused, or the ApiVersions exchange failed.
     Other(String),
 }
@@ -164,9 +166,19 @@ impl Connection {
         let stream: Box<dyn PeerStream> = match &config.tls {
             None => Box::new(stream),
             Some(PeerTls(connector)) => {
-                let name = server_name(&destination.endpoint.host).map_err(OpenError::Tls)?;
+                let name =
+                    server_name(&destination.endpoint.host).map_err(|message| OpenError::Tls {
+                        message,
+                        refused: false,
+                    })?;
                 let tls = connector.connect(name, stream).await.map_err(|e| {
-                    OpenError::Tls(format!("TLS handshake with {addr} failed: {e}"))
+                    let refused = e
+                        .get_ref()
+                        .is_some_and(|inner| inner.is::<tokio_rustls::rustls::Error>());
+                    OpenError::Tls {
+                        message: format!("TLS handshake with {addr} failed: {e}"),
+                        refused,
+                    }
                 })?;
                 Box::new(tls)
             }
@@ -323,6 +335,9 @@ async fn peer_task(
     // A failing TLS handshake is warned about once until a connection opens again; the
     // reconnect attempts in between (every 500 ms at most) are logged at DEBUG.
     let mut tls_warned = false;
+    // While backing off after a refused handshake, requests keep failing as it did (Kafka's
+    // client keeps the authentication failure until it connects again).
+    let mut last_refused = false;
     let timeout = Duration::from_millis(config.request_timeout_ms);
     while let Some(request) = rx.recv().await {
         let correlation_id = request.correlation_id;
@@ -330,25 +345,32 @@ async fn peer_task(
         let outcome = tokio::time::timeout(timeout, async {
             if connection.is_none() {
                 if now() < next_connect {
-                    return ResponseResult::Failed;
+                    return if last_refused {
+                        ResponseResult::AuthenticationFailed
+                    } else {
+                        ResponseResult::Failed
+                    };
                 }
                 match Connection::open(&destination, &config).await {
                     Ok(c) => {
                         backoff_ms = RECONNECT_BACKOFF_MS;
                         tls_warned = false;
+                        last_refused = false;
                         connection = Some(c);
                     }
                     Err(e) => {
-                        let result = match &e {
-                            OpenError::Tls(_) => ResponseResult::AuthenticationFailed,
-                            OpenError::Other(_) => ResponseResult::Failed,
+                        last_refused = matches!(e, OpenError::Tls { refused: true, .. });
+                        let result = if last_refused {
+                            ResponseResult::AuthenticationFailed
+                        } else {
+                            ResponseResult::Failed
                         };
                         match e {
-                            OpenError::Tls(e) if !tls_warned => {
+                            OpenError::Tls { message, .. } if !tls_warned => {
                                 tls_warned = true;
-                                tracing::warn!("node {}: {e}", destination.node_id);
+                                tracing::warn!("node {}: {message}", destination.node_id);
                             }
-                            OpenError::Tls(e) | OpenError::Other(e) => {
+                            OpenError::Tls { message: e, .. } | OpenError::Other(e) => {
                                 tracing::debug!("node {}: {e}", destination.node_id);
                             }
                         }

@@ -343,7 +343,11 @@ fn read_identity(store: &KeyStore) -> Result<Identity, ConfigError> {
             chain,
             key_password,
         } => Ok(Identity {
-            chain: pem_certificates("ssl.keystore.certificate.chain", "[PEM]", chain.as_bytes())?,
+            chain: pem_certificates(
+                "ssl.keystore.certificate.chain",
+                "[PEM]",
+                chain.expose().as_bytes(),
+            )?,
             key: pem_private_key(
                 "ssl.keystore.key",
                 "[hidden]",
@@ -410,9 +414,11 @@ fn read_identity(store: &KeyStore) -> Result<Identity, ConfigError> {
 /// Reads the trusted certificates.
 pub fn load_trusted(store: &TrustStore) -> Result<Vec<CertificateDer<'static>>, ConfigError> {
     match store {
-        TrustStore::InlinePem(pem) => {
-            pem_certificates("ssl.truststore.certificates", "[PEM]", pem.as_bytes())
-        }
+        TrustStore::InlinePem(pem) => pem_certificates(
+            "ssl.truststore.certificates",
+            "[PEM]",
+            pem.expose().as_bytes(),
+        ),
         TrustStore::File {
             store_type: StoreType::Pem,
             location,

@@ -119,7 +119,7 @@ fn encrypted_pkcs8_key_needs_the_right_key_password() {
     );
     let inline = |pw: Option<&str>| KeyStore::InlinePem {
         key: enc.as_str().into(),
-        chain: m.cert_pem.clone(),
+        chain: m.cert_pem.as_str().into(),
         key_password: pw.map(Into::into),
     };
     let id = load_identity(&inline(Some("k3y-pass"))).unwrap();
@@ -139,7 +139,7 @@ fn encrypted_pkcs8_key_needs_the_right_key_password() {
     // A plain key with a key password: Kafka refuses it (it decrypts whenever one is set).
     let plain = KeyStore::InlinePem {
         key: m.key_pem.as_str().into(),
-        chain: m.cert_pem.clone(),
+        chain: m.cert_pem.as_str().into(),
         key_password: Some("k3y-pass".into()),
     };
     let e = load_identity(&plain).unwrap_err().to_string();
@@ -255,10 +255,10 @@ async fn handshakes_check_chain_client_certificate_and_host_name() {
     let m = material(&["127.0.0.1", "localhost"]);
     let inline = |m: &Material| KeyStore::InlinePem {
         key: m.key_pem.as_str().into(),
-        chain: m.cert_pem.clone(),
+        chain: m.cert_pem.as_str().into(),
         key_password: None,
     };
-    let trust = |m: &Material| Some(TrustStore::InlinePem(m.ca_pem.clone()));
+    let trust = |m: &Material| Some(TrustStore::InlinePem(m.ca_pem.as_str().into()));
     let server = ssl(inline(&m), trust(&m), true);
     // An IP address SAN matches the address dialled; a DNS SAN the name.
     round_trip(&server, &server, "127.0.0.1").await.unwrap();
@@ -339,7 +339,7 @@ fn an_ec_key_without_its_public_key_is_completed_from_the_certificate() {
         pkcs8::der::pem::encode_string("PRIVATE KEY", pkcs8::LineEnding::LF, &stripped).unwrap();
     let id = load_identity(&KeyStore::InlinePem {
         key: pem.into(),
-        chain: m.cert_pem.clone(),
+        chain: m.cert_pem.as_str().into(),
         key_password: None,
     })
     .unwrap();

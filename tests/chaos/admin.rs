@@ -50,11 +50,12 @@ pub enum Outcome {
 }
 
 /// Exceptions after which the operation was certainly not applied: the controller checks these
-/// before it writes any record, and the admin client does not retry them.
+/// before it writes any record, and no earlier attempt of the same call (the admin client
+/// retries a timed-out request) can have been applied and then meet it. Not among them:
+/// TopicExists for a create, UnknownTopicOrPartition for a delete, InvalidPartitions for a
+/// partition increase — each is what a retry of an applied attempt meets.
 const DEFINITE: &[&str] = &[
     "InvalidReplicationFactorException",
-    "InvalidPartitionsException",
-    "UnknownTopicOrPartitionException",
     "InvalidConfigurationException",
 ];
 
@@ -89,6 +90,8 @@ pub struct TopicModel {
     pub partitions: Vec<i32>,
     /// The retention.ms values it may show (None: no override).
     pub retention: Vec<Option<u64>>,
+    /// Every retention.ms change whose outcome was unknown.
+    pub unknown_retention: Vec<u64>,
 }
 
 /// The stream: its ops, in order, with outcomes, and the model they imply.
@@ -175,12 +178,16 @@ impl AdminStream {
                         },
                         partitions: vec![*partitions],
                         retention: vec![None],
+                        unknown_retention: Vec::new(),
                     },
                 );
             }
             Op::Delete { topic } => {
                 let m = self.model.get_mut(topic).expect("a known topic");
-                if acked {
+                // A delete that finds no such topic: gone either way (never made, or deleted
+                // by an earlier attempt of this same call).
+                let gone = matches!(outcome, Outcome::Unknown(e) if e.contains("UnknownTopicOrPartitionException"));
+                if acked || gone {
                     m.exists = Some(false);
                 } else if !refused {
                     m.exists = None;
@@ -192,9 +199,17 @@ impl AdminStream {
             } => {
                 let m = self.model.get_mut(topic).expect("a known topic");
                 if acked {
-                    m.retention = vec![Some(*retention_ms)];
+                    // An earlier change that timed out may still land after this one (a
+                    // forwarded request the broker retries): its value stays possible.
+                    m.retention = m
+                        .unknown_retention
+                        .iter()
+                        .chain([retention_ms])
+                        .map(|v| Some(*v))
+                        .collect();
                 } else if !refused {
                     m.retention.push(Some(*retention_ms));
+                    m.unknown_retention.push(*retention_ms);
                 }
             }
             Op::AddPartitions { topic, to } => {

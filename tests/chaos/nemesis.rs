@@ -102,6 +102,12 @@ pub enum Fault {
     /// A controller's disk (a tmpfs of its own) filled to the last byte; freed after the
     /// hold, and the controller restarted if the full disk stopped it.
     DiskFull { target: Target, hold_ms: u64 },
+    /// Every fsync and fdatasync of a controller waits `delay_ms` first (an LD_PRELOAD shim).
+    SlowFsync {
+        target: Target,
+        delay_ms: u64,
+        hold_ms: u64,
+    },
     /// One link cut (a broker from the controllers, both ways) while every controller is
     /// restarted in turn (SIGTERM, start, a leader again).
     RollingRestartUnderPartition { broker: usize },
@@ -123,6 +129,24 @@ impl Fault {
     }
 }
 
+/// Every fault kind's name, as [`Fault::kind`] gives it.
+pub const KINDS: &[&str] = &[
+    "kill-controller",
+    "kill-broker",
+    "pause-controller",
+    "pause-broker",
+    "isolate-leader",
+    "split",
+    "bridge",
+    "one-way-from-leader",
+    "one-way-from-broker",
+    "slow-controller",
+    "disk-full",
+    "slow-fsync",
+    "wipe-and-re-add",
+    "rolling-restart-under-cut",
+];
+
 impl Fault {
     /// A short name of the fault's kind, for the per-kind heal times.
     pub fn kind(&self) -> &'static str {
@@ -138,6 +162,7 @@ impl Fault {
             Fault::OneWayBrokerToControllers { .. } => "one-way-from-broker",
             Fault::SlowController { .. } => "slow-controller",
             Fault::DiskFull { .. } => "disk-full",
+            Fault::SlowFsync { .. } => "slow-fsync",
             Fault::WipeController { .. } => "wipe-and-re-add",
             Fault::RollingRestartUnderPartition { .. } => "rolling-restart-under-cut",
         }
@@ -187,6 +212,14 @@ impl fmt::Display for Fault {
             Fault::DiskFull { target, hold_ms } => {
                 write!(f, "fill {target}'s disk for {hold_ms} ms")
             }
+            Fault::SlowFsync {
+                target,
+                delay_ms,
+                hold_ms,
+            } => write!(
+                f,
+                "{target}'s fsyncs take {delay_ms} ms more for {hold_ms} ms"
+            ),
             Fault::RollingRestartUnderPartition { broker } => write!(
                 f,
                 "rolling restart of every controller while broker #{broker} is cut from them"
@@ -207,7 +240,7 @@ fn target(rng: &mut Rng, leader_percent: u64) -> Target {
 /// be made.
 pub fn next_fault(rng: &mut Rng, controllers: usize, brokers: usize, net: bool) -> Fault {
     loop {
-        let fault = match rng.range(0, 12) {
+        let fault = match rng.range(0, 13) {
             0 => Fault::KillController {
                 target: target(rng, 60),
                 hold_ms: rng.range(1_000, 8_000),
@@ -260,6 +293,11 @@ pub fn next_fault(rng: &mut Rng, controllers: usize, brokers: usize, net: bool) 
                 target: target(rng, 50),
                 hold_ms: rng.range(3_000, 10_000),
             },
+            12 => Fault::SlowFsync {
+                target: target(rng, 60),
+                delay_ms: rng.pick(&[50, 200, 800]),
+                hold_ms: rng.range(4_000, 10_000),
+            },
             _ => Fault::RollingRestartUnderPartition {
                 broker: rng.range(0, brokers as u64 - 1) as usize,
             },
@@ -286,6 +324,17 @@ mod tests {
         let mut r = Rng::new(8);
         let c: Vec<Fault> = (0..50).map(|_| next_fault(&mut r, 3, 3, true)).collect();
         assert_ne!(a, c);
+    }
+
+    #[test]
+    fn every_kind_is_drawn_and_named() {
+        let mut r = Rng::new(3);
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..2_000 {
+            seen.insert(next_fault(&mut r, 3, 3, true).kind());
+        }
+        let all: std::collections::BTreeSet<&str> = KINDS.iter().copied().collect();
+        assert_eq!(seen, all);
     }
 
     #[test]

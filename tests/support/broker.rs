@@ -190,6 +190,7 @@ impl Cluster {
         let name = format!("broker{}-{}", broker.id, broker.logs.len() + 1);
         let process = kafka().start_server_in(
             broker.netns.as_deref(),
+            &[],
             &self.art,
             &name,
             &broker.props,
@@ -239,6 +240,7 @@ impl Cluster {
         format_node(&self.art, Impl::Kafka, &props, &self.cluster_id, &[]);
         let process = kafka().start_server_in(
             netns.as_deref(),
+            &[],
             &self.art,
             &format!("broker{id}"),
             &props,

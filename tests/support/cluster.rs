@@ -34,6 +34,8 @@ pub struct Node {
     pub port: u16,
     /// The network namespace it runs in, if any.
     pub netns: Option<String>,
+    /// Added to its environment at every start.
+    pub env: Vec<(String, String)>,
     pub props: PathBuf,
     pub dir: PathBuf,
     pub log: PathBuf,
@@ -217,6 +219,7 @@ impl Node {
             Impl::Kafka => {
                 let guard = kafka().start_server_in(
                     self.netns.as_deref(),
+                    &self.env,
                     art,
                     &name,
                     &self.props,
@@ -247,6 +250,7 @@ impl Node {
                 }
                 let child = cmd
                     .env("RUST_LOG", "info")
+                    .envs(self.env.iter().map(|(k, v)| (k, v)))
                     .stdin(Stdio::null())
                     .stdout(File::create(&log).unwrap())
                     .stderr(Stdio::from(
@@ -286,12 +290,13 @@ pub enum Quorum {
 
 /// A quorum of Kafka and ferrokraft nodes.
 pub struct Cluster {
-    /// Every node (and broker) in a network namespace of its own, when set; dropped after
-    /// the nodes, whose processes must end before their namespaces go.
+    /// Dropped first (their processes killed), before the artifacts folder and `net`.
     pub nodes: Vec<Node>,
     pub art: Artifacts,
     pub cluster_id: String,
     pub quorum: Quorum,
+    /// Every node (and broker) in a network namespace of its own, when set; dropped after
+    /// the nodes, whose processes must end before their namespaces go.
     pub net: Option<std::sync::Arc<super::netns::Net>>,
 }
 
@@ -412,6 +417,7 @@ impl Cluster {
                 host: hosts[i].clone(),
                 port: ports[i],
                 netns: net.as_ref().map(|n| n.ns(id)),
+                env: Vec::new(),
                 props,
                 dir,
                 log: PathBuf::new(),

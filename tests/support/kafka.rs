@@ -461,13 +461,15 @@ impl Kafka {
         props: &Path,
         jvm: &[&str],
     ) -> ProcessGuard {
-        self.start_server_in(None, art, name, props, jvm)
+        self.start_server_in(None, &[], art, name, props, jvm)
     }
 
-    /// As [`Kafka::start_server_with`], in network namespace `netns` when one is given.
+    /// As [`Kafka::start_server_with`], in network namespace `netns` when one is given, with
+    /// `env` added to its environment.
     pub fn start_server_in(
         &self,
         netns: Option<&str>,
+        env: &[(String, String)],
         art: &Artifacts,
         name: &str,
         props: &Path,
@@ -482,6 +484,7 @@ impl Kafka {
                 "kafka.Kafka",
                 &[props.to_str().unwrap()],
             )
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(File::create(&log).unwrap())
             .stderr(Stdio::from(

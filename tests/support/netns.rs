@@ -75,7 +75,8 @@ impl Net {
     pub fn new() -> Option<Net> {
         let pid = std::process::id();
         let tag = format!("{}", pid % 100_000);
-        // 10.<s>.0.0/24 with s from the pid: two test processes at once do not collide.
+        // 10.<s>.0.0/24 with s from the pid, so that two test processes at once rarely share
+        // a subnet (each has its own bridge and names, from the pid, either way).
         let subnet = 100 + (pid % 150) as u8;
         let net = Net {
             tag,
@@ -152,11 +153,12 @@ impl Net {
     /// Drops what `from` sends to `to` (both node ids, or [`OUTSIDE`]).
     pub fn cut(&self, from: i32, to: i32) {
         let mut st = self.state.lock().unwrap();
-        if from == to || !st.cuts.insert((from, to)) {
+        if from == to || st.cuts.contains(&(from, to)) {
             return;
         }
         let args = self.route_args("add", from, to);
         must("ip", &args.iter().map(String::as_str).collect::<Vec<_>>());
+        st.cuts.insert((from, to));
     }
 
     /// Both ways between `a` and `b`.
