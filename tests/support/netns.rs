@@ -99,6 +99,25 @@ impl Net {
                 )
             })
             .and_then(|()| run("ip", &["link", "set", &bridge, "up"]));
+        // A namespace with a veth into the bridge, made and removed, so that a machine that
+        // can make bridges but not namespaces (or veths) falls back here, not half-way.
+        let made = made.and_then(|()| {
+            let probe = format!("fk{}probe", net.tag);
+            let outer = format!("fk{}vp", net.tag);
+            let _ = run("ip", &["netns", "del", &probe]);
+            let r = run("ip", &["netns", "add", &probe]).and_then(|()| {
+                run(
+                    "ip",
+                    &[
+                        "link", "add", &outer, "type", "veth", "peer", "name", "eth0", "netns",
+                        &probe,
+                    ],
+                )
+            });
+            let _ = run("ip", &["link", "del", &outer]);
+            let _ = run("ip", &["netns", "del", &probe]);
+            r
+        });
         match made {
             Ok(()) => Some(net),
             Err(e) => {
