@@ -50,7 +50,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use support::broker::Broker;
-use support::clients::{parse_describe, PartitionState, ProduceSpec, TOPIC_COMMAND};
+use support::clients::{
+    config_command, parse_describe, PartitionState, ProduceSpec, TOPIC_COMMAND,
+};
 use support::cluster::{serial, tail, Cluster, Impl};
 use support::kafka::{kafka, ToolOutput};
 
@@ -65,14 +67,6 @@ const BROKERS: [i32; 2] = [100, 101];
 /// partition by its replicas' positions instead of broker ids and compares the partitions
 /// as a sorted multiset; explicitly assigned topics are compared exactly.
 const RANDOM_TOPICS: &[&str] = &["spread", "single", "defaults"];
-
-/// ConfigCommand's class in this Kafka version.
-fn config_command() -> &'static str {
-    kafka().class(&[
-        "kafka.admin.ConfigCommand",
-        "org.apache.kafka.tools.ConfigCommand",
-    ])
-}
 
 /// What one tool run showed.
 struct Step {

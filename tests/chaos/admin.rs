@@ -8,17 +8,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::nemesis::Rng;
+use crate::support::clients::{config_command, TOPIC_COMMAND};
 use crate::support::cluster::Cluster;
 use crate::support::kafka::{kafka, ToolOutput};
-
-const TOPIC_COMMAND: &str = "org.apache.kafka.tools.TopicCommand";
-
-fn config_command() -> &'static str {
-    kafka().class(&[
-        "kafka.admin.ConfigCommand",
-        "org.apache.kafka.tools.ConfigCommand",
-    ])
-}
 
 #[derive(Debug, Clone)]
 pub enum Op {

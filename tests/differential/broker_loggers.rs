@@ -4,7 +4,8 @@
 use std::time::{Duration, Instant};
 
 use super::support::cluster::Impl;
-use super::{config_command, Run, Step};
+use super::{Run, Step};
+use crate::support::clients::config_command;
 
 impl Run<'_> {
     /// `kafka-configs --bootstrap-controller <the controller>` with `args` (split at spaces);

@@ -8,7 +8,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::{config_command, Run, Step};
+use super::{Run, Step};
+use crate::support::clients::config_command;
 
 const QUORUM: &str = "org.apache.kafka.tools.MetadataQuorumCommand";
 const CLUSTER: &str = "org.apache.kafka.tools.ClusterTool";

@@ -29,6 +29,14 @@ use super::cluster::Cluster;
 use super::kafka::{kafka, ProcessGuard, ToolOutput};
 
 pub const TOPIC_COMMAND: &str = "org.apache.kafka.tools.TopicCommand";
+
+/// ConfigCommand's class in this Kafka version (it moved from `kafka.admin` to the tools jar).
+pub fn config_command() -> &'static str {
+    super::kafka::kafka().class(&[
+        "kafka.admin.ConfigCommand",
+        "org.apache.kafka.tools.ConfigCommand",
+    ])
+}
 pub const CLUSTER_TOOL: &str = "org.apache.kafka.tools.ClusterTool";
 pub const VERIFIABLE_PRODUCER: &str = "org.apache.kafka.tools.VerifiableProducer";
 pub const VERIFIABLE_CONSUMER: &str = "org.apache.kafka.tools.VerifiableConsumer";
