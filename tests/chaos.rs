@@ -142,6 +142,27 @@ const ALLOWED: &[AllowedError] = &[
         ],
     },
     AllowedError {
+        cause: "a group coordinator's broker is paused (or cut off) past its session: the \
+                controller moves the __consumer_offsets leadership away, and when the broker \
+                runs again its coordinator's pending write of a batch fails with \
+                NotLeaderOrFollowerException before it learns of the move; the \
+                CoordinatorRuntime logs the failed write at ERROR (first seen in CI, seed \
+                20261202, a SIGSTOP of broker 100) and the group moves to the new leader",
+        contains: &[
+            "[GroupCoordinator id=",
+            "Writing records to __consumer_offsets-",
+            "failed due to: For requests intended only for the leader",
+        ],
+    },
+    AllowedError {
+        cause: "the same failed write, as the coordinator's flush of the batch reports it",
+        contains: &[
+            "[GroupCoordinator id=",
+            "Execution of FlushBatch failed due to",
+            "NotLeaderOrFollowerException",
+        ],
+    },
+    AllowedError {
         cause: "the full-disk fault: a controller whose disk is full fails its next write and \
                 stops (it is restarted once the disk is freed)",
         contains: &["No space left on device"],
@@ -1124,6 +1145,31 @@ fn summary(s: &Settings, r: &Report, took: Duration) -> String {
         let _ = writeln!(out, "  - {f}");
     }
     out
+}
+
+/// The two ERRORs that failed CI's short campaign (seed 20261202, broker 100 resumed after a
+/// SIGSTOP) are explained; the same coordinator failing for another reason is not.
+#[test]
+fn coordinator_write_after_a_lost_leadership_is_explained() {
+    let lost = "For requests intended only for the leader, this error indicates that the broker \
+                is not the current leader. For requests intended for any replica, this error \
+                indicates that the broker is not a replica of the topic partition.";
+    let log = format!(
+        "[2026-12-02 08:39:37,817] ERROR [GroupCoordinator id=100] Writing records to \
+         __consumer_offsets-0 failed due to: {lost}. \
+         (org.apache.kafka.coordinator.common.runtime.CoordinatorRuntime)\n\
+         [2026-12-02 08:39:37,824] ERROR [GroupCoordinator id=100] Execution of FlushBatch \
+         failed due to {lost}. (org.apache.kafka.coordinator.common.runtime.CoordinatorRuntime)\n\
+         org.apache.kafka.common.errors.NotLeaderOrFollowerException: {lost}\n"
+    );
+    assert_eq!(
+        checker::unexplained_errors(&log, ALLOWED),
+        Vec::<String>::new()
+    );
+    let other = "[2026-12-02 08:39:38,001] ERROR [GroupCoordinator id=100] Writing records to \
+                 __consumer_offsets-0 failed due to: The record is corrupt. \
+                 (org.apache.kafka.coordinator.common.runtime.CoordinatorRuntime)\n";
+    assert_eq!(checker::unexplained_errors(other, ALLOWED).len(), 1);
 }
 
 /// The short campaign by default (one mixed quorum, a fixed seed, five faults or more); the
