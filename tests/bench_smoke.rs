@@ -1,4 +1,4 @@
-//! The benchmarks (benches/storage, benches/quorum) at tiny sizes, so they keep compiling and
+//! The benchmarks (benches/storage, benches/quorum, benches/controller) at tiny sizes, so they keep compiling and
 //! their measurements keep checking what they measure.
 #![allow(clippy::unwrap_used, missing_docs)]
 
@@ -120,4 +120,71 @@ fn quorum_benchmark_parses_kafka_and_ferrokraft_summary_lines() {
     );
     let s = quorum::report::Spread::of(&[3.0, 1.0, 2.0, f64::NAN]);
     assert_eq!((s.n, s.min, s.median, s.max), (3, 1.0, 2.0, 3.0));
+}
+
+#[path = "../benches/controller/bench.rs"]
+#[allow(dead_code, clippy::print_stdout)]
+mod controller;
+
+/// The controller benchmark (benches/controller) at smoke sizes: fake brokers drive a
+/// ferrokraft controller and a real Kafka controller through every measurement, and each
+/// figure comes out of the committed log.
+#[test]
+fn controller_benchmark_runs_at_smoke_sizes() {
+    use controller::procs::Kind;
+    let env = controller::env("4.1.2").unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let p = controller::Params::smoke();
+    let mut steps = 0;
+    let r = controller::run(&env, tmp.path(), &p, &mut |_| steps += 1).unwrap();
+    assert_eq!(steps, 4, "progress after every measurement");
+    assert_eq!(r.sizes.len(), 2);
+    for (s, kind) in r
+        .sizes
+        .iter()
+        .zip([Kind::Ferrokraft, Kind::KafkaController])
+    {
+        assert_eq!(s.kind, kind);
+        // 1: every partition asked for is in the committed log.
+        assert_eq!(s.create.partitions, 60, "{s:?}");
+        assert!(s.create.rate() > 0.0, "{s:?}");
+        // 2: with RF 3 on 3 brokers the dead one is in every ISR: one change per partition,
+        // fenced after its session expired (a little before, at most, since the expiry is
+        // taken from the reply, after the controller saw the heartbeat).
+        assert_eq!(s.fence.changes, 60, "{s:?}");
+        assert!(s.fence.leaders_moved > 0, "{s:?}");
+        assert!(
+            s.fence.fence_ms > -500.0 && s.fence.fence_ms <= s.fence.moved_ms,
+            "{s:?}"
+        );
+        // 3: the broker in controlled shutdown led partitions (its own and some of the dead
+        // one's) and lost them before it was told to stop.
+        assert!(s.shutdown.led > 0, "{s:?}");
+        assert!(s.shutdown.changes >= s.shutdown.led, "{s:?}");
+        assert!(s.shutdown.moved_ms > 0.0, "{s:?}");
+        assert!(
+            s.shutdown.should_shut_down_ms >= s.shutdown.moved_ms,
+            "{s:?}"
+        );
+        assert!(s.rss_idle_kib > 0 && s.rss_end_kib > 0, "{s:?}");
+        assert_eq!(s.spurious_fencings, 0, "{s:?}");
+    }
+    assert_eq!(r.heartbeats.len(), 2);
+    for h in &r.heartbeats {
+        // 20 brokers every 2 s for 3 s: at least one heartbeat each.
+        assert!(h.heartbeats >= 20, "{h:?}");
+        assert!(
+            h.p50_ms > 0.0 && h.p50_ms <= h.p99_ms && h.p99_ms <= h.max_ms,
+            "{h:?}"
+        );
+        assert!(h.cpu_seconds >= 0.0 && h.rss_kib > 0, "{h:?}");
+        assert_eq!(h.spurious_fencings, 0, "{h:?}");
+    }
+    let text = controller::report::markdown(&r, &p, "4.1.2");
+    assert!(
+        text.contains("| 1. CreateTopics, committed (partitions/s) |"),
+        "{text}"
+    );
+    assert!(text.contains("## 6. 20 brokers heartbeating"), "{text}");
+    println!("{text}");
 }

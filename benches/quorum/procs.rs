@@ -130,6 +130,12 @@ pub struct NodeProc {
 pub struct Quorum {
     /// What runs it.
     pub kind: Kind,
+    /// The cluster id it was formatted with.
+    // Read by the controller benchmark (its fake brokers register with it), not this one.
+    #[allow(dead_code)]
+    pub cluster_id: String,
+    /// The heap of its Kafka processes (`-Xmx`/`-Xms`), instead of the default 1 GiB.
+    pub kafka_heap: Option<String>,
     /// Its nodes, ids 1..
     pub nodes: Vec<NodeProc>,
     root: PathBuf,
@@ -173,15 +179,23 @@ fn run(cmd: &mut Command, what: &str) -> Result<String, String> {
 
 impl Env {
     fn java(&self, lib: &Path, class: &str) -> Command {
+        self.java_with_heap(lib, class, None)
+    }
+
+    /// [`Env::java`] with `heap` (e.g. `4G`) for -Xmx and -Xms; the JVM takes the last.
+    fn java_with_heap(&self, lib: &Path, class: &str, heap: Option<&str>) -> Command {
         let mut c = Command::new("java");
-        c.args(KAFKA_JVM_FLAGS)
-            .arg(format!(
-                "-Dlog4j2.configurationFile={}",
-                self.log4j.display()
-            ))
-            .arg("-cp")
-            .arg(format!("{}/*", lib.display()))
-            .arg(class);
+        c.args(KAFKA_JVM_FLAGS);
+        if let Some(heap) = heap {
+            c.arg(format!("-Xmx{heap}")).arg(format!("-Xms{heap}"));
+        }
+        c.arg(format!(
+            "-Dlog4j2.configurationFile={}",
+            self.log4j.display()
+        ))
+        .arg("-cp")
+        .arg(format!("{}/*", lib.display()))
+        .arg(class);
         c
     }
 
@@ -284,6 +298,8 @@ impl Quorum {
         }
         Ok(Quorum {
             kind,
+            cluster_id,
+            kafka_heap: None,
             nodes,
             root,
             env: env.clone(),
@@ -316,7 +332,8 @@ impl Quorum {
                 c
             }
             Kind::KafkaController => {
-                let mut c = env.java(&env.kafka_lib, "kafka.Kafka");
+                let mut c =
+                    env.java_with_heap(&env.kafka_lib, "kafka.Kafka", self.kafka_heap.as_deref());
                 c.arg(&node.props);
                 c
             }

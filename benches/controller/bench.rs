@@ -1,0 +1,161 @@
+//! The controller benchmark's measurements, shared by `main.rs` (the full and smoke runs) and
+//! tests/bench_smoke.rs (the smoke run under `cargo test`): a fake-broker load generator
+//! speaking the real protocol drives a ferrokraft controller and a Kafka controller in turn,
+//! at each size, and every figure is read from the committed log.
+#![allow(missing_docs, dead_code)]
+
+#[path = "committed.rs"]
+pub mod committed;
+#[path = "fleet.rs"]
+pub mod fleet;
+#[path = "phases.rs"]
+pub mod phases;
+#[path = "../quorum/probe.rs"]
+pub mod probe;
+#[path = "../quorum/procs.rs"]
+pub mod procs;
+#[path = "report.rs"]
+pub mod report;
+#[path = "wire.rs"]
+pub mod wire;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use procs::{Env, Kind};
+
+/// The benchmark reads the clock; nothing else may.
+#[allow(clippy::disallowed_methods)]
+pub fn now() -> Instant {
+    Instant::now()
+}
+
+/// Sizes and counts of one run.
+#[derive(Debug, Clone)]
+pub struct Params {
+    /// Partitions (RF 3) at each size.
+    pub sizes: Vec<usize>,
+    /// Partitions per topic.
+    pub partitions_per_topic: i32,
+    /// Topics per CreateTopics request.
+    pub topics_per_request: usize,
+    /// CreateTopics requests in flight.
+    pub in_flight: usize,
+    /// Fake brokers of each heartbeat measurement.
+    pub heartbeat_brokers: Vec<usize>,
+    /// How long each heartbeat measurement runs.
+    pub heartbeat_secs: u64,
+    /// The Kafka controller's heap (-Xmx/-Xms).
+    pub kafka_heap: String,
+    /// Which implementations, in the order each size runs them.
+    pub kinds: Vec<Kind>,
+}
+
+impl Params {
+    /// The sizes: 10k, 100k and 1M partitions; 1,000 and 10,000 brokers for 10 min.
+    pub fn full() -> Params {
+        Params {
+            sizes: vec![10_000, 100_000, 1_000_000],
+            partitions_per_topic: 10,
+            topics_per_request: 100,
+            in_flight: 4,
+            heartbeat_brokers: vec![1_000, 10_000],
+            heartbeat_secs: 600,
+            kafka_heap: "4G".into(),
+            kinds: vec![Kind::Ferrokraft, Kind::KafkaController],
+        }
+    }
+
+    /// Every measurement once, at tiny sizes.
+    pub fn smoke() -> Params {
+        Params {
+            sizes: vec![60],
+            partitions_per_topic: 3,
+            topics_per_request: 5,
+            in_flight: 2,
+            heartbeat_brokers: vec![20],
+            heartbeat_secs: 3,
+            kafka_heap: "512M".into(),
+            kinds: vec![Kind::Ferrokraft, Kind::KafkaController],
+        }
+    }
+}
+
+/// Resolves Kafka `version`'s jars with interop/kafka/fetch.sh.
+pub fn kafka_lib(version: &str) -> Result<PathBuf, String> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new("bash")
+        .arg(repo.join("interop/kafka/fetch.sh"))
+        .arg(version)
+        .output()
+        .map_err(|e| format!("interop/kafka/fetch.sh: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "interop/kafka/fetch.sh {version} failed (Maven and Java 17 needed): {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+}
+
+/// The run's environment for Kafka `kafka_version`.
+pub fn env(kafka_version: &str) -> Result<Env, String> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lib = kafka_lib(kafka_version)?;
+    Ok(Env {
+        ferrokraft: PathBuf::from(env!("CARGO_BIN_EXE_ferrokraft")),
+        kafka_lib: lib.clone(),
+        test_raft_lib: lib,
+        log4j: repo.join("interop/kafka/log4j2-server.properties"),
+    })
+}
+
+/// Everything one run measured.
+#[derive(Default)]
+pub struct Results {
+    pub sizes: Vec<phases::SizeRun>,
+    pub heartbeats: Vec<phases::HeartbeatRun>,
+}
+
+/// Runs every measurement in `dir`, the implementations taking turns at each size;
+/// `progress` sees the results after each, so a failure late in a long run loses nothing
+/// measured before it.
+pub fn run(
+    env: &Env,
+    dir: &Path,
+    p: &Params,
+    progress: &mut dyn FnMut(&Results),
+) -> Result<Results, String> {
+    // One worker thread: the generator must leave the controller its cores.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("tokio runtime: {e}"))?;
+    let mut r = Results::default();
+    for &size in &p.sizes {
+        for &kind in &p.kinds {
+            eprintln!("{} at {size} partitions …", kind.label());
+            r.sizes
+                .push(phases::size_run(&rt, env, dir, kind, size, p)?);
+            progress(&r);
+        }
+    }
+    for &brokers in &p.heartbeat_brokers {
+        for &kind in &p.kinds {
+            eprintln!("{} with {brokers} heartbeating brokers …", kind.label());
+            r.heartbeats.push(phases::heartbeats(
+                &rt,
+                env,
+                dir,
+                kind,
+                brokers,
+                p.heartbeat_secs,
+                p,
+            )?);
+            progress(&r);
+        }
+    }
+    Ok(r)
+}

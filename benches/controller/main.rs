@@ -1,0 +1,98 @@
+//! Controller benchmark: a fake-broker load generator drives a ferrokraft controller and an
+//! Apache Kafka controller in turn, at each size, and reports ferrokraft / Kafka ratios
+//! (#17). Measurements: CreateTopics committed partitions/s, a broker dying (session expiry
+//! to the last leader move committed), a controlled shutdown, memory, and many brokers
+//! heartbeating (reply p50/p99, CPU, spurious fencings).
+//!
+//! ```text
+//! cargo bench --bench controller -- [--smoke] [--dir DIR] [--sizes N,…]
+//!                                   [--heartbeat-brokers N,…] [--heartbeat-secs S]
+//!                                   [--kafka-version V] [--kafka-heap 4G] [--out FILE]
+//! ```
+//!
+//! `--smoke` runs every measurement at tiny sizes; tests/bench_smoke.rs runs it under
+//! `cargo test` so the harness cannot rot. Results and what is not measured yet are in
+//! docs/benchmarks.md.
+#![allow(clippy::print_stdout, missing_docs)]
+
+mod bench;
+
+use std::path::PathBuf;
+
+use bench::{env, report, run, Params};
+
+fn numbers(arg: Option<String>) -> Option<Vec<usize>> {
+    arg?.split(',').map(|s| s.trim().parse().ok()).collect()
+}
+
+fn main() -> std::process::ExitCode {
+    let mut args = std::env::args().skip(1);
+    let mut smoke = false;
+    let mut dir: Option<PathBuf> = None;
+    let mut kafka_version = "4.1.2".to_string();
+    let mut out: Option<PathBuf> = None;
+    let mut sizes = None;
+    let mut heartbeat_brokers = None;
+    let mut heartbeat_secs = None;
+    let mut kafka_heap = None;
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--smoke" => smoke = true,
+            "--dir" => dir = args.next().map(PathBuf::from),
+            "--kafka-version" => kafka_version = args.next().unwrap_or(kafka_version),
+            "--kafka-heap" => kafka_heap = args.next(),
+            "--out" => out = args.next().map(PathBuf::from),
+            "--sizes" => sizes = numbers(args.next()),
+            "--heartbeat-brokers" => heartbeat_brokers = numbers(args.next()),
+            "--heartbeat-secs" => heartbeat_secs = args.next().and_then(|v| v.parse().ok()),
+            // cargo bench passes --bench; filters are meaningless here.
+            _ => {}
+        }
+    }
+    let mut p = if smoke {
+        Params::smoke()
+    } else {
+        Params::full()
+    };
+    p.sizes = sizes.unwrap_or(p.sizes);
+    p.heartbeat_brokers = heartbeat_brokers.unwrap_or(p.heartbeat_brokers);
+    p.heartbeat_secs = heartbeat_secs.unwrap_or(p.heartbeat_secs);
+    p.kafka_heap = kafka_heap.unwrap_or(p.kafka_heap);
+    let env = match env(&kafka_version) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("{e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let base = dir.unwrap_or_else(std::env::temp_dir);
+    let tmp = match tempfile::Builder::new()
+        .prefix("ferrokraft-controller-bench-")
+        .tempdir_in(&base)
+    {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("cannot create a directory in {}: {e}", base.display());
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    eprintln!("benchmarking in {}", tmp.path().display());
+    let mut progress = |r: &bench::Results| {
+        if let Some(out) = &out {
+            if let Err(e) = std::fs::write(out, report::markdown(r, &p, &kafka_version)) {
+                eprintln!("cannot write {}: {e}", out.display());
+            }
+        }
+    };
+    match run(&env, tmp.path(), &p.clone(), &mut progress) {
+        Ok(results) => {
+            println!("{}", report::markdown(&results, &p, &kafka_version));
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("benchmark failed: {e}");
+            eprintln!("kept {}", tmp.keep().display());
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! The Markdown report: one table per measurement, ferrokraft and Kafka side by side with
+//! their ratio (ferrokraft / Kafka: below 1 is better for times and memory, above 1 for
+//! rates).
+
+use std::fmt::Write as _;
+
+use super::phases::{HeartbeatRun, SizeRun};
+use super::procs::Kind;
+use super::{Params, Results};
+
+fn ratio(fk: f64, kafka: f64) -> String {
+    if kafka.abs() > f64::EPSILON && fk.is_finite() && kafka.is_finite() {
+        format!("{:.3}", fk / kafka)
+    } else {
+        "–".into()
+    }
+}
+
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+
+fn pair<T>(
+    runs: &[T],
+    kind: impl Fn(&T) -> Kind,
+    key: impl Fn(&T) -> bool,
+) -> (Option<&T>, Option<&T>) {
+    let fk = runs.iter().find(|r| kind(r) == Kind::Ferrokraft && key(r));
+    let kafka = runs
+        .iter()
+        .find(|r| kind(r) == Kind::KafkaController && key(r));
+    (fk, kafka)
+}
+
+/// One row: a label, ferrokraft's and Kafka's figure, their ratio.
+fn row(out: &mut String, label: &str, unit: &str, fk: Option<f64>, kafka: Option<f64>) {
+    let cell = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.1}"));
+    let r = match (fk, kafka) {
+        (Some(a), Some(b)) => ratio(a, b),
+        _ => "–".into(),
+    };
+    let _ = writeln!(
+        out,
+        "| {label} ({unit}) | {} | {} | {r} |",
+        cell(fk),
+        cell(kafka)
+    );
+}
+
+/// The report of `r`.
+pub fn markdown(r: &Results, p: &Params, kafka_version: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# Controller benchmark: ferrokraft and Apache Kafka {kafka_version}\n\n\
+         Single-voter controllers; fake brokers (3 per 10k partitions, up to 300) register and \
+         heartbeat every 2 s; topics of {} partitions, RF 3, {} topics a request, {} requests \
+         in flight. Kafka heap {}. Every time is read from the committed log (the high \
+         watermark passing the last record needed). Ratio: ferrokraft / Kafka.\n",
+        p.partitions_per_topic, p.topics_per_request, p.in_flight, p.kafka_heap
+    );
+    let mut sizes: Vec<usize> = r.sizes.iter().map(|s| s.partitions).collect();
+    sizes.dedup();
+    for size in sizes {
+        let (fk, kafka) = pair(&r.sizes, |s: &SizeRun| s.kind, |s| s.partitions == size);
+        let brokers = fk.or(kafka).map_or(0, |s| s.brokers);
+        let _ = writeln!(
+            out,
+            "## {size} partitions, {brokers} brokers\n\n\
+             | Measurement | ferrokraft | Kafka | ratio |\n|---|---|---|---|"
+        );
+        let f = |g: &dyn Fn(&SizeRun) -> f64| (fk.map(g), kafka.map(g));
+        let (a, b) = f(&|s| s.create.rate());
+        row(&mut out, "1. CreateTopics, committed", "partitions/s", a, b);
+        let (a, b) = f(&|s| s.create.seconds);
+        row(&mut out, "1. CreateTopics, all committed", "s", a, b);
+        let (a, b) = f(&|s| s.fence.fence_ms);
+        row(
+            &mut out,
+            "2. broker dies: session expiry to fenced",
+            "ms",
+            a,
+            b,
+        );
+        let (a, b) = f(&|s| s.fence.moved_ms);
+        row(
+            &mut out,
+            "2. broker dies: expiry to last leader move",
+            "ms",
+            a,
+            b,
+        );
+        let (a, b) = f(&|s| s.fence.leaders_moved as f64);
+        row(&mut out, "2. leaderships it had", "partitions", a, b);
+        let (a, b) = f(&|s| s.shutdown.moved_ms);
+        row(
+            &mut out,
+            "3. controlled shutdown: request to last move",
+            "ms",
+            a,
+            b,
+        );
+        let (a, b) = f(&|s| s.shutdown.should_shut_down_ms);
+        row(
+            &mut out,
+            "3. controlled shutdown: request to shouldShutDown",
+            "ms",
+            a,
+            b,
+        );
+        let (a, b) = f(&|s| s.shutdown.led as f64);
+        row(&mut out, "3. leaderships it had", "partitions", a, b);
+        let (a, b) = f(&|s| mib(s.rss_idle_kib));
+        row(&mut out, "RSS idle", "MiB", a, b);
+        let (a, b) = f(&|s| mib(s.rss_created_kib));
+        row(&mut out, "RSS with the partitions", "MiB", a, b);
+        let (a, b) = f(&|s| mib(s.rss_end_kib));
+        row(&mut out, "RSS at the end", "MiB", a, b);
+        let (a, b) = f(&|s| s.spurious_fencings as f64);
+        row(&mut out, "spurious fencings (must be 0)", "brokers", a, b);
+        out.push('\n');
+    }
+    let mut counts: Vec<usize> = r.heartbeats.iter().map(|h| h.brokers).collect();
+    counts.dedup();
+    for brokers in counts {
+        let (fk, kafka) = pair(
+            &r.heartbeats,
+            |h: &HeartbeatRun| h.kind,
+            |h| h.brokers == brokers,
+        );
+        let secs = fk.or(kafka).map_or(0, |h| h.seconds);
+        let _ = writeln!(
+            out,
+            "## 6. {brokers} brokers heartbeating every 2 s for {secs} s\n\n\
+             | Measurement | ferrokraft | Kafka | ratio |\n|---|---|---|---|"
+        );
+        let f = |g: &dyn Fn(&HeartbeatRun) -> f64| (fk.map(g), kafka.map(g));
+        let (a, b) = f(&|h| h.heartbeats as f64);
+        row(&mut out, "heartbeats answered", "count", a, b);
+        let (a, b) = f(&|h| h.p50_ms);
+        row(&mut out, "reply p50", "ms", a, b);
+        let (a, b) = f(&|h| h.p99_ms);
+        row(&mut out, "reply p99", "ms", a, b);
+        let (a, b) = f(&|h| h.max_ms);
+        row(&mut out, "reply max", "ms", a, b);
+        let (a, b) = f(&|h| h.cpu_seconds);
+        row(&mut out, "controller CPU", "s", a, b);
+        let (a, b) = f(&|h| mib(h.rss_kib));
+        row(&mut out, "RSS", "MiB", a, b);
+        let (a, b) = f(&|h| h.spurious_fencings as f64);
+        row(&mut out, "spurious fencings (must be 0)", "brokers", a, b);
+        out.push('\n');
+    }
+    out
+}
