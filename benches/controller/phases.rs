@@ -449,7 +449,12 @@ async fn broker_dies(
         let covered: BTreeSet<PartitionKey> = changed.iter().map(|(_, k)| *k).collect();
         if let Some(fenced) = fenced {
             if covered.len() == in_isr.len() {
-                let last = changed.iter().map(|(o, _)| *o).max().unwrap_or(fenced);
+                // Kafka writes the fencing record after the changes, in the same batch.
+                let last = changed
+                    .iter()
+                    .map(|(o, _)| *o)
+                    .max()
+                    .map_or(fenced, |o| o.max(fenced));
                 break (fenced, (last, changed.len()));
             }
         }

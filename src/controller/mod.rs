@@ -463,6 +463,9 @@ impl QuorumController {
             request,
             &mut self.outputs,
         );
+        // A reply that waits on nothing uncommitted goes out now, not at the next commit
+        // (Kafka completes a write event without records at once when nothing is pending).
+        a.release_committed(self.high_watermark, &mut self.outputs);
         // Every controller request is one of Kafka's write events, after which it schedules
         // the balancing.
         a.maybe_schedule_balance(now_ms, &self.cfg);
