@@ -205,14 +205,44 @@ pub fn size_run(
     p: &Params,
 ) -> Result<SizeRun, String> {
     let name = format!("{}-{partitions}", short(kind));
-    let ctrl = Controller::start(env, dir, &name, kind, &p.kafka_heap)?;
-    let out = rt.block_on(async {
+    against(rt, env, dir, &name, kind, p, async |ctrl, timeline| {
+        size_phases(ctrl, timeline, kind, partitions, p).await
+    })
+    .map_err(|e| format!("{} at {partitions}: {e}", kind.label()))
+}
+
+/// Starts a controller of `kind` as `name`, runs `steps` against it with a high-watermark
+/// [`Timeline`], and stops both; an error carries the end of the controller's log.
+fn against<T>(
+    rt: &tokio::runtime::Runtime,
+    env: &Env,
+    dir: &Path,
+    name: &str,
+    kind: Kind,
+    p: &Params,
+    steps: impl AsyncFnOnce(&Controller, &Timeline) -> Result<T, String>,
+) -> Result<T, String> {
+    let ctrl = Controller::start(env, dir, name, kind, &p.kafka_heap)?;
+    rt.block_on(async {
         let timeline = Timeline::start(ctrl.port());
-        let r = size_phases(&ctrl, &timeline, kind, partitions, p).await;
+        let out = steps(&ctrl, &timeline).await;
         timeline.stop();
-        r
-    });
-    out.map_err(|e| format!("{} at {partitions}: {e}\n{}", kind.label(), ctrl.log_tail()))
+        out
+    })
+    .map_err(|e| format!("{e}\n{}", ctrl.log_tail()))
+}
+
+/// `count` fake brokers registered with `ctrl`, heartbeating at Kafka's default interval.
+async fn fleet_of(ctrl: &Controller, timeline: &Timeline, count: usize) -> Result<Fleet, String> {
+    Fleet::register(
+        ctrl.port(),
+        &ctrl.cluster_id,
+        count,
+        64,
+        HEARTBEAT_INTERVAL,
+        timeline,
+    )
+    .await
 }
 
 fn short(kind: Kind) -> &'static str {
@@ -230,15 +260,7 @@ async fn size_phases(
     p: &Params,
 ) -> Result<SizeRun, String> {
     let brokers = brokers_for(partitions);
-    let fleet = Fleet::register(
-        ctrl.port(),
-        &ctrl.cluster_id,
-        brokers,
-        64,
-        HEARTBEAT_INTERVAL,
-        timeline,
-    )
-    .await?;
+    let fleet = fleet_of(ctrl, timeline, brokers).await?;
     fleet.wait_unfenced(Duration::from_secs(60)).await?;
     let rss_idle_kib = ctrl.rss_kib();
     let create = create_topics(ctrl, timeline, partitions, p).await?;
@@ -560,18 +582,8 @@ pub fn heartbeats(
     p: &Params,
 ) -> Result<HeartbeatRun, String> {
     let name = format!("{}-hb-{brokers}", short(kind));
-    let ctrl = Controller::start(env, dir, &name, kind, &p.kafka_heap)?;
-    let out = rt.block_on(async {
-        let timeline = Timeline::start(ctrl.port());
-        let fleet = Fleet::register(
-            ctrl.port(),
-            &ctrl.cluster_id,
-            brokers,
-            64,
-            HEARTBEAT_INTERVAL,
-            &timeline,
-        )
-        .await?;
+    against(rt, env, dir, &name, kind, p, async |ctrl, timeline| {
+        let fleet = fleet_of(ctrl, timeline, brokers).await?;
         fleet
             .wait_unfenced(Duration::from_secs(120 + brokers as u64 / 50))
             .await?;
@@ -592,7 +604,6 @@ pub fn heartbeats(
                 _ => None,
             })
             .collect();
-        timeline.stop();
         let pct = |q: f64| -> f64 {
             if lat.is_empty() {
                 return 0.0;
@@ -612,12 +623,6 @@ pub fn heartbeats(
             rss_kib: ctrl.rss_kib(),
             spurious_fencings: fenced.len().max(fleet.fenced_again() as usize),
         })
-    });
-    out.map_err(|e| {
-        format!(
-            "{} heartbeats of {brokers}: {e}\n{}",
-            kind.label(),
-            ctrl.log_tail()
-        )
     })
+    .map_err(|e| format!("{} heartbeats of {brokers}: {e}", kind.label()))
 }

@@ -21,9 +21,9 @@ pub mod snapshot_transfer;
 pub mod storage_measure;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
+use procs::kafka_lib;
 use procs::{Env, Timers};
 
 /// The benchmark reads the clock; nothing else may.
@@ -154,23 +154,6 @@ impl Params {
             phases: Phase::ALL.to_vec(),
         }
     }
-}
-
-/// Resolves Kafka `version`'s jars with interop/kafka/fetch.sh.
-pub fn kafka_lib(version: &str) -> Result<PathBuf, String> {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = Command::new("bash")
-        .arg(repo.join("interop/kafka/fetch.sh"))
-        .arg(version)
-        .output()
-        .map_err(|e| format!("interop/kafka/fetch.sh: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "interop/kafka/fetch.sh {version} failed (Maven and Java 17 needed): {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
 }
 
 /// The run's environment for Kafka `kafka_version` and TestRaftServer from `test_raft_version`.

@@ -117,14 +117,10 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let base = dir.unwrap_or_else(std::env::temp_dir);
-    let tmp = match tempfile::Builder::new()
-        .prefix("ferrokraft-quorum-bench-")
-        .tempdir_in(&base)
-    {
+    let tmp = match bench::procs::run_dir(dir, "ferrokraft-quorum-bench-") {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("cannot create a directory in {}: {e}", base.display());
+            eprintln!("{e}");
             return std::process::ExitCode::FAILURE;
         }
     };

@@ -154,6 +154,32 @@ impl Drop for Quorum {
     }
 }
 
+/// Resolves Kafka `version`'s jars with interop/kafka/fetch.sh.
+pub fn kafka_lib(version: &str) -> Result<PathBuf, String> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new("bash")
+        .arg(repo.join("interop/kafka/fetch.sh"))
+        .arg(version)
+        .output()
+        .map_err(|e| format!("interop/kafka/fetch.sh: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "interop/kafka/fetch.sh {version} failed (Maven and Java 17 needed): {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+}
+
+/// A fresh directory for a run, under `base` (default: the system's temporary directory).
+pub fn run_dir(base: Option<PathBuf>, prefix: &str) -> Result<tempfile::TempDir, String> {
+    let base = base.unwrap_or_else(std::env::temp_dir);
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(&base)
+        .map_err(|e| format!("cannot create a directory in {}: {e}", base.display()))
+}
+
 /// A free loopback port.
 pub fn free_port() -> Result<u16, String> {
     std::net::TcpListener::bind("127.0.0.1:0")
