@@ -64,7 +64,8 @@ impl Timeline {
                         let at = now();
                         self.latest.fetch_max(hw, Ordering::Relaxed);
                         if let Ok(mut s) = self.samples.lock() {
-                            if s.last().is_none_or(|&(_, last)| last != hw) {
+                            // Kept increasing, so that commit_time can search it.
+                            if s.last().is_none_or(|&(_, last)| hw > last) {
                                 s.push((at, hw));
                             }
                         }
