@@ -165,6 +165,14 @@ fn controller_benchmark_runs_at_smoke_sizes() {
         assert!(s.shutdown.moved_ms > 0.0, "{s:?}");
         // (Told after the move committed; the timeline samples the commit a few ms late.)
         assert!(s.shutdown.should_shut_down_ms > 0.0, "{s:?}");
+        // 5: served again after a SIGKILL, on the log and then on a snapshot of the image.
+        let cold = &s.cold_start;
+        assert!(
+            cold.from_log_ms > 0.0 && cold.from_snapshot_ms > 0.0,
+            "{s:?}"
+        );
+        assert!(cold.snapshot_offset > s.create.last_offset, "{s:?}");
+        assert!(cold.snapshot_bytes > 0 && cold.rss_kib > 0, "{s:?}");
         assert!(s.rss_idle_kib > 0 && s.rss_end_kib > 0, "{s:?}");
         assert_eq!(s.spurious_fencings, 0, "{s:?}");
     }

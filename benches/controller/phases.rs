@@ -9,7 +9,7 @@
 //! ```
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -35,9 +35,11 @@ pub const HEARTBEAT_INTERVAL: Duration = Duration::from_millis(2000);
 /// report the offset that moved the leaderships (see [`shutdown`]).
 const SHUTDOWN_PHASE_INTERVAL: Duration = Duration::from_millis(50);
 
-/// One running controller.
+/// One running controller (restartable: the cold-start measurement kills and starts it).
 pub struct Controller {
-    quorum: Quorum,
+    quorum: Mutex<Quorum>,
+    port: u16,
+    dir: PathBuf,
     /// Its cluster id.
     pub cluster_id: String,
 }
@@ -72,36 +74,58 @@ impl Controller {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        let cluster_id = quorum.cluster_id.clone();
-        Ok(Controller { quorum, cluster_id })
+        Ok(Controller {
+            port: quorum.nodes[0].port,
+            dir: quorum.nodes[0].dir.clone(),
+            cluster_id: quorum.cluster_id.clone(),
+            quorum: Mutex::new(quorum),
+        })
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Quorum) -> T) -> Result<T, String> {
+        let mut q = self
+            .quorum
+            .lock()
+            .map_err(|_| "the quorum lock is poisoned")?;
+        Ok(f(&mut q))
     }
 
     /// Its listener port.
     pub fn port(&self) -> u16 {
-        self.quorum.nodes[0].port
+        self.port
     }
 
     /// Its data directory (holding `__cluster_metadata-0`).
     pub fn data_dir(&self) -> &Path {
-        &self.quorum.nodes[0].dir
+        &self.dir
     }
 
     /// Its resident set, in KiB.
     pub fn rss_kib(&self) -> u64 {
-        self.quorum
-            .pid(0)
-            .and_then(rss_kib)
-            .map_or(0, |(rss, _)| rss)
+        self.with(|q| q.pid(0).and_then(rss_kib).map_or(0, |(rss, _)| rss))
+            .unwrap_or(0)
     }
 
     /// The CPU seconds it has used.
     pub fn cpu_seconds(&self) -> f64 {
-        self.quorum.pid(0).and_then(cpu_seconds).unwrap_or(0.0)
+        self.with(|q| q.pid(0).and_then(cpu_seconds).unwrap_or(0.0))
+            .unwrap_or(0.0)
+    }
+
+    /// SIGKILLs it, sets `key` for its next start, and starts it again; the time of the exec.
+    pub fn restart_with(&self, key: &str, value: &str) -> Result<Instant, String> {
+        self.with(|q| {
+            q.kill(0);
+            q.set_prop(0, key, value)?;
+            let at = now();
+            q.start(0)?;
+            Ok(at)
+        })?
     }
 
     /// Its log, the last lines (for errors).
     pub fn log_tail(&self) -> String {
-        tail(&self.quorum.log_text(0))
+        self.with(|q| tail(&q.log_text(0))).unwrap_or_default()
     }
 }
 
@@ -172,6 +196,20 @@ pub struct ShutdownResult {
     pub should_shut_down_ms: f64,
 }
 
+/// Measurement 5.
+#[derive(Debug, Clone, Default)]
+pub struct ColdStartResult {
+    /// From exec to the first CreateTopics answered, with the whole log to replay.
+    pub from_log_ms: f64,
+    /// From exec to the first CreateTopics answered, on a snapshot of the image.
+    pub from_snapshot_ms: f64,
+    /// The snapshot's end offset and size.
+    pub snapshot_offset: i64,
+    pub snapshot_bytes: u64,
+    /// RSS once serving from the snapshot.
+    pub rss_kib: u64,
+}
+
 /// Everything measured at one size for one implementation.
 #[derive(Debug, Clone)]
 pub struct SizeRun {
@@ -181,6 +219,7 @@ pub struct SizeRun {
     pub create: CreateResult,
     pub fence: FenceResult,
     pub shutdown: ShutdownResult,
+    pub cold_start: ColdStartResult,
     /// RSS (KiB) idle after start, after the topics, at the end.
     pub rss_idle_kib: u64,
     pub rss_created_kib: u64,
@@ -270,6 +309,7 @@ async fn size_phases(
     let leaving = FIRST_BROKER_ID + 1;
     let shutdown = shutdown(ctrl, timeline, &fleet, leaving).await?;
     let rss_end_kib = ctrl.rss_kib();
+    let cold_start = cold_starts(ctrl, timeline).await?;
     let spurious_fencings = records_from(ctrl.data_dir(), 0)?
         .iter()
         .filter(|(_, r)| {
@@ -285,6 +325,7 @@ async fn size_phases(
         create,
         fence,
         shutdown,
+        cold_start,
         rss_idle_kib,
         rss_created_kib,
         rss_end_kib,
@@ -553,6 +594,108 @@ async fn shutdown(
         moved_ms,
         should_shut_down_ms: ms_between(asked, told),
     })
+}
+
+/// Kafka's metadata.log.max.snapshot.interval.ms while the cold start waits for a snapshot
+/// (during the other measurements no snapshot is written: procs.rs turns them off).
+const SNAPSHOT_INTERVAL_MS: &str = "1000";
+
+/// Measurement 5: the controller is SIGKILLed and started again, first with the whole log to
+/// replay, then (once it has written a snapshot of the image) on that snapshot. Serving means
+/// answering a CreateTopics (one partition, RF 1: the fleet may have one live broker left).
+async fn cold_starts(ctrl: &Controller, timeline: &Timeline) -> Result<ColdStartResult, String> {
+    let image_end = timeline.high_watermark();
+    let exec = ctrl.restart_with(
+        "metadata.log.max.snapshot.interval.ms",
+        SNAPSHOT_INTERVAL_MS,
+    )?;
+    let from_log_ms = ms_between(exec, serving(ctrl, "cold-log").await?);
+    let (snapshot_offset, snapshot_bytes) = wait_snapshot(ctrl.data_dir(), image_end).await?;
+    let exec = ctrl.restart_with("metadata.log.max.snapshot.interval.ms", "0")?;
+    let from_snapshot_ms = ms_between(exec, serving(ctrl, "cold-snapshot").await?);
+    Ok(ColdStartResult {
+        from_log_ms,
+        from_snapshot_ms,
+        snapshot_offset,
+        snapshot_bytes,
+        rss_kib: ctrl.rss_kib(),
+    })
+}
+
+/// When the controller first answers a CreateTopics of `topic` without error (or says it
+/// exists: an earlier try timed out after the controller took it).
+async fn serving(ctrl: &Controller, topic: &str) -> Result<Instant, String> {
+    const TOPIC_ALREADY_EXISTS: i16 = 36;
+    let deadline = now() + Duration::from_secs(600);
+    let mut last = String::new();
+    while now() < deadline {
+        if let Ok(mut c) =
+            Conn::connect(ctrl.port(), "bench-cold", Duration::from_millis(200)).await
+        {
+            let request = CreateTopicsRequest::default()
+                .with_timeout_ms(5_000)
+                .with_topics(vec![CreatableTopic::default()
+                    .with_name(TopicName(StrBytes::from_string(topic.to_string())))
+                    .with_num_partitions(1)
+                    .with_replication_factor(1)]);
+            match c
+                .call(
+                    RequestBody::CreateTopics(request),
+                    7,
+                    Duration::from_secs(10),
+                )
+                .await
+            {
+                Ok(ResponseBody::CreateTopics(r)) => match r.topics.first() {
+                    Some(t) if t.error_code == 0 || t.error_code == TOPIC_ALREADY_EXISTS => {
+                        return Ok(now());
+                    }
+                    Some(t) => last = format!("error {} {:?}", t.error_code, t.error_message),
+                    None => last = "an empty answer".into(),
+                },
+                Ok(other) => last = format!("{other:?}"),
+                Err(e) => last = e.to_string(),
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Err(format!(
+        "not serving CreateTopics after 600 s (last: {last})"
+    ))
+}
+
+/// Waits for a snapshot in `data_dir`'s metadata log at or past `offset`: its end offset
+/// and size.
+async fn wait_snapshot(data_dir: &Path, offset: i64) -> Result<(i64, u64), String> {
+    let dir = data_dir.join("__cluster_metadata-0");
+    let deadline = now() + Duration::from_secs(900);
+    loop {
+        let found = std::fs::read_dir(&dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))?
+            .filter_map(Result::ok)
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let end: i64 = name
+                    .strip_suffix(".checkpoint")?
+                    .split('-')
+                    .next()?
+                    .parse()
+                    .ok()?;
+                Some((end, e.metadata().ok()?.len()))
+            })
+            .filter(|&(end, _)| end >= offset)
+            .max();
+        if let Some(found) = found {
+            return Ok(found);
+        }
+        if now() > deadline {
+            return Err(format!(
+                "no snapshot at or past offset {offset} in {}",
+                dir.display()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// Measurement 6 for one implementation.

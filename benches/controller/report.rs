@@ -110,6 +110,26 @@ pub fn markdown(r: &Results, p: &Params, kafka_version: &str) -> String {
         );
         let (a, b) = f(&|s| s.shutdown.led as f64);
         row(&mut out, "3. leaderships it had", "partitions", a, b);
+        let (a, b) = f(&|s| s.cold_start.from_log_ms);
+        row(
+            &mut out,
+            "5. cold start on the whole log: exec to serving",
+            "ms",
+            a,
+            b,
+        );
+        let (a, b) = f(&|s| s.cold_start.from_snapshot_ms);
+        row(
+            &mut out,
+            "5. cold start on a snapshot: exec to serving",
+            "ms",
+            a,
+            b,
+        );
+        let (a, b) = f(&|s| s.cold_start.snapshot_bytes as f64 / 1048576.0);
+        row(&mut out, "5. snapshot size", "MiB", a, b);
+        let (a, b) = f(&|s| mib(s.cold_start.rss_kib));
+        row(&mut out, "5. RSS serving from the snapshot", "MiB", a, b);
         let (a, b) = f(&|s| mib(s.rss_idle_kib));
         row(&mut out, "RSS idle", "MiB", a, b);
         let (a, b) = f(&|s| mib(s.rss_created_kib));

@@ -391,6 +391,16 @@ impl Quorum {
         Ok(())
     }
 
+    /// Sets `key` in node index `i`'s properties for its next start (a later line wins, in
+    /// Kafka's properties and in ferrokraft's). Used by the controller benchmark.
+    #[allow(dead_code)]
+    pub fn set_prop(&mut self, i: usize, key: &str, value: &str) -> Result<(), String> {
+        let path = &self.nodes[i].props;
+        let mut text = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        text.push_str(&format!("{key}={value}\n"));
+        fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
     /// Starts every node.
     pub fn start_all(&mut self) -> Result<(), String> {
         (0..self.nodes.len()).try_for_each(|i| self.start(i))

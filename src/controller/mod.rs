@@ -225,9 +225,14 @@ impl QuorumController {
     ) -> Result<CatchUp, ControllerError> {
         let mut done = CatchUp::default();
         // The active controller never loads a snapshot (Kafka's LeaderNeverLoadSnapshot).
+        // Otherwise the latest snapshot is loaded when the log no longer holds the next
+        // offset, and also by a new listener (nothing replayed yet) whatever the log holds,
+        // once a high watermark is known: KafkaRaftClient.updateListenersProgress hands a
+        // listener at STARTING_NEXT_OFFSET the latest snapshot.
+        let new_listener = self.committed.next_offset == 0 && high_watermark > 0;
         if !self.is_active() {
             if let Some(id) = log.latest_snapshot_id() {
-                if self.committed.next_offset < log.log_start_offset()
+                if (new_listener || self.committed.next_offset < log.log_start_offset())
                     && id.offset > self.committed.next_offset
                 {
                     if let Some(chunk) = log.read_snapshot(id, 0, usize::MAX) {

@@ -1,9 +1,11 @@
 //! QuorumControllerTest: the write path, commit-gated replies, failover.
 #![allow(clippy::unwrap_used)]
 
-use super::context::{registration, Ctx};
+use super::context::{bootstrap, registration, Ctx, CLUSTER_ID};
 use crate::codec::{RequestBody, ResponseBody};
-use crate::controller::errors;
+use crate::controller::{errors, ControllerConfig, QuorumController};
+use crate::raft::types::OffsetAndEpoch;
+use crate::raft::LogReader;
 
 #[test]
 fn replies_wait_for_the_commit_of_their_records() {
@@ -48,6 +50,47 @@ fn a_reply_with_nothing_pending_is_released_at_once() {
         panic!("a heartbeat with nothing pending is answered without a commit")
     };
     assert_eq!((r.error_code, r.is_fenced), (0, false));
+}
+
+/// KafkaRaftClientSnapshotTest.testLeaderListenerNotified with the entire log kept: a new
+/// listener starts from the latest snapshot even when the log still holds every batch before
+/// it (a controller restarted with metadata.max.retention.bytes=-1), as
+/// KafkaRaftClient.updateListenersProgress hands it; the tail after the snapshot is replayed
+/// from the log. Found while building the controller benchmark's cold start (#17).
+#[test]
+fn a_new_listener_loads_the_latest_snapshot_even_with_the_entire_log() {
+    let mut ctx = Ctx::active(27);
+    ctx.register_unfenced(1, None);
+    let at = ctx.log.end();
+    // A snapshot at `at` made of the log's own batches (they replay to the same image).
+    let bytes = ctx.log.read(0, usize::MAX).unwrap();
+    let id = OffsetAndEpoch {
+        offset: at,
+        epoch: ctx.epoch,
+    };
+    ctx.log.log.add_snapshot(id, bytes);
+    ctx.register_unfenced(2, None);
+    let end = ctx.log.end();
+    assert_eq!(ctx.log.log_start_offset(), 0, "the whole log is kept");
+
+    let mut restarted = QuorumController::new(ControllerConfig::new(1, CLUSTER_ID), bootstrap(27));
+    // No high watermark known yet: nothing to hand over.
+    let none = restarted.replay_committed(&ctx.log, 0).unwrap();
+    assert!(!none.loaded_snapshot && none.log_bytes == 0);
+    let done = restarted.replay_committed(&ctx.log, end).unwrap();
+    assert!(
+        done.loaded_snapshot,
+        "a new listener starts from the latest snapshot"
+    );
+    let tail = ctx.log.read(at, usize::MAX).unwrap().len() as u64;
+    assert_eq!(
+        done.log_bytes, tail,
+        "only the batches after the snapshot are replayed"
+    );
+    let image = restarted.committed_image();
+    assert_eq!(image.next_offset, end);
+    assert_eq!(image.brokers, ctx.image().brokers);
+    assert_eq!(image.features, ctx.image().features);
 }
 
 #[test]
