@@ -45,6 +45,8 @@ pub struct BrokerStats {
     pub unfenced: bool,
     /// When the last heartbeat reply came.
     pub last_reply: Option<Instant>,
+    /// When the heartbeat that reply answered was sent: the controller saw it after this.
+    pub last_answered_sent: Option<Instant>,
     /// When the reply with shouldShutDown came.
     pub should_shut_down_at: Option<Instant>,
     /// Replies with an error and failed calls.
@@ -268,10 +270,9 @@ impl FakeBroker {
         self.stats.lock().map(|s| s.clone()).unwrap_or_default()
     }
 
-    /// Stops its heartbeats (it dies); returns when its last reply came.
-    pub fn stop(&self) -> Option<Instant> {
+    /// Stops its heartbeats (it dies).
+    pub fn stop(&self) {
         self.alive.store(false, Ordering::Relaxed);
-        self.stats().last_reply
     }
 
     /// Asks for a controlled shutdown from its next heartbeat on.
@@ -299,6 +300,7 @@ impl FakeBroker {
         match reply {
             Ok(ResponseBody::BrokerHeartbeat(r)) if r.error_code == 0 => {
                 s.last_reply = Some(at);
+                s.last_answered_sent = Some(sent);
                 if record {
                     let us = at.duration_since(sent).as_micros();
                     s.latencies_us.push(us.min(u128::from(u32::MAX)) as u32);

@@ -176,8 +176,8 @@ pub struct FenceResult {
     pub leaders_moved: usize,
     /// PartitionChangeRecords written for it.
     pub changes: usize,
-    /// From its session's expiry (last heartbeat reply + session timeout) to the commit of
-    /// the fencing record.
+    /// From its session's expiry (the last answered heartbeat's send time + session timeout)
+    /// to the commit of the fencing record.
     pub fence_ms: f64,
     /// From its session's expiry to the commit of the last PartitionChangeRecord.
     pub moved_ms: f64,
@@ -477,11 +477,14 @@ async fn broker_dies(
     broker.stop();
     // A heartbeat already in flight may still be answered.
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let last_reply = broker
+    // The session runs from when the controller saw the last heartbeat: after it was sent
+    // and before its reply came. The send time is taken, so a controller cannot look faster
+    // than it is by the reply's way back.
+    let last_seen = broker
         .stats()
-        .last_reply
+        .last_answered_sent
         .ok_or_else(|| format!("broker {id} never had a reply"))?;
-    let expiry = last_reply + SESSION_TIMEOUT;
+    let expiry = last_seen + SESSION_TIMEOUT;
     let mut wait = Duration::from_secs(1);
     let deadline = expiry + Duration::from_secs(900);
     let (fenced, last) = loop {

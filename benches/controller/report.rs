@@ -126,8 +126,8 @@ pub fn markdown(r: &Results, p: &Params, kafka_version: &str) -> String {
             a,
             b,
         );
-        let (a, b) = f(&|s| s.cold_start.snapshot_bytes as f64 / 1048576.0);
-        row(&mut out, "5. snapshot size", "MiB", a, b);
+        let (a, b) = f(&|s| s.cold_start.snapshot_bytes as f64 / 1024.0);
+        row(&mut out, "5. snapshot size", "KiB", a, b);
         let (a, b) = f(&|s| mib(s.cold_start.rss_kib));
         row(&mut out, "5. RSS serving from the snapshot", "MiB", a, b);
         let (a, b) = f(&|s| mib(s.rss_idle_kib));
