@@ -113,13 +113,6 @@ const ALLOWED: &[AllowedError] = &[
         ],
     },
     AllowedError {
-        cause: "a Kafka controller's event took over 2 s (controller.performance.always.log.\
-                threshold.ms): Kafka's EventPerformanceMonitor reports it at ERROR. Seen when \
-                a restarted controller replays its log on a machine whose two cores run \
-                every JVM of the campaign (and, in the first long run, a second campaign)",
-        contains: &["Exceptionally slow controller event"],
-    },
-    AllowedError {
         cause: "the idempotent producer after a partition leader change: the new leader refuses \
                 a batch whose sequence is ahead of its log (the batches before it were lost \
                 with the old leader's unreplicated tail and are being retried), and \
