@@ -93,6 +93,7 @@ pub fn start(args: StartArgs) -> Result<()> {
             client_id: format!("raft-client-{node_id}"),
             request_timeout_ms: config.quorum_request_timeout_ms,
             tls: node::peer_tls(&config)?,
+            sasl: config.sasl_client.clone(),
         };
         let node::start::Opened {
             dir,

@@ -15,7 +15,8 @@
 //! ```
 //!
 //! `codec` and `records` are pure bytes ⇄ types; `raft`, `controller`, `metadata` and
-//! `machine` (the node state machine joining the Raft core and the controller) are sans-IO (no
+//! `machine` (the node state machine joining the Raft core and the controller), and `security`
+//! (SASL exchanges, driven by `network`) are sans-IO (no
 //! tokio, filesystem, sockets, clock or thread RNG: tests/tidy.rs); `log`, `snapshot`,
 //! `storage` and `network` do I/O; `node` is the driver that runs the machine; `workload` is
 //! the benchmark load generator; `config` and `cli` read what the operator gives; `dump` is
@@ -33,6 +34,7 @@ pub mod network;
 pub mod node;
 pub mod raft;
 pub mod records;
+pub mod security;
 #[cfg(test)]
 pub(crate) mod sim_env;
 pub mod snapshot;

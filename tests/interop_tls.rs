@@ -1,6 +1,6 @@
-//! TLS on the controller listener (#16's TLS part), against real Apache Kafka controllers:
-//! certificates made by the test (one CA for every node, `ssl.client.auth=required`,
-//! `CONTROLLER:SSL`), a mixed quorum elects, replicates and fails over both ways over TLS;
+//! TLS and SASL on the controller listener (#16), against real Apache Kafka controllers:
+//! certificates made by the test (one CA for every node, `ssl.client.auth=required`), a mixed
+//! quorum on `CONTROLLER:SASL_SSL` with SASL/PLAIN elects, replicates and fails over both ways;
 //! and a ferrokraft SSL listener refuses bad peers (a certificate from another CA, an expired
 //! one, plaintext Kafka requests, handshakes cut short, garbage), logs each once with the peer,
 //! writes nothing for them, and keeps serving good clients.
@@ -22,6 +22,26 @@ use support::tls::{
     api_versions, api_versions_request, client_config, client_hello, closed_by_peer, connect_from,
     tls_over, try_connect_from, Ca, Pki,
 };
+
+/// SASL/PLAIN on the controller listener, for Kafka and ferrokraft alike: the users each node
+/// accepts, and the one it authenticates to its peers as.
+const SASL_PLAIN: &[(&str, &str)] = &[
+    ("listener.security.protocol.map", "CONTROLLER:SASL_SSL"),
+    ("sasl.enabled.mechanisms", "PLAIN"),
+    ("sasl.mechanism.controller.protocol", "PLAIN"),
+    (
+        "listener.name.controller.plain.sasl.jaas.config",
+        "org.apache.kafka.common.security.plain.PlainLoginModule required \
+         username=\"controller\" password=\"controller-secret\" \
+         user_controller=\"controller-secret\" user_admin=\"admin-secret\";",
+    ),
+    ("connections.max.reauth.ms", "10000"),
+];
+
+/// The admin client's SASL half (after its TLS keys).
+const ADMIN_SASL: &str = "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n\
+    sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \
+    username=\"admin\" password=\"admin-secret\";\n";
 
 fn props(pki: &Pki, extra: &[(&str, &str)]) -> Vec<(String, String)> {
     let mut p = pki.server_props();
@@ -49,24 +69,36 @@ fn wait_all_reach(c: &Cluster, via: i32, min: i64, timeout: Duration) -> Vec<(i3
     }
 }
 
-/// A mixed quorum over TLS: two Kafka controllers and one ferrokraft node. It elects and
-/// replicates (every voter's log end passes the leader's high watermark), then fails over
-/// Kafka → ferrokraft (Kafka leaders are killed until ferrokraft wins) and ferrokraft → Kafka
-/// (ferrokraft is killed; a Kafka node takes over and ferrokraft, restarted, follows it). Keys
-/// and certificates are inline PEM in the properties file.
+/// A mixed quorum over SASL_SSL: two Kafka controllers and one ferrokraft node, TLS with
+/// client certificates required and SASL/PLAIN on top (every voter authenticates to every
+/// other with Kafka's `sasl.mechanism.controller.protocol`), sessions re-authenticated within
+/// 10 s (`connections.max.reauth.ms`). It elects and replicates (every voter's log end passes
+/// the leader's high watermark), then fails over Kafka → ferrokraft (Kafka leaders are killed
+/// until ferrokraft wins) and ferrokraft → Kafka (ferrokraft is killed; a Kafka node takes over
+/// and ferrokraft, restarted, follows it). Keys and certificates are inline PEM in the
+/// properties file. No authentication or re-authentication fails on either side.
 #[test]
-fn mixed_quorum_over_tls_elects_replicates_and_fails_over_both_ways() {
+fn mixed_quorum_over_sasl_ssl_elects_replicates_and_fails_over_both_ways() {
     let _serial = serial();
     let pki = Pki::new();
     // Inline PEM in the properties file, read alike by Kafka and ferrokraft (the refusal test
-    // below uses PEM files).
-    let p = pki.server_props_inline();
+    // below uses PEM files); SASL on top, the protocol map's last value winning.
+    let mut p = pki.server_props_inline();
+    p.extend(
+        SASL_PLAIN
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string())),
+    );
     let mut c = Cluster::new(
-        "tls-quorum",
+        "sasl-ssl-quorum",
         &[Impl::Kafka, Impl::Kafka, Impl::Ferrokraft],
         &as_refs(&p),
     );
-    std::fs::write(c.art.path("admin.properties"), pki.admin_props()).unwrap();
+    let admin = format!(
+        "{}{ADMIN_SASL}",
+        pki.admin_props().replace("security.protocol=SSL\n", "")
+    );
+    std::fs::write(c.art.path("admin.properties"), admin).unwrap();
     c.start_all();
     let (mut leader, _, hw) = c.wait_for_leader(3, 1, Duration::from_secs(90));
     wait_all_reach(&c, 3, hw, Duration::from_secs(60));
@@ -76,7 +108,7 @@ fn mixed_quorum_over_tls_elects_replicates_and_fails_over_both_ways() {
     while leader != 3 {
         assert!(
             Instant::now() < deadline,
-            "ferrokraft never won an election over TLS"
+            "ferrokraft never won an election over SASL_SSL"
         );
         c.node(leader).kill();
         let (next, _, _) = c.wait_for_leader(3, 1, Duration::from_secs(60));
@@ -107,11 +139,18 @@ fn mixed_quorum_over_tls_elects_replicates_and_fails_over_both_ways() {
             "node {id} saw a failed TLS handshake:\n{}",
             support::cluster::tail(&log, 40)
         );
+        // Kafka's Selector logs each failed (re-)authentication at INFO, as "Failed
+        // authentication with …" or "Failed re-authentication with …".
+        assert!(
+            !log.contains("authentication with"),
+            "node {id} saw a failed SASL authentication:\n{}",
+            support::cluster::tail(&log, 40)
+        );
     }
     // Every Kafka ERROR (or exception) is one the allow-list explains: none from TLS.
     c.assert_kafka_errors_explained(&[]);
-    // KIP-919 registrations name the SSL listener with its protocol (SecurityProtocol id 1),
-    // Kafka's and ferrokraft's alike.
+    // KIP-919 registrations name the listener with its protocol (SecurityProtocol SASL_SSL,
+    // id 3), Kafka's and ferrokraft's alike.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     let registrations = loop {
         let mut image = ferrokraft::metadata::image::MetadataImage::default();
@@ -133,18 +172,24 @@ fn mixed_quorum_over_tls_elects_replicates_and_fails_over_both_ways() {
         }
         std::thread::sleep(Duration::from_secs(1));
     };
-    let ssl = vec![("CONTROLLER".to_string(), 1)];
+    let sasl_ssl = vec![("CONTROLLER".to_string(), 3)];
     assert_eq!(
         registrations,
-        [(1, ssl.clone()), (2, ssl.clone()), (3, ssl)],
-        "every controller registered its SSL listener as SSL"
+        [(1, sasl_ssl.clone()), (2, sasl_ssl.clone()), (3, sasl_ssl)],
+        "every controller registered its listener as SASL_SSL"
     );
     let ours = c.node(3).all_logs_text();
-    assert!(
-        !ours.contains("TLS handshake failed"),
-        "ferrokraft refused a peer:\n{}",
-        support::cluster::tail(&ours, 40)
-    );
+    for refusal in [
+        "TLS handshake failed",
+        "Failed authentication",
+        "SASL authentication with",
+    ] {
+        assert!(
+            !ours.contains(refusal),
+            "ferrokraft refused a peer or was refused ({refusal}):\n{}",
+            support::cluster::tail(&ours, 40)
+        );
+    }
 }
 
 /// The lines of `log` about a failed TLS handshake from `ip`.

@@ -1,6 +1,6 @@
 //! Architecture rules checked mechanically: the Raft core is sans-IO.
 //!
-//! Nothing under `src/raft/`, `src/controller/`, `src/metadata/` or `src/machine/` (the node
+//! Nothing under `src/raft/`, `src/controller/`, `src/metadata/`, `src/security/` or `src/machine/` (the node
 //! state machine) may touch tokio, the
 //! filesystem, sockets, threads, the clock or a thread RNG (clippy's `disallowed-methods`
 //! covers the clock calls everywhere else). And every module is a logger of the BROKER_LOGGER
@@ -71,6 +71,11 @@ fn controller_is_sans_io() {
 #[test]
 fn node_state_machine_is_sans_io() {
     assert_sans_io("src/machine");
+}
+
+#[test]
+fn security_is_sans_io() {
+    assert_sans_io("src/security");
 }
 
 #[test]

@@ -22,6 +22,7 @@
 //! Kafka first authorizes CLUSTER_ACTION for the envelope's own principal; ferrokraft has no
 //! authorizer, which is what Kafka does without `authorizer.class.name` (everything allowed).
 
+use crate::security::Principal;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use bytes::{Buf, Bytes, BytesMut};
@@ -74,28 +75,12 @@ const FORWARDABLE: &[ApiKey] = &[
     ApiKey::UnregisterController,
 ];
 
-/// The client principal a broker forwards (Kafka's DefaultPrincipalData).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ForwardedPrincipal {
-    /// The principal type, e.g. `User`.
-    pub principal_type: String,
-    /// The principal name, e.g. `ANONYMOUS`.
-    pub name: String,
-    /// Whether the broker authenticated it with a delegation token.
-    pub token_authenticated: bool,
-}
-
-impl std::fmt::Display for ForwardedPrincipal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", self.principal_type, self.name)
-    }
-}
-
 /// An envelope's inner request, checked and decoded, ready to be served as a direct one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Forwarded {
-    /// The original client's principal (ferrokraft has no authorizer; kept for logs).
-    pub principal: ForwardedPrincipal,
+    /// The original client's principal (Kafka's DefaultPrincipalData; ferrokraft has no
+    /// authorizer yet, so it goes to the log and the request context).
+    pub principal: Principal,
     /// The original client's address.
     pub client_address: IpAddr,
     /// The inner request header (its correlation id goes into the inner response).
@@ -186,7 +171,7 @@ pub fn unwrap_envelope(req: &EnvelopeRequest) -> Result<Forwarded, EnvelopeRejec
 
 /// Kafka's `DefaultKafkaPrincipalBuilder.deserialize`: an int16 version, then DefaultPrincipalData
 /// at that version (only 0 exists). Trailing bytes are ignored, as there.
-fn decode_principal(bytes: Option<&Bytes>) -> Result<ForwardedPrincipal, String> {
+fn decode_principal(bytes: Option<&Bytes>) -> Result<Principal, String> {
     let Some(bytes) = bytes else {
         return Err("no principal".to_string());
     };
@@ -199,7 +184,7 @@ fn decode_principal(bytes: Option<&Bytes>) -> Result<ForwardedPrincipal, String>
         return Err(format!("invalid principal data version {version}"));
     }
     let data = DefaultPrincipalData::decode(&mut buf, version).map_err(|e| format!("{e:#}"))?;
-    Ok(ForwardedPrincipal {
+    Ok(Principal {
         principal_type: data._type.to_string(),
         name: data.name.to_string(),
         token_authenticated: data.token_authenticated,

@@ -21,7 +21,8 @@ use kafka_protocol::messages::{
     EnvelopeResponse, FetchRequest, FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse,
     IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse,
     ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse, RemoveRaftVoterRequest,
-    RemoveRaftVoterResponse, UnregisterBrokerRequest, UnregisterBrokerResponse,
+    RemoveRaftVoterResponse, SaslAuthenticateRequest, SaslAuthenticateResponse,
+    SaslHandshakeRequest, SaslHandshakeResponse, UnregisterBrokerRequest, UnregisterBrokerResponse,
     UnregisterControllerRequest, UnregisterControllerResponse, UpdateFeaturesRequest,
     UpdateFeaturesResponse, UpdateRaftVoterRequest, UpdateRaftVoterResponse, VoteRequest,
     VoteResponse,
@@ -114,6 +115,8 @@ macro_rules! kraft_apis {
 kraft_apis! {
     Fetch => FetchRequest, FetchResponse;
     ApiVersions => ApiVersionsRequest, ApiVersionsResponse;
+    SaslHandshake => SaslHandshakeRequest, SaslHandshakeResponse;
+    SaslAuthenticate => SaslAuthenticateRequest, SaslAuthenticateResponse;
     Vote => VoteRequest, VoteResponse;
     BeginQuorumEpoch => BeginQuorumEpochRequest, BeginQuorumEpochResponse;
     EndQuorumEpoch => EndQuorumEpochRequest, EndQuorumEpochResponse;

@@ -71,6 +71,9 @@ const SERVED: &[Served] = &[
     // Fetch below v13 cannot carry the metadata topic id, which KRaft matches on; Kafka 4.x
     // still advertises 4+ (KIP-896 removed 0-3) and rejects the partition later, so do we.
     both(ApiKey::Fetch, 4, 18),
+    // Authentication on SASL listeners (`crate::security`); on the others, and after
+    // authentication, answered ILLEGAL_SASL_STATE as Kafka's ControllerApis answers.
+    both(ApiKey::SaslHandshake, 0, 1),
     // v5 (Kafka 4.4, KIP-1242) adds the cluster and node id the client expects; a controller
     // only checks they come as a pair (a broker answers REBOOTSTRAP_REQUIRED on a mismatch).
     newer_in_4_4(ApiKey::ApiVersions, 0, 4, 5),
@@ -81,6 +84,7 @@ const SERVED: &[Served] = &[
     // KIP-896 removed DescribeConfigs v0.
     both(ApiKey::DescribeConfigs, 1, 4),
     both(ApiKey::AlterConfigs, 0, 2),
+    both(ApiKey::SaslAuthenticate, 0, 2),
     both(ApiKey::CreatePartitions, 0, 3),
     both(ApiKey::ElectLeaders, 0, 2),
     both(ApiKey::IncrementalAlterConfigs, 0, 1),

@@ -14,6 +14,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 
 pub mod connections;
+pub mod sasl;
 pub mod ssl;
 
 /// A configuration problem, naming the key and the value.
@@ -197,9 +198,14 @@ pub struct Config {
     /// empty or missing although its directory shows it had data
     /// (`crate::node::store::lost_data`).
     pub recovery_accept_data_loss: bool,
-    /// The TLS settings of each controller listener whose security protocol is SSL, by
-    /// listener name (upper case); the others are PLAINTEXT.
+    /// The TLS settings of each controller listener whose security protocol is SSL or
+    /// SASL_SSL, by listener name (upper case).
     pub ssl: BTreeMap<String, ssl::SslConfig>,
+    /// The SASL settings of each SASL_PLAINTEXT or SASL_SSL controller listener.
+    pub sasl: BTreeMap<String, sasl::SaslListenerConfig>,
+    /// What this node authenticates to its peers with, when the first controller listener is
+    /// SASL.
+    pub sasl_client: Option<crate::security::client::SaslClientSettings>,
     /// Every key given that ferrokraft does not know (warned about once at start-up).
     pub unknown_keys: Vec<String>,
 }
@@ -272,7 +278,6 @@ const IGNORED_KAFKA_KEYS: &[&str] = &[
     "log.retention.check.interval.ms",
     "group.initial.rebalance.delay.ms",
     "inter.broker.listener.name",
-    "sasl.mechanism.controller.protocol",
     "unstable.api.versions.enable",
     "unstable.feature.versions.enable",
     "eligible.leader.replicas.enable",
@@ -515,11 +520,22 @@ impl Config {
             Some(v) if !v.is_empty() => parse_listeners("advertised.listeners", v)?,
             _ => listeners.clone(),
         };
-        let ssl_listeners = ssl::ssl_listeners(props, &controller_listener_names)?;
+        let protocols = ssl::listener_protocols(props, &controller_listener_names)?;
         let mut ssl = BTreeMap::new();
-        for name in ssl_listeners {
-            ssl.insert(name.clone(), ssl::parse(props, &name)?);
+        let mut sasl = BTreeMap::new();
+        for (name, protocol) in &protocols {
+            if protocol.uses_tls() {
+                ssl.insert(name.clone(), ssl::parse(props, name)?);
+            }
+            if protocol.uses_sasl() {
+                sasl.insert(name.clone(), sasl::parse(props, name)?);
+            }
         }
+        // The raft client dials peers on the first controller listener, with its protocol.
+        let sasl_client = match protocols.first() {
+            Some((name, p)) if p.uses_sasl() => Some(sasl::parse_client(props, name)?),
+            _ => None,
+        };
 
         if quorum_voters.is_empty() && quorum_bootstrap_servers.is_empty() {
             return Err(invalid(
@@ -696,6 +712,8 @@ impl Config {
                 false,
             )?,
             ssl,
+            sasl,
+            sasl_client,
             unknown_keys: props
                 .keys()
                 .filter(|k| {
@@ -703,6 +721,8 @@ impl Config {
                         && !IGNORED_KAFKA_KEYS.contains(&k.as_str())
                         && !ssl::SSL_KEYS.contains(&k.as_str())
                         && !ssl::is_listener_ssl_key(k)
+                        && !sasl::SASL_KEYS.contains(&k.as_str())
+                        && !sasl::is_listener_sasl_key(k)
                         && !connections::is_listener_key(k)
                 })
                 .cloned()
@@ -723,6 +743,20 @@ impl Config {
         self.listeners
             .iter()
             .filter(|l| self.controller_listener_names.contains(&l.name))
+    }
+
+    /// A controller listener's security protocol (from the TLS and SASL settings it has).
+    pub fn security_protocol(&self, listener: &str) -> sasl::SecurityProtocol {
+        use sasl::SecurityProtocol as P;
+        match (
+            self.ssl.contains_key(listener),
+            self.sasl.contains_key(listener),
+        ) {
+            (false, false) => P::Plaintext,
+            (true, false) => P::Ssl,
+            (false, true) => P::SaslPlaintext,
+            (true, true) => P::SaslSsl,
+        }
     }
 
     /// Logs, once, the keys we do not know (Kafka's wording).

@@ -1,7 +1,7 @@
 //! Security protocols of the controller listeners, and the `ssl.*` keys of those that are SSL.
 //!
 //! ```text
-//!   listener.security.protocol.map ──ssl_listeners──▶ SSL listeners (SASL_* refused, #16)
+//!   listener.security.protocol.map ──listener_protocols──▶ SSL and SASL_SSL listeners
 //!   Properties ──listener.name.<l>.ssl.<k> else ssl.<k> else Kafka's default──▶ SslConfig
 //!   SslConfig ──(network::tls, at start-up)──▶ rustls server and client configs
 //! ```
@@ -18,6 +18,7 @@ use std::path::PathBuf;
 
 use std::collections::HashMap;
 
+use super::sasl::SecurityProtocol;
 use super::{get, invalid, list, ConfigError, Properties};
 
 /// The `ssl.*` keys ferrokraft reads (each may also be given as `listener.name.<l>.<key>`).
@@ -555,14 +556,13 @@ pub fn parse(props: &Properties, listener: &str) -> Result<SslConfig, ConfigErro
     })
 }
 
-/// The controller listeners served with TLS. PLAINTEXT and SSL controller listeners are
-/// served; SASL ones are refused (#16's SASL part is not done yet). Without the map Kafka gives
-/// a listener named after a security protocol that protocol, and any other controller
-/// listener PLAINTEXT.
-pub(super) fn ssl_listeners(
+/// The security protocol of each controller listener. Without the map Kafka gives a listener
+/// named after a security protocol that protocol, and any other controller listener
+/// PLAINTEXT.
+pub(super) fn listener_protocols(
     props: &Properties,
     controller_names: &[String],
-) -> Result<Vec<String>, ConfigError> {
+) -> Result<Vec<(String, SecurityProtocol)>, ConfigError> {
     const KEY: &str = "listener.security.protocol.map";
     let explicit = get(props, KEY);
     let mut protocols = HashMap::new();
@@ -581,7 +581,7 @@ pub(super) fn ssl_listeners(
     // controller listeners here, so their names are all there is to look at).
     let secure_name = |n: &str| matches!(n, "SSL" | "SASL_PLAINTEXT" | "SASL_SSL");
     let secure_in_use = controller_names.iter().any(|n| secure_name(n));
-    let mut ssl = Vec::new();
+    let mut out = Vec::new();
     for name in controller_names {
         let protocol = match (protocols.get(name), explicit) {
             (Some(p), _) => p.clone(),
@@ -606,30 +606,17 @@ pub(super) fn ssl_listeners(
                 ))
             }
         };
-        match protocol.as_str() {
-            "PLAINTEXT" => {}
-            "SSL" => ssl.push(name.clone()),
-            "SASL_PLAINTEXT" | "SASL_SSL" => {
-                return Err(invalid(
-                    KEY,
-                    map,
-                    format!(
-                        "listener {name} uses {protocol}; ferrokraft does not support SASL yet \
-                         (the SASL part of issue #16): use PLAINTEXT or SSL"
-                    ),
-                ))
-            }
-            other => {
-                return Err(invalid(
-                    KEY,
-                    map,
-                    format!(
-                        "listener {name} uses {other}, which is not a security protocol \
-                         (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)"
-                    ),
-                ))
-            }
-        }
+        let Some(p) = SecurityProtocol::from_name(&protocol) else {
+            return Err(invalid(
+                KEY,
+                map,
+                format!(
+                    "listener {name} uses {protocol}, which is not a security protocol \
+                     (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)"
+                ),
+            ));
+        };
+        out.push((name.clone(), p));
     }
-    Ok(ssl)
+    Ok(out)
 }

@@ -180,19 +180,7 @@ fn inline_pem_stores_are_read() {
 }
 
 #[test]
-fn sasl_is_refused_naming_issue_16() {
-    for proto in ["SASL_SSL", "SASL_PLAINTEXT"] {
-        let mut p = base();
-        p.insert(
-            "listener.security.protocol.map".into(),
-            format!("CONTROLLER:{proto}"),
-        );
-        let e = err(&p);
-        assert!(
-            e.contains(proto) && e.contains("SASL") && e.contains("#16"),
-            "{e}"
-        );
-    }
+fn an_unknown_security_protocol_is_refused() {
     let mut p = base();
     p.insert(
         "listener.security.protocol.map".into(),

@@ -131,5 +131,7 @@ fn java_properties_syntax_is_read() {
     assert_eq!(c.metadata_log_dir, PathBuf::from("/tmp/kafka-logs"));
 }
 
+#[path = "sasl_tests.rs"]
+mod sasl_tests;
 #[path = "ssl_tests.rs"]
 mod ssl_tests;

@@ -18,7 +18,9 @@ use crate::codec::request::{decode_budget_bytes, decode_request_within};
 
 use super::memory::Reservation;
 use super::quotas::ConnectionSlot;
+use super::sasl::{encode_reply, frame_token, nonce, now_ms, ListenerSasl};
 use super::{RequestContext, RequestHandler, SocketServer};
+use crate::security::authenticator::{SaslServerAuthenticator, Step};
 
 /// The most read from the socket per call; the buffer grows as a frame's bytes actually
 /// arrive, so a peer announcing a 100 MiB frame does not make us allocate it up front (a large
@@ -46,16 +48,21 @@ const INITIAL_BUFFER_BYTES: usize = 512;
 
 /// Serves one connection until the peer closes it, it misbehaves, it idles out, it is closed
 /// to make room for another (`slot.evicted()`), or `shutdown`. `stream` is the TCP stream of a
-/// PLAINTEXT listener or the TLS stream of an SSL one, after its handshake.
+/// PLAINTEXT listener or the TLS stream of an SSL one, after its handshake. On a SASL
+/// listener (`sasl`) every frame goes through the connection's authenticator first
+/// (`super::sasl`): only ApiVersions reaches the handler before the client authenticates.
 pub async fn serve_connection<H: RequestHandler, S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: S,
-    ctx: RequestContext,
+    mut ctx: RequestContext,
     handler: std::sync::Arc<H>,
     server: &SocketServer,
     slot: &ConnectionSlot,
+    sasl: Option<&ListenerSasl>,
     shutdown: CancellationToken,
 ) {
     let limits = server.limits;
+    let mut auth = sasl.map(|s| SaslServerAuthenticator::new(s.settings.clone()));
+    let scram = |m, user: &str| handler.scram_credential(m, user);
     let mut buf = BytesMut::new();
     // Bytes the frame being read still needs, once its size prefix is known.
     let mut frame_needs: Option<usize> = None;
@@ -65,14 +72,24 @@ pub async fn serve_connection<H: RequestHandler, S: AsyncRead + AsyncWrite + Unp
     let mut reservation: Option<Reservation> = None;
     let mut body_deadline: Option<(std::pin::Pin<Box<tokio::time::Sleep>>, usize)> = None;
     let evicted = slot.evicted();
+    // The context changes once a SASL client authenticates; these do not.
+    let (peer, listener_name) = (ctx.peer, ctx.listener_name.clone());
     let refuse = |e: &dyn std::fmt::Display| {
         let message = format_args!("closing connection: {e}");
-        server.warnings.warn(ctx.peer, &ctx.listener_name, &message);
+        server.warnings.warn(peer, &listener_name, &message);
     };
     loop {
         // Serve every whole frame already buffered, in order.
         loop {
-            let check = match check_frame(&buf, limits.request_max_bytes) {
+            // Before authentication a frame may be no larger than sasl.server.max.receive.size
+            // (Kafka: "invalid receive size", closed).
+            let max_bytes = match (sasl, &auth) {
+                (Some(s), Some(a)) if !a.is_complete() => {
+                    s.max_receive_size.min(limits.request_max_bytes)
+                }
+                _ => limits.request_max_bytes,
+            };
+            let check = match check_frame(&buf, max_bytes) {
                 Ok(c) => c,
                 Err(e) => return refuse(&e),
             };
@@ -115,9 +132,51 @@ pub async fn serve_connection<H: RequestHandler, S: AsyncRead + AsyncWrite + Unp
                 || decode_budget_bytes(body_len),
                 Reservation::decode_budget_bytes,
             );
-            let request = match decode_request_within(frame, budget_bytes) {
-                Ok(r) => r,
-                Err(e) => return refuse(&e),
+            let now = now_ms();
+            if let Some(a) = auth.as_mut() {
+                if a.session_expired(now) {
+                    // Kafka's SocketServer closes an expired session on its next request.
+                    tracing::debug!(peer = %ctx.peer, "closing a connection whose SASL session expired");
+                    return;
+                }
+                if a.needs_scram_nonce() {
+                    a.set_scram_nonce(nonce());
+                }
+            }
+            let step = match auth.as_mut() {
+                Some(a) if a.expects_raw_token() => Some(a.on_token(&frame, now, &scram)),
+                _ => None,
+            };
+            let request = match step {
+                Some(step) => {
+                    reservation = None;
+                    body_deadline = None;
+                    if !write_step(&mut stream, step, &mut ctx, server, sasl, idle, &shutdown).await
+                    {
+                        return;
+                    }
+                    continue;
+                }
+                None => match decode_request_within(frame, budget_bytes) {
+                    Ok(r) => r,
+                    Err(e) => return refuse(&e),
+                },
+            };
+            let request = match auth.as_mut() {
+                Some(a) => match a.on_request(request, now, &scram) {
+                    Step::Forward(r) => r,
+                    step => {
+                        reservation = None;
+                        body_deadline = None;
+                        if !write_step(&mut stream, step, &mut ctx, server, sasl, idle, &shutdown)
+                            .await
+                        {
+                            return;
+                        }
+                        continue;
+                    }
+                },
+                None => request,
             };
             slot.record_request(request.header().api_key);
             let answered = tokio::select! {
@@ -194,6 +253,67 @@ pub async fn serve_connection<H: RequestHandler, S: AsyncRead + AsyncWrite + Unp
             }
         }
     }
+}
+
+/// Carries out an authenticator's step other than `Forward`: whether the connection reads on
+/// (false: it is to be closed).
+async fn write_step<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: &mut S,
+    step: Step,
+    ctx: &mut RequestContext,
+    server: &SocketServer,
+    sasl: Option<&ListenerSasl>,
+    idle: Option<Duration>,
+    shutdown: &CancellationToken,
+) -> bool {
+    let bytes = match step {
+        Step::Forward(_) => return false,
+        Step::Respond(reply) => encode_reply(&reply),
+        Step::RespondRaw(token) => Some(frame_token(&token)),
+        Step::Authenticated {
+            reply,
+            raw,
+            principal,
+        } => {
+            tracing::debug!(peer = %ctx.peer, %principal, "Successfully authenticated");
+            ctx.principal = principal;
+            match (reply, raw) {
+                (Some(reply), _) => encode_reply(&reply),
+                (None, Some(token)) => Some(frame_token(&token)),
+                (None, None) => None,
+            }
+        }
+        Step::Fail { reply, reason } => {
+            // Kafka logs this at INFO ("Failed authentication with /<address> (<reason>)");
+            // once per address and interval here, as every bad peer.
+            {
+                let message =
+                    format_args!("Failed authentication with /{} ({reason})", ctx.peer.ip());
+                server.warnings.info(ctx.peer, &ctx.listener_name, &message);
+            }
+            let delay = sasl.map_or(Duration::ZERO, ListenerSasl::failure_delay);
+            tokio::select! {
+                () = shutdown.cancelled() => return false,
+                () = tokio::time::sleep(delay) => {}
+            }
+            if let Some(bytes) = reply.as_ref().and_then(encode_reply) {
+                let _ = read_within(idle, write_flushed(stream, &bytes)).await;
+            }
+            return false;
+        }
+        Step::Close { reason } => {
+            tracing::debug!(peer = %ctx.peer, "closing connection during SASL authentication: {reason}");
+            return false;
+        }
+    };
+    let Some(bytes) = bytes else {
+        return true;
+    };
+    let written = tokio::select! {
+        () = shutdown.cancelled() => return false,
+        w = read_within(idle, write_flushed(stream, &bytes)) => w,
+    };
+    matches!(written, Ok(Ok(())))
 }
 
 /// Writes `bytes` and flushes them: a TLS stream may hold the last record until flushed.

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //!   accept ─quotas─▶ task: [SSL: TLS handshake ≤ 10 s, else warn + close] ─▶ serve_connection
+//!                          (with the listener's SASL settings, if it is a SASL one)
 //!                          [SSL: close_notify ≤ 1 s] ─▶ slot released
 //! ```
 
@@ -27,10 +28,12 @@ const CLOSE_NOTIFY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs
 /// connection (`super::quotas`). On an SSL listener (`tls`) each connection first completes its
 /// TLS handshake on its own task, holding its connection slot meanwhile, so the quotas apply to
 /// handshakes too.
+#[allow(clippy::too_many_arguments)] // one per thing a listener is made of; a struct would only rename them
 pub async fn serve<H: RequestHandler>(
     listener: TcpListener,
     listener_name: String,
     tls: Option<TlsAcceptor>,
+    sasl: Option<super::sasl::ListenerSasl>,
     handler: Arc<H>,
     server: Arc<SocketServer>,
     shutdown: CancellationToken,
@@ -95,20 +98,33 @@ pub async fn serve<H: RequestHandler>(
             listener_name: listener_name.clone(),
             peer,
             forwarded: false,
+            principal: crate::security::Principal::anonymous(),
         };
         let handler = handler.clone();
         let shutdown = shutdown.clone();
         let server = server.clone();
         let tls = tls.clone();
+        let sasl = sasl.clone();
         tracker.spawn(async move {
+            let sasl = sasl.as_ref();
             match tls {
-                None => serve_connection(stream, ctx, handler, &server, &slot, shutdown).await,
+                None => {
+                    serve_connection(stream, ctx, handler, &server, &slot, sasl, shutdown).await
+                }
                 Some(acceptor) => {
                     if let Some(mut tls_stream) =
                         handshake(acceptor, stream, &ctx, &server, &slot, &shutdown).await
                     {
-                        serve_connection(&mut tls_stream, ctx, handler, &server, &slot, shutdown)
-                            .await;
+                        serve_connection(
+                            &mut tls_stream,
+                            ctx,
+                            handler,
+                            &server,
+                            &slot,
+                            sasl,
+                            shutdown,
+                        )
+                        .await;
                         // close_notify, so that the peer sees a clean end rather than a
                         // truncated session; a peer that does not read gets no more time.
                         let _ =

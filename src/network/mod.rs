@@ -3,6 +3,8 @@
 //! ```text
 //!   TcpListener ─accept─▶ ConnectionQuotas::admit (per-IP refusal, or room made) ─▶ task
 //!   connection task (SSL listener): TLS handshake within 10 s (`tls`), else warned + closed
+//!   connection task (SASL listener): frames through the authenticator (`sasl`) until the
+//!                    client authenticates; only ApiVersions reaches the handler before
 //!   connection task: size prefix ─RequestMemory::reserve (large frames)─▶ body
 //!                    ─decode_request (decode budget)─▶ RequestHandler ─▶ response bytes
 //! ```
@@ -20,6 +22,7 @@ pub mod listener;
 pub mod memory;
 pub mod peers;
 pub mod quotas;
+pub mod sasl;
 pub mod tls;
 pub mod tls_stores;
 pub mod warn_limit;
@@ -41,6 +44,8 @@ pub struct RequestContext {
     pub peer: SocketAddr,
     /// Whether the request came inside an Envelope from a broker.
     pub forwarded: bool,
+    /// Who sent it: the SASL principal, the forwarding broker's client, or `User:ANONYMOUS`.
+    pub principal: crate::security::Principal,
 }
 
 /// A pending answer: the encoded response frame, or `None` to close the connection.
@@ -50,6 +55,15 @@ pub type PendingResponse = Pin<Box<dyn Future<Output = Option<Bytes>> + Send>>;
 pub trait RequestHandler: Send + Sync + 'static {
     /// Starts serving `request`; the connection writes whatever the future yields, in order.
     fn handle(&self, ctx: &RequestContext, request: InboundRequest) -> PendingResponse;
+
+    /// A user's SCRAM credential in the committed metadata, for SASL/SCRAM listeners.
+    fn scram_credential(
+        &self,
+        _mechanism: crate::security::scram::ScramMechanism,
+        _user: &str,
+    ) -> Option<crate::security::scram::ScramCredential> {
+        None
+    }
 }
 
 /// Limits every connection obeys.

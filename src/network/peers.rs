@@ -17,7 +17,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use kafka_protocol::messages::{ApiKey, ApiVersionsRequest};
+use kafka_protocol::messages::{
+    ApiKey, ApiVersionsRequest, SaslAuthenticateRequest, SaslHandshakeRequest,
+};
 use kafka_protocol::protocol::{decode_budget, StrBytes};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -30,6 +32,8 @@ use crate::codec::request::{decode_budget_bytes, encode_request};
 use crate::codec::response::decode_response;
 use crate::codec::{versions, RequestBody, ResponseBody};
 use crate::raft::{Destination, ResponseResult};
+use crate::security::client::{SaslClient, SaslClientSettings};
+use crate::security::{ILLEGAL_SASL_STATE, UNSUPPORTED_SASL_MECHANISM};
 
 /// Largest response frame accepted from a peer (a Fetch answer carries ≤ 8 MiB of records).
 const RESPONSE_MAX_BYTES: usize = 64 * 1024 * 1024;
@@ -68,8 +72,10 @@ pub struct PeerConfig {
     pub client_id: String,
     /// `controller.quorum.request.timeout.ms`.
     pub request_timeout_ms: u64,
-    /// TLS, when the first controller listener's security protocol is SSL.
+    /// TLS, when the first controller listener's security protocol is SSL or SASL_SSL.
     pub tls: Option<PeerTls>,
+    /// SASL, when it is SASL_PLAINTEXT or SASL_SSL.
+    pub sasl: Option<SaslClientSettings>,
 }
 
 /// The set of destination tasks.
@@ -131,6 +137,11 @@ struct Connection {
     stream: Box<dyn PeerStream>,
     peer_versions: BTreeMap<i16, (i16, i16)>,
     next_correlation_id: i32,
+    /// When to re-authenticate (85-95 % of the session lifetime the server gave, Kafka's
+    /// client rule); `None`: the session does not expire.
+    reauthenticate_at: Option<tokio::time::Instant>,
+    /// `host:port`, for messages.
+    addr: String,
 }
 
 /// Why a connection could not be opened.
@@ -141,6 +152,9 @@ enum OpenError {
     /// common protocol, an alert), which Kafka reports as an authentication failure; not
     /// when the connection broke mid-handshake (a peer killed or cut off).
     Tls { message: String, refused: bool },
+    /// The peer refused this node's SASL authentication (a wrong password, a mechanism it
+    /// does not enable): a configuration problem, reported as the TLS refusals are.
+    Sasl(String),
     /// Unreachable, refused, or the ApiVersions exchange failed.
     Other(String),
 }
@@ -187,9 +201,109 @@ impl Connection {
             stream,
             peer_versions: BTreeMap::new(),
             next_correlation_id: 0,
+            reauthenticate_at: None,
+            addr: addr.clone(),
         };
         conn.handshake(config).await.map_err(OpenError::Other)?;
+        if let Some(sasl) = &config.sasl {
+            conn.authenticate(sasl, config, &addr).await?;
+        }
         Ok(conn)
+    }
+
+    /// SaslHandshake then SaslAuthenticate until the mechanism completes (Kafka's
+    /// SaslClientAuthenticator after its ApiVersions exchange), at the newest versions both
+    /// sides know. Also how a session is renewed on the same connection.
+    async fn authenticate(
+        &mut self,
+        sasl: &SaslClientSettings,
+        config: &PeerConfig,
+        addr: &str,
+    ) -> Result<(), OpenError> {
+        let mechanism = sasl.mechanism.name();
+        let broken = |e: CallError| OpenError::Other(format!("SASL with {addr}: {e:?}"));
+        let handshake = RequestBody::SaslHandshake(
+            SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str(mechanism)),
+        );
+        let version = self
+            .negotiate(ApiKey::SaslHandshake)
+            .ok_or_else(|| OpenError::Sasl(format!("{addr} does not serve SaslHandshake v1")))?;
+        if version < 1 {
+            return Err(OpenError::Sasl(format!(
+                "{addr} does not serve SaslHandshake v1"
+            )));
+        }
+        let ResponseBody::SaslHandshake(r) = self
+            .round_trip(&handshake, version, config)
+            .await
+            .map_err(broken)?
+        else {
+            return Err(OpenError::Other(
+                "SaslHandshake answered with another API".into(),
+            ));
+        };
+        let enabled: Vec<&str> = r.mechanisms.iter().map(|m| m.as_str()).collect();
+        match r.error_code {
+            0 => {}
+            UNSUPPORTED_SASL_MECHANISM => {
+                return Err(OpenError::Sasl(format!(
+                    "Client SASL mechanism '{mechanism}' not enabled in the server, enabled \
+                     mechanisms are {enabled:?} ({addr})"
+                )))
+            }
+            ILLEGAL_SASL_STATE => {
+                return Err(OpenError::Sasl(format!(
+                    "Unexpected handshake request with client mechanism {mechanism}, enabled \
+                     mechanisms are {enabled:?} ({addr})"
+                )))
+            }
+            code => {
+                return Err(OpenError::Sasl(format!(
+                    "SaslHandshake error {code} from {addr}"
+                )))
+            }
+        }
+        let version = self
+            .negotiate(ApiKey::SaslAuthenticate)
+            .ok_or_else(|| OpenError::Sasl(format!("{addr} does not serve SaslAuthenticate")))?;
+        let mut client = SaslClient::new(sasl, super::sasl::nonce());
+        let mut token = client.first_token();
+        loop {
+            let request = RequestBody::SaslAuthenticate(
+                SaslAuthenticateRequest::default().with_auth_bytes(Bytes::from(token)),
+            );
+            let ResponseBody::SaslAuthenticate(r) = self
+                .round_trip(&request, version, config)
+                .await
+                .map_err(broken)?
+            else {
+                return Err(OpenError::Other(
+                    "SaslAuthenticate answered with another API".into(),
+                ));
+            };
+            if r.error_code != 0 {
+                let message = r.error_message.as_ref().map_or("", |m| m.as_str());
+                return Err(OpenError::Sasl(format!(
+                    "SASL authentication with {addr} failed (error {}): {message}",
+                    r.error_code
+                )));
+            }
+            match client
+                .on_server_token(&r.auth_bytes)
+                .map_err(OpenError::Sasl)?
+            {
+                Some(next) => token = next,
+                None => {
+                    self.reauthenticate_at = (r.session_lifetime_ms > 0).then(|| {
+                        // 85 % plus up to 10 % of jitter, so that peers do not renew together.
+                        let jitter = (uuid::Uuid::new_v4().as_u128() % 1000) as u64;
+                        let ms = r.session_lifetime_ms as u64 * (850 + jitter / 10) / 1000;
+                        now() + Duration::from_millis(ms)
+                    });
+                    return Ok(());
+                }
+            }
+        }
     }
 
     /// ApiVersions at our newest version; on UNSUPPORTED_VERSION retry at the peer's newest.
@@ -248,6 +362,14 @@ impl Connection {
         request: RequestBody,
         config: &PeerConfig,
     ) -> Result<ResponseBody, CallError> {
+        if let (Some(at), Some(sasl)) = (self.reauthenticate_at, &config.sasl) {
+            if now() >= at {
+                let addr = self.addr.clone();
+                self.authenticate(sasl, config, &addr)
+                    .await
+                    .map_err(|e| CallError::Broken(format!("re-authentication failed: {e:?}")))?;
+            }
+        }
         let version = self
             .negotiate(request.api_key())
             .ok_or(CallError::Unsupported)?;
@@ -359,18 +481,23 @@ async fn peer_task(
                         connection = Some(c);
                     }
                     Err(e) => {
-                        last_refused = matches!(e, OpenError::Tls { refused: true, .. });
+                        last_refused =
+                            matches!(e, OpenError::Tls { refused: true, .. } | OpenError::Sasl(_));
                         let result = if last_refused {
                             ResponseResult::AuthenticationFailed
                         } else {
                             ResponseResult::Failed
                         };
                         match e {
-                            OpenError::Tls { message, .. } if !tls_warned => {
+                            OpenError::Tls { message, .. } | OpenError::Sasl(message)
+                                if !tls_warned =>
+                            {
                                 tls_warned = true;
                                 tracing::warn!("node {}: {message}", destination.node_id);
                             }
-                            OpenError::Tls { message: e, .. } | OpenError::Other(e) => {
+                            OpenError::Tls { message: e, .. }
+                            | OpenError::Sasl(e)
+                            | OpenError::Other(e) => {
                                 tracing::debug!("node {}: {e}", destination.node_id);
                             }
                         }

@@ -95,6 +95,9 @@ pub struct Status {
     pub finalized_features: BTreeMap<String, i16>,
     /// Offset of the committed image when the finalized features last changed (-1: none).
     pub finalized_features_epoch: i64,
+    /// SCRAM credentials in the committed metadata, by (mechanism id, user), for SASL/SCRAM
+    /// listeners (shared: copied only when they change).
+    pub scram: Arc<BTreeMap<(i8, String), crate::metadata::records::UserScramCredentialRecord>>,
 }
 
 /// The async side's handle on the raft thread.
@@ -389,6 +392,9 @@ impl Driver {
             s.metadata_version = image.metadata_version();
             if s.controllers != image.controllers {
                 s.controllers = image.controllers.clone();
+            }
+            if *s.scram != image.scram {
+                s.scram = Arc::new(image.scram.clone());
             }
             if s.finalized_features != image.features {
                 s.finalized_features = image.features.clone();

@@ -9,6 +9,7 @@ use std::pin::Pin;
 use kafka_protocol::messages::describe_cluster_response::DescribeClusterBroker;
 use kafka_protocol::messages::{
     BrokerId, DescribeClusterRequest, DescribeClusterResponse, EnvelopeRequest, EnvelopeResponse,
+    SaslAuthenticateResponse, SaslHandshakeResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 use tokio::sync::oneshot;
@@ -29,6 +30,8 @@ use crate::network::{PendingResponse, RequestContext, RequestHandler};
 use crate::raft::errors;
 use crate::raft::types::VoterSet;
 use crate::raft::InboundRequest;
+use crate::security::scram::{ScramCredential, ScramMechanism};
+use crate::security::ILLEGAL_SASL_STATE;
 
 /// Kafka's EndpointType ids.
 const ENDPOINT_TYPE_CONTROLLER: i8 = 2;
@@ -73,7 +76,7 @@ impl Node {
     }
 
     /// The newest ApiVersions version the presented release serves.
-    fn api_versions_max_version(&self) -> i16 {
+    pub(crate) fn api_versions_max_version(&self) -> i16 {
         self.release
             .advertised()
             .iter()
@@ -236,6 +239,20 @@ impl Node {
                         ResponseBody::DescribeCluster(self.describe_cluster(ctx, &req, version))
                     }
                     RequestBody::Envelope(req) => return self.envelope(ctx, &req, version, corr),
+                    // What reaches the handler is on an authenticated connection or one that
+                    // needs none: a handshake here is out of place (a SASL listener's
+                    // re-authentication is the connection's, `network::connection`). Kafka's
+                    // ControllerApis answers these two so.
+                    RequestBody::SaslHandshake(_) => ResponseBody::SaslHandshake(
+                        SaslHandshakeResponse::default().with_error_code(ILLEGAL_SASL_STATE),
+                    ),
+                    RequestBody::SaslAuthenticate(_) => ResponseBody::SaslAuthenticate(
+                        SaslAuthenticateResponse::default()
+                            .with_error_code(ILLEGAL_SASL_STATE)
+                            .with_error_message(Some(StrBytes::from_static_str(
+                                "SaslAuthenticate request received after successful authentication",
+                            ))),
+                    ),
                     raft_body => {
                         let Some(raft) = &self.raft else {
                             return match not_ready_response(&raft_body, version) {
@@ -318,6 +335,7 @@ impl Node {
             listener_name: ctx.listener_name.clone(),
             peer: SocketAddr::new(forwarded.client_address, 0),
             forwarded: true,
+            principal: forwarded.principal.clone(),
         };
         // No recursion beyond this level: Envelope is not forwardable, so an envelope inside
         // an envelope was refused by unwrap_envelope.
@@ -414,6 +432,19 @@ fn encode(
 }
 
 impl RequestHandler for Node {
+    fn scram_credential(&self, mechanism: ScramMechanism, user: &str) -> Option<ScramCredential> {
+        // The committed image's credentials, as Kafka's controller authenticates from its
+        // published image (ScramPublisher → CredentialProvider).
+        let status = self.raft.as_ref()?.status.lock().ok()?;
+        let r = status.scram.get(&(mechanism.type_id(), user.to_string()))?;
+        Some(ScramCredential {
+            salt: r.salt.clone(),
+            stored_key: r.stored_key.clone(),
+            server_key: r.server_key.clone(),
+            iterations: r.iterations,
+        })
+    }
+
     fn handle(&self, ctx: &RequestContext, request: WireRequest) -> PendingResponse {
         let peer = ctx.peer;
         let header = request.header();

@@ -30,6 +30,7 @@ use crate::network::fd_limit;
 use crate::network::listener::serve as serve_listener;
 use crate::network::memory::RequestMemory;
 use crate::network::quotas::{ConnectionQuotas, QuotaLimits};
+use crate::network::sasl::ListenerSasl;
 use crate::network::warn_limit::PeerWarnings;
 use crate::network::{ConnectionLimits, SocketServer};
 
@@ -128,8 +129,13 @@ pub async fn serve(
     let tracker = TaskTracker::new();
     for (name, listener) in bound.listeners {
         let tls = bound.tls.get(&name).cloned();
+        let sasl = config.sasl.get(&name).map(|s| ListenerSasl {
+            settings: Arc::new(s.server_settings(node.api_versions_max_version())),
+            failed_authentication_delay_ms: s.failed_authentication_delay_ms,
+            max_receive_size: s.max_receive_size,
+        });
         if let Ok(addr) = listener.local_addr() {
-            let protocol = if tls.is_some() { "SSL" } else { "PLAINTEXT" };
+            let protocol = config.security_protocol(&name).name();
             tracing::info!(
                 "Awaiting socket connections on {addr} for listener {name} ({protocol})"
             );
@@ -138,6 +144,7 @@ pub async fn serve(
             listener,
             name,
             tls,
+            sasl,
             node.clone(),
             server.clone(),
             shutdown.clone(),

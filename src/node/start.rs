@@ -149,7 +149,7 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
             .map(|(name, e)| {
                 // SecurityProtocol ids: what Kafka's ControllerRegistrationManager writes for
                 // each advertised controller listener.
-                let protocol = if config.ssl.contains_key(name) { 1 } else { 0 };
+                let protocol = config.security_protocol(name).id();
                 (name.clone(), e.host.clone(), e.port, protocol)
             })
             .collect(),
