@@ -123,8 +123,6 @@ pub struct SaslListenerConfig {
     pub listener: String,
     /// The enabled mechanisms, in the order Kafka lists them in a SaslHandshake answer.
     pub enabled_mechanisms: Vec<SaslMechanism>,
-    /// Each mechanism's login module.
-    pub jaas: BTreeMap<SaslMechanism, JaasEntry>,
     /// PLAIN's users.
     pub plain_users: BTreeMap<String, Secret>,
     /// `connections.max.reauth.ms` per mechanism.
@@ -277,7 +275,6 @@ pub fn parse(props: &Properties, listener: &str) -> Result<SaslListenerConfig, C
     Ok(SaslListenerConfig {
         listener: listener.to_string(),
         enabled_mechanisms,
-        jaas,
         plain_users,
         max_reauth_ms,
         failed_authentication_delay_ms,

@@ -266,9 +266,18 @@ async fn write_step<S: AsyncRead + AsyncWrite + Unpin>(
     idle: Option<Duration>,
     shutdown: &CancellationToken,
 ) -> bool {
+    let mut encode_failed = false;
+    let mut encoded = |reply: &crate::security::authenticator::Reply| {
+        let bytes = encode_reply(reply);
+        if bytes.is_none() {
+            tracing::warn!(peer = %ctx.peer, "closing connection: a SASL answer did not encode: {reply:?}");
+            encode_failed = true;
+        }
+        bytes
+    };
     let bytes = match step {
         Step::Forward(_) => return false,
-        Step::Respond(reply) => encode_reply(&reply),
+        Step::Respond(reply) => encoded(&reply),
         Step::RespondRaw(token) => Some(frame_token(&token)),
         Step::Authenticated {
             reply,
@@ -278,7 +287,7 @@ async fn write_step<S: AsyncRead + AsyncWrite + Unpin>(
             tracing::debug!(peer = %ctx.peer, %principal, "Successfully authenticated");
             ctx.principal = principal;
             match (reply, raw) {
-                (Some(reply), _) => encode_reply(&reply),
+                (Some(reply), _) => encoded(&reply),
                 (None, Some(token)) => Some(frame_token(&token)),
                 (None, None) => None,
             }
@@ -307,7 +316,9 @@ async fn write_step<S: AsyncRead + AsyncWrite + Unpin>(
         }
     };
     let Some(bytes) = bytes else {
-        return true;
+        // Nothing to send (a raw-token exchange ending without a token) reads on; an answer
+        // that does not encode would leave the client waiting, so it closes.
+        return !encode_failed;
     };
     let written = tokio::select! {
         () = shutdown.cancelled() => return false,

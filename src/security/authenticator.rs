@@ -416,7 +416,9 @@ impl SaslServerAuthenticator {
             )),
             Ok((token, Some(principal))) => match self.complete(principal, now_ms) {
                 Ok(principal) => {
-                    let lifetime_ms = self.session_lifetime_ms();
+                    // Kafka's answer: connections.max.reauth.ms (no credential lifetime
+                    // without delegation tokens), 0 when sessions do not expire.
+                    let lifetime_ms = self.max_reauth_ms();
                     Step::Authenticated {
                         reply: Some(reply(
                             SaslAuthenticateResponse::default()
@@ -523,12 +525,6 @@ impl SaslServerAuthenticator {
         self.mechanism
             .and_then(|m| self.settings.max_reauth_ms.get(&m).copied())
             .unwrap_or(0)
-    }
-
-    /// What SaslAuthenticate tells the client (Kafka: `connections.max.reauth.ms` without a
-    /// credential lifetime; 0 when sessions do not expire).
-    fn session_lifetime_ms(&self) -> u64 {
-        self.max_reauth_ms()
     }
 
     fn failure_message(&self, failure: ScramFailure) -> String {

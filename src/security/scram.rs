@@ -69,11 +69,6 @@ impl ScramMechanism {
         4096
     }
 
-    /// Kafka's highest iteration count (16384 for both).
-    pub fn max_iterations(self) -> i32 {
-        16384
-    }
-
     fn hmac(self, key: &[u8], data: &[u8]) -> Vec<u8> {
         // HMAC takes keys of any length, so new_from_slice cannot fail.
         match self {
