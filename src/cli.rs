@@ -92,6 +92,15 @@ pub struct FormatArgs {
     /// A feature level to bootstrap with: name=level (repeatable).
     #[arg(short = 'f', long = "feature", value_name = "NAME=LEVEL")]
     pub features: Vec<String>,
+    /// A SCRAM credential to bootstrap with (repeatable), as kafka-storage:
+    /// 'SCRAM-SHA-256=[name=alice,password=alice-secret]', or salt=…,saltedpassword=…
+    /// (base64) instead of the password; iterations=N (default 4096).
+    #[arg(
+        short = 'S',
+        long = "add-scram",
+        value_name = "MECHANISM=[name=…,password=…]"
+    )]
+    pub add_scram: Vec<String>,
 }
 
 /// Arguments of `info`.

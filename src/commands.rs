@@ -50,6 +50,7 @@ fn format_development_directory(config: &Config) -> Result<()> {
         kafka_release: config.kafka_release.unwrap_or_default(),
         feature_overrides: Vec::new(),
         ignore_formatted: false,
+        scram_arguments: Vec::new(),
         now_unix_ms: now_unix_ms(),
     })?;
     for line in report.lines {
@@ -282,6 +283,7 @@ pub fn format(args: FormatArgs) -> Result<()> {
         kafka_release: config.kafka_release.unwrap_or_default(),
         feature_overrides: parse_features(&args.features)?,
         ignore_formatted: args.ignore_formatted,
+        scram_arguments: args.add_scram.clone(),
         now_unix_ms: now_unix_ms(),
     };
     let report = storage::format(&request)?;

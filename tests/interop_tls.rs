@@ -511,3 +511,314 @@ fn keytool_pkcs12_stores_are_read() {
         .to_string();
     assert!(e.contains("node.p12") && e.contains("password"), "{e}");
 }
+
+/// SASL on the controller listener for the quorum and its brokers (PLAIN, users from JAAS)
+/// and SCRAM-SHA-256 for everyone else, from the metadata: as Kafka's KAFKA-15513 advice
+/// has it, the controllers cannot use SCRAM among themselves (no credential exists before
+/// the first leader writes the bootstrap records).
+const SASL_SCRAM: &[(&str, &str)] = &[
+    (
+        "listener.security.protocol.map",
+        "CONTROLLER:SASL_PLAINTEXT",
+    ),
+    ("sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-256"),
+    ("sasl.mechanism.controller.protocol", "PLAIN"),
+    (
+        "listener.name.controller.plain.sasl.jaas.config",
+        "org.apache.kafka.common.security.plain.PlainLoginModule required \
+         username=\"controller\" password=\"controller-secret\" \
+         user_controller=\"controller-secret\";",
+    ),
+    (
+        "listener.name.controller.scram-sha-256.sasl.jaas.config",
+        "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+    ),
+];
+
+/// alice, bootstrapped by `format --add-scram` (ferrokraft's or kafka-storage's, whichever
+/// node leads first writes its bootstrap records).
+const ADD_SCRAM_ALICE: &str = "SCRAM-SHA-256=[name=alice,password=alice-secret]";
+
+fn client_props(
+    c: &Cluster,
+    name: &str,
+    protocol: &str,
+    mechanism: &str,
+    user: &str,
+    password: &str,
+) -> String {
+    let module = if mechanism == "PLAIN" {
+        "org.apache.kafka.common.security.plain.PlainLoginModule"
+    } else {
+        "org.apache.kafka.common.security.scram.ScramLoginModule"
+    };
+    let path = c.art.path(&format!("{name}.properties"));
+    std::fs::write(
+        &path,
+        format!(
+            "security.protocol={protocol}\nsasl.mechanism={mechanism}\n\
+             sasl.jaas.config={module} required username=\"{user}\" password=\"{password}\";\n\
+             default.api.timeout.ms=15000\nrequest.timeout.ms=8000\n"
+        ),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+/// `kafka-metadata-quorum --bootstrap-controller <node> describe --status` as a client.
+fn quorum_status_as(c: &Cluster, via: i32, name: &str, config: &str) -> support::kafka::ToolOutput {
+    support::kafka::kafka().tool(
+        &c.art,
+        &format!("status-{name}-via-{via}"),
+        "org.apache.kafka.tools.MetadataQuorumCommand",
+        &[
+            "--bootstrap-controller",
+            &c.controller_address(via),
+            "--command-config",
+            config,
+            "describe",
+            "--status",
+        ],
+    )
+}
+
+/// The line of a failed tool's output that carries the SASL error, its wording compared.
+fn sasl_error(out: &support::kafka::ToolOutput) -> String {
+    let text = format!("{}{}", out.stdout, out.stderr);
+    text.lines()
+        .find(|l| {
+            l.contains("SaslAuthenticationException")
+                || l.contains("UnsupportedSaslMechanismException")
+                || l.contains("IllegalSaslStateException")
+        })
+        .map(|l| l.trim().to_string())
+        .unwrap_or_else(|| panic!("no SASL error in:\n{text}"))
+}
+
+/// SCRAM credentials end to end through a Kafka 4.1.2 broker, with ferrokraft the active
+/// controller of a mixed quorum (two ferrokraft nodes formatted by `ferrokraft format
+/// --add-scram`, one Kafka controller by `kafka-storage format --add-scram`), every
+/// controller listener SASL_PLAINTEXT (PLAIN among controllers and for the broker; SCRAM for
+/// clients), the broker's own listener SASL_PLAINTEXT with SCRAM only:
+/// - alice, bootstrapped at format, authenticates to the broker; as alice, `kafka-configs
+///   --alter --add-config SCRAM-SHA-256=[iterations=8192,password=bob-secret]` reaches
+///   ferrokraft as a forwarded AlterUserScramCredentials, and `--describe` shows it;
+/// - bob then authenticates to the broker (its credential checked against ferrokraft's
+///   stored and server keys), to a ferrokraft controller and to the Kafka controller (which
+///   replayed ferrokraft's record);
+/// - a wrong password and a mechanism the listener does not enable are refused by ferrokraft
+///   with the very error the Kafka controller gives, each logged once with the peer;
+/// - `--delete-config SCRAM-SHA-256` removes bob, who is refused from then on.
+#[test]
+fn scram_credentials_bootstrapped_altered_through_a_broker_and_served_by_ferrokraft() {
+    let _serial = serial();
+    let mut c = Cluster::new(
+        "scram-through-broker",
+        &[Impl::Ferrokraft, Impl::Ferrokraft, Impl::Kafka],
+        SASL_SCRAM,
+    );
+    // Format again, with alice's credential in the bootstrap records.
+    for i in 0..3 {
+        let (kind, dir, props) = {
+            let n = &c.nodes[i];
+            (n.kind, n.dir.clone(), n.props.clone())
+        };
+        std::fs::remove_dir_all(&dir).unwrap();
+        support::cluster::format_node(
+            &c.art,
+            kind,
+            &props,
+            &c.cluster_id,
+            &["--add-scram", ADD_SCRAM_ALICE],
+        );
+    }
+    let controller_plain = client_props(
+        &c,
+        "controller-plain",
+        "SASL_PLAINTEXT",
+        "PLAIN",
+        "controller",
+        "controller-secret",
+    );
+    std::fs::copy(&controller_plain, c.art.path("admin.properties")).unwrap();
+    c.start_all();
+    let leader = c.make_leader_kind(Impl::Ferrokraft, Duration::from_secs(180));
+    eprintln!("ferrokraft node {leader} leads");
+
+    let broker = c.start_broker_with(
+        100,
+        &[
+            (
+                "listener.security.protocol.map",
+                "CONTROLLER:SASL_PLAINTEXT,PLAINTEXT:SASL_PLAINTEXT",
+            ),
+            ("sasl.enabled.mechanisms", "SCRAM-SHA-256"),
+            ("sasl.mechanism.inter.broker.protocol", "SCRAM-SHA-256"),
+            ("sasl.mechanism.controller.protocol", "PLAIN"),
+            (
+                "listener.name.controller.plain.sasl.jaas.config",
+                "org.apache.kafka.common.security.plain.PlainLoginModule required \
+                 username=\"controller\" password=\"controller-secret\";",
+            ),
+            (
+                "listener.name.plaintext.scram-sha-256.sasl.jaas.config",
+                "org.apache.kafka.common.security.scram.ScramLoginModule required \
+                 username=\"alice\" password=\"alice-secret\";",
+            ),
+        ],
+    );
+    broker.wait_for_log_text(
+        support::clients::UNFENCED_LOG,
+        Instant::now() + Duration::from_secs(120),
+    );
+    let bootstrap = broker.bootstrap();
+    let alice = client_props(
+        &c,
+        "alice",
+        "SASL_PLAINTEXT",
+        "SCRAM-SHA-256",
+        "alice",
+        "alice-secret",
+    );
+    let configs = |name: &str, config: &str, args: &[&str]| {
+        let mut full = vec![
+            "--bootstrap-server",
+            bootstrap.as_str(),
+            "--command-config",
+            config,
+        ];
+        full.extend(args);
+        support::kafka::kafka().tool(&c.art, name, support::clients::config_command(), &full)
+    };
+    let bob_args = ["--entity-type", "users", "--entity-name", "bob"];
+    let mut add = vec![
+        "--alter",
+        "--add-config",
+        "SCRAM-SHA-256=[iterations=8192,password=bob-secret]",
+    ];
+    add.extend(bob_args);
+    let out = configs("add-bob", &alice, &add);
+    out.assert_ok("kafka-configs --add-config SCRAM-SHA-256 for bob, as alice");
+    assert!(
+        out.stdout
+            .contains("Completed updating config for user bob."),
+        "{}",
+        out.stdout
+    );
+    // The credential is in ferrokraft's committed log, and the broker describes it.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let bob_held = |c: &Cluster, id: i32| {
+        let mut image = ferrokraft::metadata::image::MetadataImage::default();
+        image.replay_batches(&c.nodes[(id - 1) as usize].log_bytes(), i64::MAX, "test");
+        image
+            .scram
+            .get(&(1, "bob".to_string()))
+            .map(|r| r.iterations)
+    };
+    while bob_held(&c, leader) != Some(8192) {
+        assert!(
+            Instant::now() < deadline,
+            "bob's credential never reached the log"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let mut describe = vec!["--describe"];
+    describe.extend(bob_args);
+    let out = configs("describe-bob", &alice, &describe);
+    out.assert_ok("kafka-configs --describe users bob");
+    assert!(
+        out.stdout.contains(
+            "SCRAM credential configs for user-principal 'bob' are SCRAM-SHA-256=iterations=8192"
+        ),
+        "{}",
+        out.stdout
+    );
+
+    // bob authenticates to the broker, to a ferrokraft controller and to the Kafka one.
+    let bob = client_props(
+        &c,
+        "bob",
+        "SASL_PLAINTEXT",
+        "SCRAM-SHA-256",
+        "bob",
+        "bob-secret",
+    );
+    let out = configs("describe-as-bob", &bob, &describe);
+    out.assert_ok("bob through the broker");
+    let follower = if leader == 1 { 2 } else { 1 };
+    for via in [leader, follower, 3] {
+        quorum_status_as(&c, via, "bob", &bob).assert_ok(&format!("bob to controller {via}"));
+    }
+    quorum_status_as(&c, leader, "alice", &alice).assert_ok("alice to the active controller");
+
+    // Refusals: ferrokraft answers as the Kafka controller does, and logs each once.
+    let wrong = client_props(
+        &c,
+        "bob-wrong",
+        "SASL_PLAINTEXT",
+        "SCRAM-SHA-256",
+        "bob",
+        "not-bob",
+    );
+    let sha512 = client_props(
+        &c,
+        "bob-512",
+        "SASL_PLAINTEXT",
+        "SCRAM-SHA-512",
+        "bob",
+        "bob-secret",
+    );
+    let failures = |c: &Cluster| -> Vec<String> {
+        c.nodes[(leader - 1) as usize]
+            .all_logs_text()
+            .lines()
+            .filter(|l| l.contains("Failed authentication with"))
+            .map(String::from)
+            .collect()
+    };
+    let before = failures(&c).len();
+    for (name, config) in [("wrong-password", &wrong), ("sha512", &sha512)] {
+        let ours = quorum_status_as(&c, leader, name, config);
+        let kafkas = quorum_status_as(&c, 3, name, config);
+        assert!(
+            !ours.status.success() && !kafkas.status.success(),
+            "{name} let in"
+        );
+        assert_eq!(
+            sasl_error(&ours),
+            sasl_error(&kafkas),
+            "{name}: the client's error"
+        );
+    }
+    // The first refusal is logged with the peer and Kafka's reason; a second one from the
+    // same address within a minute is only counted (the per-address limit on bad-peer lines).
+    let logged = failures(&c)[before..].to_vec();
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert!(
+        logged[0].contains("Failed authentication with /127.0.0.1 (Authentication failed during \
+             authentication due to invalid credentials with SASL mechanism SCRAM-SHA-256) peer=127.0.0.1:"),
+        "{logged:?}"
+    );
+
+    // bob removed: refused by the broker and by ferrokraft from then on.
+    let mut delete = vec!["--alter", "--delete-config", "SCRAM-SHA-256"];
+    delete.extend(bob_args);
+    configs("delete-bob", &alice, &delete).assert_ok("kafka-configs --delete-config for bob");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while bob_held(&c, leader).is_some() {
+        assert!(
+            Instant::now() < deadline,
+            "bob's credential never left the log"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let out = quorum_status_as(&c, leader, "bob-deleted", &bob);
+    assert!(!out.status.success(), "a deleted user let in");
+    assert!(
+        sasl_error(&out).contains("Authentication failed"),
+        "{}",
+        sasl_error(&out)
+    );
+    c.assert_kafka_errors_explained(&[]);
+    drop(broker);
+}

@@ -137,6 +137,7 @@ fn dump_log_segments_reads_our_files() {
         kafka_release: Default::default(),
         feature_overrides: vec![],
         ignore_formatted: false,
+        scram_arguments: Vec::new(),
         now_unix_ms: now_ms(),
     })
     .unwrap();
@@ -311,6 +312,13 @@ fn meta_props_without_date(dir: &Path) -> Vec<String> {
 
 /// `kafka-storage format` and our format give the same files in every mode (ignoring only
 /// timestamps and random directory ids), and we open every directory Kafka formats.
+/// `--add-scram` arguments of the format comparison (Kafka's ScramParserTest salt and salted
+/// password).
+const SCRAM_ALICE: &str = "SCRAM-SHA-256=[name=alice,password=alice-secret,iterations=8192,\
+                           salt=\"MWx2NHBkbnc0ZndxN25vdGN4bTB5eTFrN3E=\"]";
+const SCRAM_BOB: &str = "SCRAM-SHA-512=[name=bob,salt=\"MWx2NHBkbnc0ZndxN25vdGN4bTB5eTFrN3E=\",\
+                         saltedpassword=\"mT0yyUUxnlJaC99HXgRTSYlbuqa4FSGtJCJfTMvjYCE=\"]";
+
 #[test]
 fn our_format_matches_kafka_storage_format() {
     let art = Artifacts::new("format");
@@ -357,8 +365,20 @@ fn our_format_matches_kafka_storage_format() {
             FormatMode::NoInitialControllers,
             None,
         ),
+        // SCRAM credentials in the bootstrap records: salts given, so the bytes are fixed.
+        (
+            "scram",
+            vec!["--add-scram", SCRAM_ALICE, "--add-scram", SCRAM_BOB],
+            FormatMode::StaticVoters,
+            None,
+        ),
     ];
     for (name, flags, mode, release) in cases {
+        let scram_arguments: Vec<String> = flags
+            .windows(2)
+            .filter(|w| w[0] == "--add-scram")
+            .map(|w| w[1].to_string())
+            .collect();
         let kdir = art.path(&format!("kafka-{name}"));
         let rdir = art.path(&format!("ours-{name}"));
         let pfile = art.path(&format!("{name}.properties"));
@@ -387,6 +407,7 @@ fn our_format_matches_kafka_storage_format() {
             kafka_release: Default::default(),
             feature_overrides: vec![],
             ignore_formatted: false,
+            scram_arguments,
             now_unix_ms: now_ms(),
         })
         .unwrap();
@@ -495,6 +516,7 @@ fn kafka_controller_starts_on_our_formatted_dirs() {
             kafka_release: Default::default(),
             feature_overrides: vec![],
             ignore_formatted: false,
+            scram_arguments: Vec::new(),
             now_unix_ms: now_ms(),
         })
         .unwrap();

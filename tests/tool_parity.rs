@@ -49,7 +49,6 @@ const APIS_NOT_YET_SERVED: &[(i16, &str)] = &[
     (41, "DescribeDelegationToken: #16"),
     (49, "AlterClientQuotas: #16"),
     (50, "DescribeUserScramCredentials: #16"),
-    (51, "AlterUserScramCredentials: #16"),
 ];
 
 /// Both quorums, up, with every voter caught up and registered.

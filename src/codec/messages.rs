@@ -9,17 +9,17 @@ use kafka_protocol::messages::{
     AddRaftVoterRequest, AddRaftVoterResponse, AllocateProducerIdsRequest,
     AllocateProducerIdsResponse, AlterConfigsRequest, AlterConfigsResponse,
     AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse, AlterPartitionRequest,
-    AlterPartitionResponse, ApiKey, ApiVersionsRequest, ApiVersionsResponse,
-    AssignReplicasToDirsRequest, AssignReplicasToDirsResponse, BeginQuorumEpochRequest,
-    BeginQuorumEpochResponse, BrokerHeartbeatRequest, BrokerHeartbeatResponse,
-    BrokerRegistrationRequest, BrokerRegistrationResponse, ControllerRegistrationRequest,
-    ControllerRegistrationResponse, CreatePartitionsRequest, CreatePartitionsResponse,
-    CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest, DeleteTopicsResponse,
-    DescribeClusterRequest, DescribeClusterResponse, DescribeConfigsRequest,
-    DescribeConfigsResponse, DescribeQuorumRequest, DescribeQuorumResponse, ElectLeadersRequest,
-    ElectLeadersResponse, EndQuorumEpochRequest, EndQuorumEpochResponse, EnvelopeRequest,
-    EnvelopeResponse, FetchRequest, FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse,
-    IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse,
+    AlterPartitionResponse, AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse,
+    ApiKey, ApiVersionsRequest, ApiVersionsResponse, AssignReplicasToDirsRequest,
+    AssignReplicasToDirsResponse, BeginQuorumEpochRequest, BeginQuorumEpochResponse,
+    BrokerHeartbeatRequest, BrokerHeartbeatResponse, BrokerRegistrationRequest,
+    BrokerRegistrationResponse, ControllerRegistrationRequest, ControllerRegistrationResponse,
+    CreatePartitionsRequest, CreatePartitionsResponse, CreateTopicsRequest, CreateTopicsResponse,
+    DeleteTopicsRequest, DeleteTopicsResponse, DescribeClusterRequest, DescribeClusterResponse,
+    DescribeConfigsRequest, DescribeConfigsResponse, DescribeQuorumRequest, DescribeQuorumResponse,
+    ElectLeadersRequest, ElectLeadersResponse, EndQuorumEpochRequest, EndQuorumEpochResponse,
+    EnvelopeRequest, EnvelopeResponse, FetchRequest, FetchResponse, FetchSnapshotRequest,
+    FetchSnapshotResponse, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse,
     ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse, RemoveRaftVoterRequest,
     RemoveRaftVoterResponse, SaslAuthenticateRequest, SaslAuthenticateResponse,
     SaslHandshakeRequest, SaslHandshakeResponse, UnregisterBrokerRequest, UnregisterBrokerResponse,
@@ -138,6 +138,7 @@ kraft_apis! {
     BrokerRegistration => BrokerRegistrationRequest, BrokerRegistrationResponse;
     BrokerHeartbeat => BrokerHeartbeatRequest, BrokerHeartbeatResponse;
     UnregisterBroker => UnregisterBrokerRequest, UnregisterBrokerResponse;
+    AlterUserScramCredentials => AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse;
     UnregisterController => UnregisterControllerRequest, UnregisterControllerResponse;
     AllocateProducerIds => AllocateProducerIdsRequest, AllocateProducerIdsResponse;
     AssignReplicasToDirs => AssignReplicasToDirsRequest, AssignReplicasToDirsResponse;

@@ -90,6 +90,8 @@ const SERVED: &[Served] = &[
     both(ApiKey::IncrementalAlterConfigs, 0, 1),
     both(ApiKey::AlterPartitionReassignments, 0, 1),
     both(ApiKey::ListPartitionReassignments, 0, 0),
+    // Forwarded by brokers (kafka-configs --alter --add-config SCRAM-SHA-256=…).
+    both(ApiKey::AlterUserScramCredentials, 0, 0),
     both(ApiKey::Vote, 0, 2),
     both(ApiKey::BeginQuorumEpoch, 0, 1),
     both(ApiKey::EndQuorumEpoch, 0, 1),

@@ -746,6 +746,16 @@ impl ActiveController {
                     outputs,
                 );
             }
+            RequestBody::AlterUserScramCredentials(req) => {
+                let result = super::scram::alter_credentials(&self.image, req);
+                self.complete(
+                    appender,
+                    &request,
+                    result,
+                    ResponseBody::AlterUserScramCredentials,
+                    outputs,
+                );
+            }
             other => {
                 let error = ApiError::new(
                     super::errors::UNSUPPORTED_VERSION,

@@ -3,7 +3,7 @@
 //! parked success answer rewritten as NOT_CONTROLLER when leadership is lost before commit.
 
 use super::errors::{self, ApiError};
-use super::{configuration, feature_control, replication};
+use super::{configuration, feature_control, replication, scram};
 use crate::codec::{RequestBody, ResponseBody};
 
 /// NOT_CONTROLLER as Kafka's controller words it.
@@ -131,6 +131,9 @@ pub fn error_response(body: &RequestBody, version: i16, error: &ApiError) -> Res
         RequestBody::CreatePartitions(req) => {
             ResponseBody::CreatePartitions(replication::create_partitions_error(req, error))
         }
+        RequestBody::AlterUserScramCredentials(req) => {
+            ResponseBody::AlterUserScramCredentials(scram::alter_credentials_error(req, error))
+        }
         // Not a controller API: routing sends none here. Answer as Kafka answers an API a
         // controller does not serve.
         other => crate::node::not_ready_response(other, version).unwrap_or_else(|| {
@@ -216,6 +219,13 @@ pub(super) fn not_controller_body(body: &ResponseBody, error: &ApiError) -> Resp
                 t.error_message = message();
             }
             ResponseBody::CreatePartitions(r)
+        }
+        ResponseBody::AlterUserScramCredentials(mut r) => {
+            for t in &mut r.results {
+                t.error_code = error.code;
+                t.error_message = message();
+            }
+            ResponseBody::AlterUserScramCredentials(r)
         }
         ResponseBody::CreateTopics(mut r) => {
             for t in &mut r.topics {

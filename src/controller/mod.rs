@@ -18,7 +18,7 @@
 //! One manager per concern, each a function over the image returning a [`ControllerResult`]:
 //! `cluster.rs` (brokers and controllers), `heartbeats.rs` (broker sessions, soft state),
 //! `replication/` (topics, partition changes, placement), `producer_ids.rs`, `features.rs`,
-//! `activation.rs`. [`MetadataImage::replay`] is the only code that changes state.
+//! `activation.rs`, `scram.rs`. [`MetadataImage::replay`] is the only code that changes state.
 
 pub mod activation;
 mod answers;
@@ -33,6 +33,7 @@ pub mod io;
 pub mod producer_ids;
 pub mod replication;
 pub mod result;
+pub mod scram;
 
 #[cfg(test)]
 pub(crate) mod tests;
@@ -77,6 +78,7 @@ pub const CONTROLLER_APIS: &[ApiKey] = &[
     ApiKey::ControllerRegistration,
     ApiKey::AssignReplicasToDirs,
     ApiKey::ElectLeaders,
+    ApiKey::AlterUserScramCredentials,
 ];
 
 /// Kafka's `MAX_RECORDS_PER_USER_OP` (its `MAX_RECORDS_PER_BATCH`): an atomic write holds at

@@ -134,11 +134,22 @@ impl ScramCredential {
         iterations: i32,
     ) -> Self {
         let salted = mechanism.salted_password(password, salt, iterations);
-        let client_key = mechanism.hmac(&salted, b"Client Key");
+        Self::from_salted_password(mechanism, &salted, salt, iterations)
+    }
+
+    /// The stored and server keys of a salted password, as Kafka's `ScramControlManager`
+    /// derives them from an AlterUserScramCredentials upsertion (the client salts).
+    pub fn from_salted_password(
+        mechanism: ScramMechanism,
+        salted_password: &[u8],
+        salt: &[u8],
+        iterations: i32,
+    ) -> Self {
+        let client_key = mechanism.hmac(salted_password, b"Client Key");
         Self {
             salt: salt.to_vec(),
             stored_key: mechanism.hash(&client_key),
-            server_key: mechanism.hmac(&salted, b"Server Key"),
+            server_key: mechanism.hmac(salted_password, b"Server Key"),
             iterations,
         }
     }

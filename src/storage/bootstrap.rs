@@ -28,6 +28,9 @@ pub struct BootstrapFeatures {
     pub metadata_version: i16,
     /// Other features (written only when level > 0).
     pub features: BTreeMap<String, i16>,
+    /// The values of the other bootstrap records, in file order after the features (the
+    /// UserScramCredentialRecords of `format --add-scram`).
+    pub other_records: Vec<Vec<u8>>,
 }
 
 impl BootstrapFeatures {
@@ -42,13 +45,16 @@ impl BootstrapFeatures {
                 out.push(feature_level_record(name, *level));
             }
         }
+        out.extend(self.other_records.iter().cloned());
         out
     }
 
-    /// Collects FeatureLevelRecords from the data batches of a snapshot-layout file.
+    /// Collects FeatureLevelRecords, and keeps every other record, from the data batches of a
+    /// snapshot-layout file.
     pub fn from_batches(batches: &[Vec<u8>]) -> Option<Self> {
         let mut mv = None;
         let mut features = BTreeMap::new();
+        let mut other_records = Vec::new();
         for b in batches {
             let Ok(v) = BatchView::new(b) else { continue };
             if v.is_control() {
@@ -61,12 +67,15 @@ impl BootstrapFeatures {
                     } else {
                         features.insert(name, level);
                     }
+                } else {
+                    other_records.push(r.value.to_vec());
                 }
             }
         }
         mv.map(|metadata_version| BootstrapFeatures {
             metadata_version,
             features,
+            other_records,
         })
     }
 }

@@ -149,6 +149,8 @@ pub struct FormatRequest {
     pub feature_overrides: Vec<(String, i16)>,
     /// `--ignore-formatted`.
     pub ignore_formatted: bool,
+    /// `--add-scram` arguments (`SCRAM-SHA-256=[name=alice,password=…]`).
+    pub scram_arguments: Vec<String>,
     /// Wall-clock time for timestamps (batch times, snapshot header, meta.properties comment).
     pub now_unix_ms: i64,
 }
@@ -226,9 +228,20 @@ pub fn format(req: &FormatRequest) -> Result<FormatReport, StorageError> {
         } => controller_listener_name.clone(),
         _ => String::new(),
     };
+    let other_records = if req.scram_arguments.is_empty() {
+        Vec::new()
+    } else {
+        if mv.level < crate::controller::scram::MV_3_5_IV2 {
+            return Err(bad(
+                "SCRAM is only supported in metadata.version 3.5-IV2 or later.".into(),
+            ));
+        }
+        super::scram_args::scram_record_values(&req.scram_arguments).map_err(bad)?
+    };
     let bootstrap = BootstrapFeatures {
         metadata_version: mv.level,
         features,
+        other_records,
     };
 
     let dirs: BTreeSet<PathBuf> = req
@@ -513,8 +526,51 @@ mod tests {
             kafka_release: Default::default(),
             feature_overrides: vec![],
             ignore_formatted: false,
+            scram_arguments: Vec::new(),
             now_unix_ms: 1_700_000_000_000,
         }
+    }
+
+    /// `--add-scram` puts the credentials after the features in bootstrap.checkpoint, read
+    /// back as they were written; below 3.5-IV2 it is refused and nothing is formatted.
+    #[test]
+    fn add_scram_writes_credentials_into_the_bootstrap_records() {
+        let d = tempfile::tempdir().unwrap();
+        let mut r = req(d.path(), FormatMode::StaticVoters);
+        r.scram_arguments = vec!["SCRAM-SHA-256=[name=alice,password=alice-secret]".into()];
+        format(&r).unwrap();
+        let b = open_formatted(d.path(), 1, None)
+            .unwrap()
+            .bootstrap
+            .unwrap();
+        assert_eq!(b.other_records.len(), 1);
+        let record =
+            crate::metadata::record::ApiMessageAndVersion::decode(&b.other_records[0]).unwrap();
+        let crate::metadata::record::MetadataRecord::UserScramCredential(c) = record.message else {
+            panic!("{record:?}");
+        };
+        let keys = crate::security::scram::ScramCredential::from_password(
+            crate::security::scram::ScramMechanism::Sha256,
+            "alice-secret",
+            &c.salt,
+            4096,
+        );
+        assert_eq!(
+            (c.name.as_str(), c.iterations, c.stored_key, c.server_key),
+            ("alice", 4096, keys.stored_key, keys.server_key)
+        );
+        assert_eq!(b.record_values().last(), Some(&b.other_records[0]));
+
+        let low = tempfile::tempdir().unwrap();
+        let mut r = req(low.path(), FormatMode::StaticVoters);
+        r.release_version = Some("3.5-IV1".into());
+        r.scram_arguments = vec!["SCRAM-SHA-256=[name=alice,password=alice-secret]".into()];
+        let err = format(&r).unwrap_err().to_string();
+        assert!(
+            err.contains("SCRAM is only supported in metadata.version 3.5-IV2 or later."),
+            "{err}"
+        );
+        assert!(!low.path().join("meta.properties").exists());
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod format;
 pub mod lock;
 pub mod meta_properties;
 pub mod quorum_state;
+pub mod scram_args;
 pub mod uuid;
 
 use std::io;

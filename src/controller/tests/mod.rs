@@ -19,6 +19,7 @@ mod producer_ids;
 mod quorum_controller;
 mod reassignments;
 mod replication;
+mod scram;
 mod sim;
 pub(crate) mod sim_support;
 mod topic_admin;

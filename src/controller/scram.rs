@@ -1,0 +1,238 @@
+//! SCRAM credentials (Kafka's `ScramControlManager`): AlterUserScramCredentials turns the
+//! client-salted passwords of its upsertions into UserScramCredentialRecords (stored and
+//! server keys, never the password) and its deletions into RemoveUserScramCredentialRecords,
+//! all in one atomic batch. The image keeps the credentials (`MetadataImage::scram`); the node
+//! authenticates SCRAM clients from the committed copy.
+//!
+//! ```text
+//!   deletions ─┐ per user: duplicate? ─ metadata.version ≥ 3.5-IV2? ─ name/mechanism ─ held?
+//!   upsertions ┴ per user: duplicate (with a deletion too)? ─ version ─ name/mechanism ─ iterations
+//!        ─▶ records: removals, then credentials; results: deleted, upserted, refused
+//! ```
+//!
+//! Kafka keys both passes by user name alone, so one request cannot touch two mechanisms of a
+//! user; it keeps them in `HashMap`s, whose iteration order the records and results follow.
+
+use kafka_protocol::messages::alter_user_scram_credentials_request::{
+    ScramCredentialDeletion, ScramCredentialUpsertion,
+};
+use kafka_protocol::messages::alter_user_scram_credentials_response::AlterUserScramCredentialsResult;
+use kafka_protocol::messages::{
+    AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse,
+};
+use kafka_protocol::protocol::StrBytes;
+
+use super::errors::{self, ApiError};
+use super::result::{ControllerResult, RecordOut};
+use crate::codec::java_order::{java_hash_map_order, Built};
+use crate::metadata::image::MetadataImage;
+use crate::metadata::record::MetadataRecord;
+use crate::metadata::records::{RemoveUserScramCredentialRecord, UserScramCredentialRecord};
+use crate::security::scram::{ScramCredential, ScramMechanism};
+use crate::security::UNSUPPORTED_SASL_MECHANISM;
+
+/// The most iterations an upsertion may ask for (`ScramControlManager.MAX_ITERATIONS`).
+pub const MAX_ITERATIONS: i32 = 16_384;
+
+/// The first metadata.version that holds SCRAM records (3.5-IV2, `isScramSupported`).
+pub const MV_3_5_IV2: i16 = 11;
+
+/// RESOURCE_NOT_FOUND.
+pub const RESOURCE_NOT_FOUND: i16 = 91;
+/// DUPLICATE_RESOURCE.
+pub const DUPLICATE_RESOURCE: i16 = 92;
+/// UNACCEPTABLE_CREDENTIAL.
+pub const UNACCEPTABLE_CREDENTIAL: i16 = 93;
+
+const TWICE: &str = "A user credential cannot be altered twice in the same request";
+
+/// Kafka's `alterCredentials`: validated per user, written atomically.
+pub fn alter_credentials(
+    image: &MetadataImage,
+    req: &AlterUserScramCredentialsRequest,
+) -> ControllerResult<AlterUserScramCredentialsResponse> {
+    let supported = image.metadata_version().is_some_and(|mv| mv >= MV_3_5_IV2);
+    let unsupported = || {
+        ApiError::new(
+            errors::UNSUPPORTED_VERSION,
+            "The current metadata.version does not support SCRAM",
+        )
+    };
+    // Insertion-ordered stand-ins for Kafka's three HashMaps (reordered at the end).
+    let mut deletions: Vec<&ScramCredentialDeletion> = Vec::new();
+    let mut upsertions: Vec<&ScramCredentialUpsertion> = Vec::new();
+    let mut refused: Vec<(String, ApiError)> = Vec::new();
+    let is_refused =
+        |refused: &[(String, ApiError)], name: &str| refused.iter().any(|(n, _)| n == name);
+
+    for deletion in &req.deletions {
+        let name = deletion.name.as_str();
+        if is_refused(&refused, name) {
+            continue;
+        }
+        if let Some(i) = deletions.iter().position(|d| d.name.as_str() == name) {
+            deletions.remove(i);
+            refused.push((name.to_string(), ApiError::new(DUPLICATE_RESOURCE, TWICE)));
+        } else if !supported {
+            refused.push((name.to_string(), unsupported()));
+        } else if let Err(e) = validate_deletion(image, deletion) {
+            refused.push((name.to_string(), e));
+        } else {
+            deletions.push(deletion);
+        }
+    }
+    for upsertion in &req.upsertions {
+        let name = upsertion.name.as_str();
+        if is_refused(&refused, name) {
+            continue;
+        }
+        let deleted = deletions.iter().position(|d| d.name.as_str() == name);
+        let upserted = upsertions.iter().position(|u| u.name.as_str() == name);
+        if deleted.is_some() || upserted.is_some() {
+            // Kafka removes the name from both maps (the deletion map first).
+            if let Some(i) = deleted {
+                deletions.remove(i);
+            } else if let Some(i) = upserted {
+                upsertions.remove(i);
+            }
+            refused.push((name.to_string(), ApiError::new(DUPLICATE_RESOURCE, TWICE)));
+        } else if !supported {
+            refused.push((name.to_string(), unsupported()));
+        } else if let Err(e) = validate_upsertion(upsertion) {
+            refused.push((name.to_string(), e));
+        } else {
+            upsertions.push(upsertion);
+        }
+    }
+
+    java_hash_map_order(&mut deletions, Built::Default, |d| d.name.as_str());
+    java_hash_map_order(&mut upsertions, Built::Default, |u| u.name.as_str());
+    java_hash_map_order(&mut refused, Built::Default, |(n, _)| n.as_str());
+
+    let mut records = Vec::new();
+    let mut results = Vec::new();
+    let ok = |name: &StrBytes| {
+        AlterUserScramCredentialsResult::default()
+            .with_user(name.clone())
+            .with_error_code(errors::NONE)
+            .with_error_message(None)
+    };
+    for deletion in &deletions {
+        records.push(RecordOut::new(
+            MetadataRecord::RemoveUserScramCredential(RemoveUserScramCredentialRecord {
+                name: deletion.name.to_string(),
+                mechanism: deletion.mechanism,
+                ..Default::default()
+            }),
+            0,
+        ));
+        results.push(ok(&deletion.name));
+    }
+    for upsertion in &upsertions {
+        records.push(RecordOut::new(credential_record(upsertion), 0));
+        results.push(ok(&upsertion.name));
+    }
+    for (name, error) in refused {
+        results.push(
+            AlterUserScramCredentialsResult::default()
+                .with_user(StrBytes::from_string(name))
+                .with_error_code(error.code)
+                .with_error_message(error.message.map(StrBytes::from_string)),
+        );
+    }
+    ControllerResult::of(
+        records,
+        AlterUserScramCredentialsResponse::default().with_results(results),
+    )
+}
+
+/// Kafka's `finishUpsertion`: the stored and server keys of the client's salted password.
+fn credential_record(upsertion: &ScramCredentialUpsertion) -> MetadataRecord {
+    // validate_upsertion let only known mechanisms through.
+    let mechanism =
+        ScramMechanism::from_type_id(upsertion.mechanism).unwrap_or(ScramMechanism::Sha256);
+    let credential = ScramCredential::from_salted_password(
+        mechanism,
+        &upsertion.salted_password,
+        &upsertion.salt,
+        upsertion.iterations,
+    );
+    MetadataRecord::UserScramCredential(UserScramCredentialRecord {
+        name: upsertion.name.to_string(),
+        mechanism: upsertion.mechanism,
+        salt: credential.salt,
+        stored_key: credential.stored_key,
+        server_key: credential.server_key,
+        iterations: credential.iterations,
+        ..Default::default()
+    })
+}
+
+/// Kafka's `validateScramUsernameAndMechanism`.
+fn validate_name_and_mechanism(name: &str, mechanism: i8) -> Result<ScramMechanism, ApiError> {
+    if name.is_empty() {
+        return Err(ApiError::new(
+            UNACCEPTABLE_CREDENTIAL,
+            "Username must not be empty",
+        ));
+    }
+    ScramMechanism::from_type_id(mechanism)
+        .ok_or_else(|| ApiError::new(UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism"))
+}
+
+fn validate_upsertion(upsertion: &ScramCredentialUpsertion) -> Result<(), ApiError> {
+    let mechanism = validate_name_and_mechanism(&upsertion.name, upsertion.mechanism)?;
+    if upsertion.iterations < mechanism.min_iterations() {
+        return Err(ApiError::new(UNACCEPTABLE_CREDENTIAL, "Too few iterations"));
+    }
+    if upsertion.iterations > MAX_ITERATIONS {
+        return Err(ApiError::new(
+            UNACCEPTABLE_CREDENTIAL,
+            "Too many iterations",
+        ));
+    }
+    Ok(())
+}
+
+fn validate_deletion(
+    image: &MetadataImage,
+    deletion: &ScramCredentialDeletion,
+) -> Result<(), ApiError> {
+    validate_name_and_mechanism(&deletion.name, deletion.mechanism)?;
+    if !image
+        .scram
+        .contains_key(&(deletion.mechanism, deletion.name.to_string()))
+    {
+        return Err(ApiError::new(
+            RESOURCE_NOT_FOUND,
+            "Attempt to delete a user credential that does not exist",
+        ));
+    }
+    Ok(())
+}
+
+/// The answer to `req` carrying `error` for every user it names, sorted as Java sorts
+/// strings (Kafka's `getErrorResponse`).
+pub fn alter_credentials_error(
+    req: &AlterUserScramCredentialsRequest,
+    error: &ApiError,
+) -> AlterUserScramCredentialsResponse {
+    let mut names: Vec<&StrBytes> = req
+        .deletions
+        .iter()
+        .map(|d| &d.name)
+        .chain(req.upsertions.iter().map(|u| &u.name))
+        .collect();
+    names.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+    names.dedup();
+    let results = names
+        .into_iter()
+        .map(|name| {
+            AlterUserScramCredentialsResult::default()
+                .with_user(name.clone())
+                .with_error_code(error.code)
+                .with_error_message(error.message.clone().map(StrBytes::from_string))
+        })
+        .collect();
+    AlterUserScramCredentialsResponse::default().with_results(results)
+}
