@@ -31,9 +31,6 @@ use crate::metadata::records::{RemoveUserScramCredentialRecord, UserScramCredent
 use crate::security::scram::{ScramCredential, ScramMechanism};
 use crate::security::UNSUPPORTED_SASL_MECHANISM;
 
-/// The most iterations an upsertion may ask for (`ScramControlManager.MAX_ITERATIONS`).
-pub const MAX_ITERATIONS: i32 = 16_384;
-
 /// The first metadata.version that holds SCRAM records (3.5-IV2, `isScramSupported`).
 pub const MV_3_5_IV2: i16 = 11;
 
@@ -60,7 +57,7 @@ pub fn alter_credentials(
     };
     // Insertion-ordered stand-ins for Kafka's three HashMaps (reordered at the end).
     let mut deletions: Vec<&ScramCredentialDeletion> = Vec::new();
-    let mut upsertions: Vec<&ScramCredentialUpsertion> = Vec::new();
+    let mut upsertions: Vec<(&ScramCredentialUpsertion, ScramMechanism)> = Vec::new();
     let mut refused: Vec<(String, ApiError)> = Vec::new();
     let is_refused =
         |refused: &[(String, ApiError)], name: &str| refused.iter().any(|(n, _)| n == name);
@@ -87,7 +84,7 @@ pub fn alter_credentials(
             continue;
         }
         let deleted = deletions.iter().position(|d| d.name.as_str() == name);
-        let upserted = upsertions.iter().position(|u| u.name.as_str() == name);
+        let upserted = upsertions.iter().position(|(u, _)| u.name.as_str() == name);
         if deleted.is_some() || upserted.is_some() {
             // Kafka removes the name from both maps (the deletion map first).
             if let Some(i) = deleted {
@@ -98,15 +95,16 @@ pub fn alter_credentials(
             refused.push((name.to_string(), ApiError::new(DUPLICATE_RESOURCE, TWICE)));
         } else if !supported {
             refused.push((name.to_string(), unsupported()));
-        } else if let Err(e) = validate_upsertion(upsertion) {
-            refused.push((name.to_string(), e));
         } else {
-            upsertions.push(upsertion);
+            match validate_upsertion(upsertion) {
+                Ok(mechanism) => upsertions.push((upsertion, mechanism)),
+                Err(e) => refused.push((name.to_string(), e)),
+            }
         }
     }
 
     java_hash_map_order(&mut deletions, Built::Default, |d| d.name.as_str());
-    java_hash_map_order(&mut upsertions, Built::Default, |u| u.name.as_str());
+    java_hash_map_order(&mut upsertions, Built::Default, |(u, _)| u.name.as_str());
     java_hash_map_order(&mut refused, Built::Default, |(n, _)| n.as_str());
 
     let mut records = Vec::new();
@@ -128,8 +126,19 @@ pub fn alter_credentials(
         ));
         results.push(ok(&deletion.name));
     }
-    for upsertion in &upsertions {
-        records.push(RecordOut::new(credential_record(upsertion), 0));
+    for (upsertion, mechanism) in &upsertions {
+        // Kafka's finishUpsertion: the keys of the client's salted password.
+        let credential = ScramCredential::from_salted_password(
+            *mechanism,
+            &upsertion.salted_password,
+            &upsertion.salt,
+            upsertion.iterations,
+        );
+        let record = credential_record(upsertion.name.to_string(), *mechanism, credential);
+        records.push(RecordOut::new(
+            MetadataRecord::UserScramCredential(record),
+            0,
+        ));
         results.push(ok(&upsertion.name));
     }
     for (name, error) in refused {
@@ -146,26 +155,22 @@ pub fn alter_credentials(
     )
 }
 
-/// Kafka's `finishUpsertion`: the stored and server keys of the client's salted password.
-fn credential_record(upsertion: &ScramCredentialUpsertion) -> MetadataRecord {
-    // validate_upsertion let only known mechanisms through.
-    let mechanism =
-        ScramMechanism::from_type_id(upsertion.mechanism).unwrap_or(ScramMechanism::Sha256);
-    let credential = ScramCredential::from_salted_password(
-        mechanism,
-        &upsertion.salted_password,
-        &upsertion.salt,
-        upsertion.iterations,
-    );
-    MetadataRecord::UserScramCredential(UserScramCredentialRecord {
-        name: upsertion.name.to_string(),
-        mechanism: upsertion.mechanism,
+/// The UserScramCredentialRecord of `name`'s `credential` (written by AlterUserScramCredentials
+/// and by `format --add-scram`).
+pub fn credential_record(
+    name: String,
+    mechanism: ScramMechanism,
+    credential: ScramCredential,
+) -> UserScramCredentialRecord {
+    UserScramCredentialRecord {
+        name,
+        mechanism: mechanism.type_id(),
         salt: credential.salt,
         stored_key: credential.stored_key,
         server_key: credential.server_key,
         iterations: credential.iterations,
         ..Default::default()
-    })
+    }
 }
 
 /// Kafka's `validateScramUsernameAndMechanism`.
@@ -180,18 +185,18 @@ fn validate_name_and_mechanism(name: &str, mechanism: i8) -> Result<ScramMechani
         .ok_or_else(|| ApiError::new(UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism"))
 }
 
-fn validate_upsertion(upsertion: &ScramCredentialUpsertion) -> Result<(), ApiError> {
+fn validate_upsertion(upsertion: &ScramCredentialUpsertion) -> Result<ScramMechanism, ApiError> {
     let mechanism = validate_name_and_mechanism(&upsertion.name, upsertion.mechanism)?;
     if upsertion.iterations < mechanism.min_iterations() {
         return Err(ApiError::new(UNACCEPTABLE_CREDENTIAL, "Too few iterations"));
     }
-    if upsertion.iterations > MAX_ITERATIONS {
+    if upsertion.iterations > mechanism.max_iterations() {
         return Err(ApiError::new(
             UNACCEPTABLE_CREDENTIAL,
             "Too many iterations",
         ));
     }
-    Ok(())
+    Ok(mechanism)
 }
 
 fn validate_deletion(

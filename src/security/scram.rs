@@ -69,6 +69,12 @@ impl ScramMechanism {
         4096
     }
 
+    /// Kafka's highest iteration count (16384 for both; `ScramControlManager.MAX_ITERATIONS`
+    /// too).
+    pub fn max_iterations(self) -> i32 {
+        16_384
+    }
+
     fn hmac(self, key: &[u8], data: &[u8]) -> Vec<u8> {
         // HMAC takes keys of any length, so new_from_slice cannot fail.
         match self {

@@ -8,14 +8,13 @@ use std::collections::BTreeMap;
 
 use base64::Engine as _;
 
+use crate::controller::scram::credential_record;
 use crate::metadata::record::{ApiMessageAndVersion, MetadataRecord};
 use crate::metadata::records::UserScramCredentialRecord;
 use crate::security::scram::{ScramCredential, ScramMechanism};
 
 /// Iterations when the argument names none (Kafka's default).
 pub const DEFAULT_ITERATIONS: i32 = 4096;
-/// The most iterations Kafka's SCRAM mechanisms accept.
-pub const MAX_ITERATIONS: i32 = 16_384;
 
 /// One parsed `--add-scram` argument.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,9 +132,10 @@ impl ScramArgument {
                 java_enum_name(mechanism)
             ));
         }
-        if iterations > MAX_ITERATIONS {
+        if iterations > mechanism.max_iterations() {
             return Err(format!(
-                "The 'iterations' value must be <= {MAX_ITERATIONS} for add-scram using {}",
+                "The 'iterations' value must be <= {} for add-scram using {}",
+                mechanism.max_iterations(),
                 java_enum_name(mechanism)
             ));
         }
@@ -145,15 +145,7 @@ impl ScramArgument {
                 ScramCredential::from_salted_password(mechanism, s, &salt, iterations)
             }
         };
-        Ok(UserScramCredentialRecord {
-            name: self.name.clone(),
-            mechanism: mechanism.type_id(),
-            salt: credential.salt,
-            stored_key: credential.stored_key,
-            server_key: credential.server_key,
-            iterations: credential.iterations,
-            ..Default::default()
-        })
+        Ok(credential_record(self.name.clone(), mechanism, credential))
     }
 }
 
