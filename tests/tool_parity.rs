@@ -40,9 +40,6 @@ const FEATURES_NOT_YET_SUPPORTED: &[&str] = &[];
 /// APIs a Kafka 4.1.2 controller advertises that ferrokraft does not serve yet, each with the
 /// issue that brings it. Any other difference in the API table fails the test.
 const APIS_NOT_YET_SERVED: &[(i16, &str)] = &[
-    (29, "DescribeAcls: #16"),
-    (30, "CreateAcls: #16"),
-    (31, "DeleteAcls: #16"),
     (38, "CreateDelegationToken: #16"),
     (39, "RenewDelegationToken: #16"),
     (40, "ExpireDelegationToken: #16"),

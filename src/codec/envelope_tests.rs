@@ -4,9 +4,9 @@ use bytes::{BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::describe_quorum_request::{PartitionData, TopicData};
 use kafka_protocol::messages::describe_quorum_response;
 use kafka_protocol::messages::{
-    AddRaftVoterResponse, ApiKey, CreateAclsRequest, DefaultPrincipalData, DeleteTopicsRequest,
-    DescribeQuorumRequest, DescribeQuorumResponse, EnvelopeRequest, RemoveRaftVoterResponse,
-    TopicName, VoteRequest,
+    AddRaftVoterResponse, AlterClientQuotasRequest, ApiKey, DefaultPrincipalData,
+    DeleteTopicsRequest, DescribeQuorumRequest, DescribeQuorumResponse, EnvelopeRequest,
+    RemoveRaftVoterResponse, TopicName, VoteRequest,
 };
 use kafka_protocol::protocol::{Encodable, StrBytes};
 
@@ -150,9 +150,13 @@ fn an_inner_body_that_does_not_parse_or_a_version_not_served_is_unsupported_vers
 
 #[test]
 fn a_forwardable_api_ferrokraft_does_not_serve_yet_is_unsupported_version() {
-    // CreateAcls waits for the authorizer (#16).
-    let acls = inner(ApiKey::CreateAcls, 3, &CreateAclsRequest::default());
-    assert_eq!(rejection(&envelope(acls)), UNSUPPORTED_VERSION);
+    // AlterClientQuotas waits for its manager (#16).
+    let quotas = inner(
+        ApiKey::AlterClientQuotas,
+        1,
+        &AlterClientQuotasRequest::default(),
+    );
+    assert_eq!(rejection(&envelope(quotas)), UNSUPPORTED_VERSION);
     let delete = inner(ApiKey::DeleteTopics, 6, &DeleteTopicsRequest::default());
     assert!(unwrap_envelope(&envelope(delete)).is_ok());
 }

@@ -14,12 +14,14 @@ use kafka_protocol::messages::{
     AssignReplicasToDirsResponse, BeginQuorumEpochRequest, BeginQuorumEpochResponse,
     BrokerHeartbeatRequest, BrokerHeartbeatResponse, BrokerRegistrationRequest,
     BrokerRegistrationResponse, ControllerRegistrationRequest, ControllerRegistrationResponse,
-    CreatePartitionsRequest, CreatePartitionsResponse, CreateTopicsRequest, CreateTopicsResponse,
-    DeleteTopicsRequest, DeleteTopicsResponse, DescribeClusterRequest, DescribeClusterResponse,
-    DescribeConfigsRequest, DescribeConfigsResponse, DescribeQuorumRequest, DescribeQuorumResponse,
-    ElectLeadersRequest, ElectLeadersResponse, EndQuorumEpochRequest, EndQuorumEpochResponse,
-    EnvelopeRequest, EnvelopeResponse, FetchRequest, FetchResponse, FetchSnapshotRequest,
-    FetchSnapshotResponse, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse,
+    CreateAclsRequest, CreateAclsResponse, CreatePartitionsRequest, CreatePartitionsResponse,
+    CreateTopicsRequest, CreateTopicsResponse, DeleteAclsRequest, DeleteAclsResponse,
+    DeleteTopicsRequest, DeleteTopicsResponse, DescribeAclsRequest, DescribeAclsResponse,
+    DescribeClusterRequest, DescribeClusterResponse, DescribeConfigsRequest,
+    DescribeConfigsResponse, DescribeQuorumRequest, DescribeQuorumResponse, ElectLeadersRequest,
+    ElectLeadersResponse, EndQuorumEpochRequest, EndQuorumEpochResponse, EnvelopeRequest,
+    EnvelopeResponse, FetchRequest, FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse,
+    IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse,
     ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse, RemoveRaftVoterRequest,
     RemoveRaftVoterResponse, SaslAuthenticateRequest, SaslAuthenticateResponse,
     SaslHandshakeRequest, SaslHandshakeResponse, UnregisterBrokerRequest, UnregisterBrokerResponse,
@@ -139,6 +141,9 @@ kraft_apis! {
     BrokerHeartbeat => BrokerHeartbeatRequest, BrokerHeartbeatResponse;
     UnregisterBroker => UnregisterBrokerRequest, UnregisterBrokerResponse;
     AlterUserScramCredentials => AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse;
+    DescribeAcls => DescribeAclsRequest, DescribeAclsResponse;
+    CreateAcls => CreateAclsRequest, CreateAclsResponse;
+    DeleteAcls => DeleteAclsRequest, DeleteAclsResponse;
     UnregisterController => UnregisterControllerRequest, UnregisterControllerResponse;
     AllocateProducerIds => AllocateProducerIdsRequest, AllocateProducerIdsResponse;
     AssignReplicasToDirs => AssignReplicasToDirsRequest, AssignReplicasToDirsResponse;

@@ -81,7 +81,10 @@ const SERVED: &[Served] = &[
     both(ApiKey::CreateTopics, 2, 7),
     // KIP-896 removed DeleteTopics v0.
     both(ApiKey::DeleteTopics, 1, 6),
-    // KIP-896 removed DescribeConfigs v0.
+    // KIP-896 removed v0 of the three ACL APIs and DescribeConfigs v0.
+    both(ApiKey::DescribeAcls, 1, 3),
+    both(ApiKey::CreateAcls, 1, 3),
+    both(ApiKey::DeleteAcls, 1, 3),
     both(ApiKey::DescribeConfigs, 1, 4),
     both(ApiKey::AlterConfigs, 0, 2),
     both(ApiKey::SaslAuthenticate, 0, 2),

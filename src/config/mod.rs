@@ -206,6 +206,9 @@ pub struct Config {
     /// What this node authenticates to its peers with, when the first controller listener is
     /// SASL.
     pub sasl_client: Option<crate::security::client::SaslClientSettings>,
+    /// `authorizer.class.name` = StandardAuthorizer with `super.users` and
+    /// `allow.everyone.if.no.acl.found`; `None` when unset.
+    pub authorizer: Option<crate::metadata::authorizer::AuthorizerConfig>,
     /// Every key given that ferrokraft does not know (warned about once at start-up).
     pub unknown_keys: Vec<String>,
 }
@@ -258,6 +261,9 @@ const KNOWN_KEYS: &[&str] = &[
     "ferrokraft.metrics.listener",
     "ferrokraft.kafka.release",
     "ferrokraft.recovery.accept.data.loss",
+    "authorizer.class.name",
+    "super.users",
+    "allow.everyone.if.no.acl.found",
 ];
 
 /// Kafka keys that are valid in a controller's file but that ferrokraft has no use for; they
@@ -620,7 +626,30 @@ impl Config {
                 "must be at least 1",
             ));
         }
+        let authorizer =
+            match get(props, "authorizer.class.name").map(str::trim) {
+                None | Some("") => None,
+                Some(crate::metadata::authorizer::STANDARD_AUTHORIZER) => Some(
+                    crate::metadata::authorizer::AuthorizerConfig::parse(
+                        get(props, "super.users"),
+                        get(props, "allow.everyone.if.no.acl.found"),
+                    )
+                    .map_err(|reason| {
+                        invalid(
+                            "super.users",
+                            get(props, "super.users").unwrap_or(""),
+                            &reason,
+                        )
+                    })?,
+                ),
+                Some(other) => return Err(invalid(
+                    "authorizer.class.name",
+                    other,
+                    "ferrokraft runs org.apache.kafka.metadata.authorizer.StandardAuthorizer only",
+                )),
+            };
         let config = Config {
+            authorizer,
             node_id,
             quorum_voters,
             quorum_bootstrap_servers,

@@ -609,7 +609,21 @@ impl ActiveController {
                 );
             }
             RequestBody::CreateTopics(req) => {
-                let result = replication::create_topics(&self.image, cfg, rng, req);
+                let checker = super::authorization::Checker::new(
+                    cfg.authorizer.as_ref(),
+                    committed,
+                    &request,
+                );
+                let (kept, refused) = match &checker {
+                    Some(c) => super::authorization::create_topics_access(c, req),
+                    None => (None, Vec::new()),
+                };
+                let mut result =
+                    replication::create_topics(&self.image, cfg, rng, kept.as_ref().unwrap_or(req));
+                if let Some(c) = &checker {
+                    result.response =
+                        super::authorization::finish_create_topics(c, result.response, &refused);
+                }
                 self.complete(
                     appender,
                     &request,
@@ -743,6 +757,26 @@ impl ActiveController {
                     &request,
                     result,
                     ResponseBody::AssignReplicasToDirs,
+                    outputs,
+                );
+            }
+            RequestBody::CreateAcls(req) => {
+                let result = super::acls::create_acls(&self.image, rng, req);
+                self.complete(
+                    appender,
+                    &request,
+                    result,
+                    ResponseBody::CreateAcls,
+                    outputs,
+                );
+            }
+            RequestBody::DeleteAcls(req) => {
+                let result = super::acls::delete_acls(&self.image, req);
+                self.complete(
+                    appender,
+                    &request,
+                    result,
+                    ResponseBody::DeleteAcls,
                     outputs,
                 );
             }

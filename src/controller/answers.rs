@@ -134,6 +134,15 @@ pub fn error_response(body: &RequestBody, version: i16, error: &ApiError) -> Res
         RequestBody::AlterUserScramCredentials(req) => {
             ResponseBody::AlterUserScramCredentials(scram::alter_credentials_error(req, error))
         }
+        RequestBody::CreateAcls(req) => {
+            ResponseBody::CreateAcls(super::acls::create_acls_error(req, error))
+        }
+        RequestBody::DeleteAcls(req) => {
+            ResponseBody::DeleteAcls(super::acls::delete_acls_error(req, error))
+        }
+        RequestBody::DescribeAcls(_) => {
+            ResponseBody::DescribeAcls(super::acls::describe_acls_error(error))
+        }
         // Not a controller API: routing sends none here. Answer as Kafka answers an API a
         // controller does not serve.
         other => crate::node::not_ready_response(other, version).unwrap_or_else(|| {
@@ -237,6 +246,21 @@ pub(super) fn not_controller_body(body: &ResponseBody, error: &ApiError) -> Resp
                 t.configs = None;
             }
             ResponseBody::CreateTopics(r)
+        }
+        ResponseBody::CreateAcls(mut r) => {
+            for c in &mut r.results {
+                c.error_code = error.code;
+                c.error_message = message();
+            }
+            ResponseBody::CreateAcls(r)
+        }
+        ResponseBody::DeleteAcls(mut r) => {
+            for f in &mut r.filter_results {
+                f.error_code = error.code;
+                f.error_message = message();
+                f.matching_acls.clear();
+            }
+            ResponseBody::DeleteAcls(r)
         }
         other => other,
     }

@@ -33,6 +33,9 @@ pub struct ControllerConfig {
     /// The Kafka release this node presents itself as: the feature levels it supports (an
     /// UpdateFeatures beyond them is refused, as by that release's controller).
     pub release: crate::codec::versions::Release,
+    /// The StandardAuthorizer's settings when `authorizer.class.name` names it; `None`: no
+    /// authorizer (every check passes, the ACL APIs answer SECURITY_DISABLED).
+    pub authorizer: Option<crate::metadata::authorizer::AuthorizerConfig>,
 }
 
 impl ControllerConfig {
@@ -61,6 +64,7 @@ impl ControllerConfig {
             kraft_version: 0,
             rng_seed: 0,
             release: Default::default(),
+            authorizer: None,
         }
     }
 
@@ -80,6 +84,7 @@ impl ControllerConfig {
             kraft_version: 0,
             rng_seed,
             release: config.kafka_release.unwrap_or_default(),
+            authorizer: config.authorizer.clone(),
         }
     }
 }

@@ -20,8 +20,10 @@
 //! `replication/` (topics, partition changes, placement), `producer_ids.rs`, `features.rs`,
 //! `activation.rs`, `scram.rs`. [`MetadataImage::replay`] is the only code that changes state.
 
+pub mod acls;
 pub mod activation;
 mod answers;
+pub mod authorization;
 pub mod cluster;
 pub mod config;
 pub mod configuration;
@@ -79,6 +81,9 @@ pub const CONTROLLER_APIS: &[ApiKey] = &[
     ApiKey::AssignReplicasToDirs,
     ApiKey::ElectLeaders,
     ApiKey::AlterUserScramCredentials,
+    ApiKey::DescribeAcls,
+    ApiKey::CreateAcls,
+    ApiKey::DeleteAcls,
 ];
 
 /// Kafka's `MAX_RECORDS_PER_USER_OP` (its `MAX_RECORDS_PER_BATCH`): an atomic write holds at
@@ -342,6 +347,12 @@ impl QuorumController {
         self.cfg.kraft_version = kraft_version;
     }
 
+    /// The answer refusing `request` because its sender may not make it (Kafka's
+    /// ControllerApis checks, over the committed ACLs); `None` when it may go on.
+    pub fn authorization_refusal(&self, request: &InboundRequest) -> Option<ResponseBody> {
+        authorization::refusal(self.cfg.authorizer.as_ref(), &self.committed, request)
+    }
+
     /// A request for the controller (one of [`CONTROLLER_APIS`]); its answer comes out of
     /// [`Self::poll_output`], at once when refused, after commit when it wrote records.
     pub fn handle_request(
@@ -352,6 +363,27 @@ impl QuorumController {
     ) {
         let request_id = request.request_id;
         let version = request.api_version;
+        if let Some(body) = self.authorization_refusal(&request) {
+            self.outputs
+                .push_back(ControllerOutput::Respond { request_id, body });
+            return;
+        }
+        if self.cfg.authorizer.is_none() {
+            if let Some(body) = acls::security_disabled(&request.body) {
+                self.outputs
+                    .push_back(ControllerOutput::Respond { request_id, body });
+                return;
+            }
+        }
+        if let RequestBody::DescribeAcls(req) = &request.body {
+            // Kafka's authorizer answers from the ACLs it has loaded (the committed image),
+            // on any controller.
+            self.outputs.push_back(ControllerOutput::Respond {
+                request_id,
+                body: ResponseBody::DescribeAcls(acls::describe_acls(&self.committed, req)),
+            });
+            return;
+        }
         if let RequestBody::DescribeConfigs(req) = &request.body {
             // Answered from the committed image by any controller, as Kafka's ConfigHelper
             // answers from the controller's metadata cache.

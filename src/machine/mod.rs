@@ -280,6 +280,12 @@ impl NodeMachine {
             return self
                 .with_controller(now_ms, store, |c, a| c.handle_request(now_ms, a, request));
         }
+        if let Some(body) = self.controller.authorization_refusal(&request) {
+            // Raft RPCs need CLUSTER_ACTION (DescribeQuorum DESCRIBE, voter changes ALTER),
+            // checked before the Raft layer sees them, as Kafka's ControllerApis does.
+            self.core.refuse(&request, body);
+            return self.carry_out(store);
+        }
         self.core.handle_request(now_ms, &*store, request);
         self.carry_out(store)
     }
@@ -576,6 +582,8 @@ impl NodeMachine {
                     api_version: 0,
                     listener_name: String::new(),
                     forwarded: false,
+                    sender: crate::raft::Sender::anonymous_local(),
+                    forwarded_by: None,
                     body: RequestBody::ControllerRegistration(request),
                 };
                 self.with_controller(now_ms, store, |c, a| c.handle_request(now_ms, a, request))

@@ -9,6 +9,8 @@
 //! not code): `describe.rs` is the description format, `records/` the descriptions of every
 //! record type Kafka 4.x writes (up to 4.4), `field.rs` the field types, `record.rs` the frame.
 
+pub mod acl;
+pub mod authorizer;
 pub mod controller;
 pub(crate) mod describe;
 pub mod field;

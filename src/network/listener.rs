@@ -99,6 +99,7 @@ pub async fn serve<H: RequestHandler>(
             peer,
             forwarded: false,
             principal: crate::security::Principal::anonymous(),
+            forwarded_by: None,
         };
         let handler = handler.clone();
         let shutdown = shutdown.clone();

@@ -50,8 +50,8 @@ const MAX_SLEEP_MS: u64 = 100;
 pub enum Event {
     /// A Raft request from a connection; the answer goes to `reply`.
     Request {
-        /// The request.
-        request: InboundRequest,
+        /// The request (boxed: its sender strings make it the largest event by far).
+        request: Box<InboundRequest>,
         /// Where the answer goes.
         reply: oneshot::Sender<ResponseBody>,
     },
@@ -287,7 +287,7 @@ impl Driver {
                     let controller_api = crate::controller::serves(request.body.api_key());
                     let result = self
                         .machine
-                        .handle_request(now_ms(), &mut self.store, request);
+                        .handle_request(now_ms(), &mut self.store, *request);
                     if controller_api {
                         // Kafka's EventQueueProcessingTimeMs: how long the event ran.
                         let ms = busy_started.elapsed().as_secs_f64() * 1000.0;

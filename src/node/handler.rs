@@ -254,6 +254,19 @@ impl Node {
                             ))),
                     ),
                     raft_body => {
+                        if let Err(reason) = crate::controller::acls::parse_check(&raft_body) {
+                            // Kafka's request parse fails on these, and its socket server
+                            // closes the connection.
+                            self.warnings.warn(
+                                ctx.peer,
+                                &ctx.listener_name,
+                                &format_args!(
+                                    "closing the connection: invalid {:?} request: {reason}",
+                                    raft_body.api_key()
+                                ),
+                            );
+                            return Answer::Close;
+                        }
                         let Some(raft) = &self.raft else {
                             return match not_ready_response(&raft_body, version) {
                                 Some(r) => Answer::Now(r, version, corr),
@@ -266,13 +279,18 @@ impl Node {
                         let (tx, rx) = oneshot::channel();
                         let fallback = not_ready_response(&raft_body, version);
                         let event = Event::Request {
-                            request: InboundRequest {
+                            request: Box::new(InboundRequest {
                                 request_id,
                                 api_version: version,
                                 listener_name: ctx.listener_name.clone(),
                                 forwarded: ctx.forwarded,
+                                sender: crate::raft::Sender {
+                                    principal: ctx.principal.to_string(),
+                                    host: crate::network::java_host_address(ctx.peer.ip()),
+                                },
+                                forwarded_by: ctx.forwarded_by.clone(),
                                 body: raft_body,
-                            },
+                            }),
                             reply: tx,
                         };
                         if !raft.try_send(event) {
@@ -329,13 +347,17 @@ impl Node {
             forwarded.header.api_key,
             forwarded.header.api_version
         );
-        // ferrokraft has no authorizer, so the principal only goes to the log; the address
-        // stands in for the peer (Kafka keeps no client port for forwarded requests either).
+        // The client's principal and address are what the authorizer checks (the broker's,
+        // kept beside them, must hold CLUSTER_ACTION); the address stands in for the peer (Kafka keeps no client port for forwarded requests either).
         let inner_ctx = RequestContext {
             listener_name: ctx.listener_name.clone(),
             peer: SocketAddr::new(forwarded.client_address, 0),
             forwarded: true,
             principal: forwarded.principal.clone(),
+            forwarded_by: Some(crate::raft::Sender {
+                principal: ctx.principal.to_string(),
+                host: crate::network::java_host_address(ctx.peer.ip()),
+            }),
         };
         // No recursion beyond this level: Envelope is not forwardable, so an envelope inside
         // an envelope was refused by unwrap_envelope.
@@ -402,6 +424,11 @@ fn resolve(answer: Answer, peer: SocketAddr) -> Pin<Box<dyn Future<Output = Reso
         } => Box::pin(async move {
             // An inner Close (no answer possible) closes the connection, as it would directly.
             let (body, inner_version, inner_corr) = resolve(*inner, peer).await?;
+            if let ResponseBody::Envelope(refused) = body {
+                // The controller refused the envelope itself (its sender lacks
+                // CLUSTER_ACTION): answered as an Envelope error, with no inner response.
+                return Some((ResponseBody::Envelope(refused), version, correlation_id));
+            }
             match wrap_response(&body, inner_version, inner_corr) {
                 Ok(envelope) => Some((ResponseBody::Envelope(envelope), version, correlation_id)),
                 Err(e) => {

@@ -223,6 +223,12 @@ impl RaftCore {
         }
     }
 
+    /// Answers `request` with `body` without serving it (an authorization refusal made
+    /// before the Raft layer: nothing in its state changes).
+    pub fn refuse(&mut self, request: &InboundRequest, body: crate::codec::ResponseBody) {
+        self.respond(request, body);
+    }
+
     /// Handles a request that arrived.
     pub fn handle_request(&mut self, now_ms: u64, log: &dyn LogReader, request: InboundRequest) {
         self.now_ms = self.now_ms.max(now_ms);

@@ -36,8 +36,31 @@ pub struct InboundRequest {
     /// Whether a broker forwarded it inside an Envelope (Kafka's `Request.isForwarded`: some
     /// checks apply only to requests sent to the controller directly).
     pub forwarded: bool,
+    /// Who sent it (for a forwarded request, the broker's client).
+    pub sender: Sender,
+    /// The broker that forwarded it inside an Envelope.
+    pub forwarded_by: Option<Sender>,
     /// The body.
     pub body: RequestBody,
+}
+
+/// Who sent a request, as the authorizer matches it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sender {
+    /// `Type:name` of the session principal, e.g. `User:alice`.
+    pub principal: String,
+    /// The client address as Java's `getHostAddress` prints it.
+    pub host: String,
+}
+
+impl Sender {
+    /// `User:ANONYMOUS` from 127.0.0.1: a PLAINTEXT peer on loopback (tests, simulations).
+    pub fn anonymous_local() -> Self {
+        Self {
+            principal: "User:ANONYMOUS".to_string(),
+            host: "127.0.0.1".to_string(),
+        }
+    }
 }
 
 /// The outcome of a request the core sent.

@@ -48,7 +48,7 @@ pub(crate) mod tests;
 pub use self::config::RaftConfig;
 pub use self::core::RaftCore;
 pub use self::errors::{ProposeError, RaftError, UpgradeKRaftVersionError};
-pub use self::io::{Destination, ElectionState, InboundRequest, Output, ResponseResult};
+pub use self::io::{Destination, ElectionState, InboundRequest, Output, ResponseResult, Sender};
 pub use self::leader::max_records_per_proposal;
 pub use self::log::{
     validate_offset_and_epoch, LogReadError, LogReader, SnapshotChunk, ValidOffsetAndEpoch,

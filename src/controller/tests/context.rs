@@ -131,6 +131,10 @@ pub struct Ctx {
     pub answers: Vec<(u64, ResponseBody)>,
     /// Requests are sent as if a broker forwarded them in an Envelope.
     pub forwarded: bool,
+    /// Who sends the requests (the forwarded client's principal when `forwarded_by` is set).
+    pub sender: crate::raft::Sender,
+    /// The broker forwarding them, as the Envelope's sender.
+    pub forwarded_by: Option<crate::raft::Sender>,
     /// The log levels the controller asked the driver to apply, in order.
     pub log_levels: Vec<crate::logging::LogLevels>,
 }
@@ -162,6 +166,8 @@ impl Ctx {
             next_request_id: 1,
             answers: Vec::new(),
             forwarded: false,
+            sender: crate::raft::Sender::anonymous_local(),
+            forwarded_by: None,
             log_levels: Vec::new(),
         };
         ctx.become_leader(1);
@@ -223,6 +229,8 @@ impl Ctx {
                 api_version: version,
                 listener_name: "CONTROLLER".into(),
                 forwarded: self.forwarded,
+                sender: self.sender.clone(),
+                forwarded_by: self.forwarded_by.clone(),
                 body,
             },
         );

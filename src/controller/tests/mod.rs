@@ -4,6 +4,7 @@
 //! balancing cases of ReplicationControlManagerTest and QuorumControllerTest; `broker_logger.rs`:
 //! the BROKER_LOGGER cases of ControllerApisTest).
 
+mod acls;
 mod broker_logger;
 mod cluster;
 mod configuration;

@@ -151,6 +151,8 @@ impl Sim {
                 api_version: version,
                 listener_name: "CONTROLLER".into(),
                 forwarded: false,
+                sender: crate::raft::Sender::anonymous_local(),
+                forwarded_by: None,
                 body,
             },
         );

@@ -419,6 +419,8 @@ impl Sim {
                     api_version,
                     listener_name: LISTENER.to_string(),
                     forwarded: false,
+                    sender: crate::raft::Sender::anonymous_local(),
+                    forwarded_by: None,
                     body,
                 };
                 let Ok(()) = machine.handle_request(now, &mut node.store, request);

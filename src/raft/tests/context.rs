@@ -342,6 +342,8 @@ impl Context {
             api_version,
             listener_name: LISTENER.into(),
             forwarded: false,
+            sender: crate::raft::Sender::anonymous_local(),
+            forwarded_by: None,
             body,
         };
         self.core.handle_request(self.now_ms, &self.log, req);

@@ -491,6 +491,8 @@ impl Cluster {
                                 api_version,
                                 listener_name: LISTENER.to_string(),
                                 forwarded: false,
+                                sender: crate::raft::Sender::anonymous_local(),
+                                forwarded_by: None,
                                 body,
                             },
                         );

@@ -1,0 +1,423 @@
+//! ACLs (Kafka's `AclControlManager`, with the checks its `AclApis` makes first): CreateAcls
+//! turns each new binding into an AccessControlEntryRecord with a fresh id, DeleteAcls each
+//! stored binding a filter matches into a RemoveAccessControlEntryRecord, DescribeAcls reads
+//! the committed image.
+//!
+//! ```text
+//!   CreateAcls ─ any ANY/MATCH enum? ─▶ every result UNKNOWN_SERVER_ERROR (Kafka's binding throws)
+//!              ─ per creation: CLUSTER name, empty name, validateNewAcl ─▶ INVALID_REQUEST
+//!              ─ already stored (or earlier in the request)? ─▶ success, no record
+//!              ─▶ AccessControlEntryRecord(new id)                      one atomic batch
+//!   DeleteAcls ─ per filter: unknown enums ─▶ INVALID_REQUEST
+//!              ─ matching stored bindings ─▶ RemoveAccessControlEntryRecord each, deduplicated
+//!   DescribeAcls ─ committed ACLs the filter matches, grouped by resource pattern
+//! ```
+//!
+//! Without an authorizer (`authorizer.class.name` unset) Kafka answers all three with
+//! SECURITY_DISABLED on any controller, before the quorum controller sees them.
+
+use std::collections::BTreeSet;
+
+use kafka_protocol::messages::create_acls_response::AclCreationResult;
+use kafka_protocol::messages::delete_acls_request::DeleteAclsFilter;
+use kafka_protocol::messages::delete_acls_response::{
+    DeleteAclsFilterResult, DeleteAclsMatchingAcl,
+};
+use kafka_protocol::messages::describe_acls_response::{AclDescription, DescribeAclsResource};
+use kafka_protocol::messages::{
+    CreateAclsRequest, CreateAclsResponse, DeleteAclsRequest, DeleteAclsResponse,
+    DescribeAclsRequest, DescribeAclsResponse,
+};
+use kafka_protocol::protocol::StrBytes;
+use uuid::Uuid;
+
+use super::errors::{self, ApiError};
+use super::result::{ControllerResult, RecordOut};
+use super::MAX_RECORDS_PER_USER_OP;
+use crate::codec::{RequestBody, ResponseBody};
+use crate::metadata::acl::{
+    sorted_acls, AclBinding, AclBindingFilter, AclOperation, AclPermissionType, PatternType,
+    ResourceType, CLUSTER_NAME,
+};
+use crate::metadata::image::MetadataImage;
+use crate::metadata::record::MetadataRecord;
+use crate::metadata::records::RemoveAccessControlEntryRecord;
+use crate::raft::Rng;
+
+/// SECURITY_DISABLED.
+pub const SECURITY_DISABLED: i16 = 54;
+
+fn str_bytes(s: &str) -> StrBytes {
+    StrBytes::from_string(s.to_string())
+}
+
+/// Kafka's request-parse checks of the three ACL APIs (`CreateAclsRequest.validate`,
+/// `DeleteAclsRequest`/`DescribeAclsRequest.normalizeAndValidate`): an enum sent as UNKNOWN (0)
+/// fails the parse, and Kafka closes the connection. `Err` holds the reason to log.
+pub fn parse_check(body: &RequestBody) -> Result<(), String> {
+    let unknown = |pattern: i8, resource: i8, op: i8, perm: i8| {
+        pattern == PatternType::Unknown.code()
+            || resource == ResourceType::Unknown.code()
+            || op == AclOperation::Unknown.code()
+            || perm == AclPermissionType::Unknown.code()
+    };
+    match body {
+        RequestBody::CreateAcls(req)
+            if req.creations.iter().any(|c| {
+                unknown(
+                    c.resource_pattern_type,
+                    c.resource_type,
+                    c.operation,
+                    c.permission_type,
+                )
+            }) =>
+        {
+            Err("CreatableAcls contain unknown elements".to_string())
+        }
+        RequestBody::DeleteAcls(req)
+            if req.filters.iter().any(|f| {
+                unknown(
+                    f.pattern_type_filter,
+                    f.resource_type_filter,
+                    f.operation,
+                    f.permission_type,
+                )
+            }) =>
+        {
+            Err("Filters contain UNKNOWN elements".to_string())
+        }
+        RequestBody::DescribeAcls(req)
+            if unknown(
+                req.pattern_type_filter,
+                req.resource_type_filter,
+                req.operation,
+                req.permission_type,
+            ) =>
+        {
+            Err("DescribeAclsRequest contains UNKNOWN elements".to_string())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Kafka's answer to an ACL API on a controller without an authorizer; `None` for any other
+/// request.
+pub fn security_disabled(body: &RequestBody) -> Option<ResponseBody> {
+    match body {
+        RequestBody::DescribeAcls(_) => Some(ResponseBody::DescribeAcls(
+            DescribeAclsResponse::default()
+                .with_error_code(SECURITY_DISABLED)
+                .with_error_message(Some(StrBytes::from_static_str(
+                    "No Authorizer is configured on the broker",
+                ))),
+        )),
+        RequestBody::CreateAcls(req) => Some(ResponseBody::CreateAcls(create_acls_error(
+            req,
+            &ApiError::new(SECURITY_DISABLED, "No Authorizer is configured."),
+        ))),
+        RequestBody::DeleteAcls(req) => Some(ResponseBody::DeleteAcls(delete_acls_error(
+            req,
+            &ApiError::new(SECURITY_DISABLED, "No Authorizer is configured."),
+        ))),
+        _ => None,
+    }
+}
+
+/// Every creation refused with `error` (`CreateAclsRequest.getErrorResponse`).
+pub fn create_acls_error(req: &CreateAclsRequest, error: &ApiError) -> CreateAclsResponse {
+    CreateAclsResponse::default().with_results(
+        req.creations
+            .iter()
+            .map(|_| creation_result(Some(error)))
+            .collect(),
+    )
+}
+
+/// Every filter refused with `error` (`DeleteAclsRequest.getErrorResponse`).
+pub fn delete_acls_error(req: &DeleteAclsRequest, error: &ApiError) -> DeleteAclsResponse {
+    DeleteAclsResponse::default().with_filter_results(
+        req.filters
+            .iter()
+            .map(|_| {
+                DeleteAclsFilterResult::default()
+                    .with_error_code(error.code)
+                    .with_error_message(error.message.as_deref().map(str_bytes))
+            })
+            .collect(),
+    )
+}
+
+/// The whole request refused with `error` (`DescribeAclsRequest.getErrorResponse`).
+pub fn describe_acls_error(error: &ApiError) -> DescribeAclsResponse {
+    DescribeAclsResponse::default()
+        .with_error_code(error.code)
+        .with_error_message(error.message.as_deref().map(str_bytes))
+}
+
+fn creation_result(error: Option<&ApiError>) -> AclCreationResult {
+    match error {
+        // Kafka's success carries a null message (the generated default is "").
+        None => AclCreationResult::default().with_error_message(None),
+        Some(e) => AclCreationResult::default()
+            .with_error_code(e.code)
+            .with_error_message(e.message.as_deref().map(str_bytes)),
+    }
+}
+
+fn invalid(message: String) -> ApiError {
+    ApiError::new(errors::INVALID_REQUEST, message)
+}
+
+/// Kafka's `AclControlManager.validateNewAcl`.
+fn validate_new_acl(acl: &AclBinding) -> Result<(), ApiError> {
+    if matches!(acl.resource_type, ResourceType::Unknown | ResourceType::Any) {
+        return Err(invalid(format!(
+            "Invalid resourceType {}",
+            acl.resource_type
+        )));
+    }
+    if !matches!(
+        acl.pattern_type,
+        PatternType::Literal | PatternType::Prefixed
+    ) {
+        return Err(invalid(format!("Invalid patternType {}", acl.pattern_type)));
+    }
+    if matches!(acl.operation, AclOperation::Unknown | AclOperation::Any) {
+        return Err(invalid(format!("Invalid operation {}", acl.operation)));
+    }
+    if !matches!(
+        acl.permission_type,
+        AclPermissionType::Deny | AclPermissionType::Allow
+    ) {
+        return Err(invalid(format!(
+            "Invalid permissionType {}",
+            acl.permission_type
+        )));
+    }
+    if acl.resource_name.is_empty() {
+        return Err(invalid("Resource name should not be empty".to_string()));
+    }
+    Ok(())
+}
+
+/// AclApis' checks before the authorizer: the CLUSTER resource's one name, a non-empty name.
+fn validate_in_api(acl: &AclBinding) -> Result<(), ApiError> {
+    if acl.resource_type == ResourceType::Cluster && acl.resource_name != CLUSTER_NAME {
+        return Err(invalid(format!(
+            "The only valid name for the CLUSTER resource is {CLUSTER_NAME}"
+        )));
+    }
+    if acl.resource_name.is_empty() {
+        return Err(invalid("Invalid empty resource name".to_string()));
+    }
+    Ok(())
+}
+
+/// Kafka's `ResourcePattern` and `AccessControlEntry` constructors throw on these, so its
+/// AclApis fails the whole request.
+fn binding_throws(acl: &AclBinding) -> bool {
+    acl.resource_type == ResourceType::Any
+        || matches!(acl.pattern_type, PatternType::Any | PatternType::Match)
+        || acl.operation == AclOperation::Any
+        || acl.permission_type == AclPermissionType::Any
+}
+
+/// Kafka's `createAcls` (AclApis' checks, then AclControlManager's).
+pub fn create_acls(
+    image: &MetadataImage,
+    rng: &mut Rng,
+    req: &CreateAclsRequest,
+) -> ControllerResult<CreateAclsResponse> {
+    let bindings: Vec<AclBinding> = req
+        .creations
+        .iter()
+        .map(|c| AclBinding {
+            resource_type: ResourceType::from_code(c.resource_type),
+            resource_name: c.resource_name.to_string(),
+            pattern_type: PatternType::from_code(c.resource_pattern_type),
+            principal: c.principal.to_string(),
+            host: c.host.to_string(),
+            operation: AclOperation::from_code(c.operation),
+            permission_type: AclPermissionType::from_code(c.permission_type),
+        })
+        .collect();
+    if bindings.iter().any(binding_throws) {
+        return ControllerResult::response_only(create_acls_error(
+            req,
+            &ApiError::code(errors::UNKNOWN_SERVER_ERROR),
+        ));
+    }
+    let mut existing: BTreeSet<AclBinding> =
+        image.acls.values().map(AclBinding::from_record).collect();
+    let mut taken: BTreeSet<Uuid> = image.acls.keys().copied().collect();
+    let mut records = Vec::new();
+    let mut results = Vec::with_capacity(bindings.len());
+    for acl in bindings {
+        if let Err(e) = validate_in_api(&acl).and_then(|()| validate_new_acl(&acl)) {
+            results.push(creation_result(Some(&e)));
+            continue;
+        }
+        if !existing.contains(&acl) {
+            let id = loop {
+                let id = super::replication::random_topic_id(rng);
+                if taken.insert(id) {
+                    break id;
+                }
+            };
+            records.push(RecordOut::new(
+                MetadataRecord::AccessControlEntry(acl.to_record(id)),
+                0,
+            ));
+            existing.insert(acl);
+        }
+        results.push(creation_result(None));
+    }
+    if records.len() > MAX_RECORDS_PER_USER_OP {
+        // Kafka's bounded record list throws; nothing is written.
+        return ControllerResult::response_only(create_acls_error(
+            req,
+            &ApiError::code(errors::UNKNOWN_SERVER_ERROR),
+        ));
+    }
+    ControllerResult::of(records, CreateAclsResponse::default().with_results(results))
+}
+
+fn filter_of(f: &DeleteAclsFilter) -> AclBindingFilter {
+    AclBindingFilter {
+        resource_type: ResourceType::from_code(f.resource_type_filter),
+        resource_name: f.resource_name_filter.as_ref().map(|s| s.to_string()),
+        pattern_type: PatternType::from_code(f.pattern_type_filter),
+        principal: f.principal_filter.as_ref().map(|s| s.to_string()),
+        host: f.host_filter.as_ref().map(|s| s.to_string()),
+        operation: AclOperation::from_code(f.operation),
+        permission_type: AclPermissionType::from_code(f.permission_type),
+    }
+}
+
+/// Kafka's `Uuid.hashCode` (the key hash of its `idToAcl` timeline map).
+fn uuid_hash(id: &Uuid) -> i32 {
+    let (hi, lo) = id.as_u64_pair();
+    let h = hi ^ lo;
+    ((h >> 32) as i32) ^ (h as i32)
+}
+
+/// Kafka's `deleteAcls`: each filter's matches, the removals deduplicated across filters.
+pub fn delete_acls(
+    image: &MetadataImage,
+    req: &DeleteAclsRequest,
+) -> ControllerResult<DeleteAclsResponse> {
+    // Kafka walks its id → ACL timeline map, so matches come in that map's order.
+    let mut stored: Vec<(Uuid, AclBinding)> = image
+        .acls
+        .iter()
+        .map(|(id, r)| (*id, AclBinding::from_record(r)))
+        .collect();
+    crate::codec::java_order::timeline_hash_order(&mut stored, |(id, _)| uuid_hash(id));
+    let mut removed: BTreeSet<Uuid> = BTreeSet::new();
+    let mut results = Vec::with_capacity(req.filters.len());
+    for f in &req.filters {
+        let filter = filter_of(f);
+        if filter.pattern_is_unknown() {
+            results.push(filter_error(invalid("Unknown patternFilter.".to_string())));
+            continue;
+        }
+        if filter.entry_is_unknown() {
+            results.push(filter_error(invalid("Unknown entryFilter.".to_string())));
+            continue;
+        }
+        let matched: Vec<&(Uuid, AclBinding)> =
+            stored.iter().filter(|(_, b)| filter.matches(b)).collect();
+        let new_ids = matched
+            .iter()
+            .filter(|(id, _)| !removed.contains(id))
+            .count();
+        if removed.len() + new_ids > MAX_RECORDS_PER_USER_OP {
+            results.push(filter_error(ApiError::code(errors::UNKNOWN_SERVER_ERROR)));
+            continue;
+        }
+        removed.extend(matched.iter().map(|(id, _)| *id));
+        results.push(
+            DeleteAclsFilterResult::default()
+                .with_error_message(None)
+                .with_matching_acls(matched.iter().map(|(_, b)| matching_acl(b)).collect()),
+        );
+    }
+    let records = removed
+        .into_iter()
+        .map(|id| {
+            RecordOut::new(
+                MetadataRecord::RemoveAccessControlEntry(RemoveAccessControlEntryRecord {
+                    id,
+                    ..Default::default()
+                }),
+                0,
+            )
+        })
+        .collect();
+    ControllerResult::of(
+        records,
+        DeleteAclsResponse::default().with_filter_results(results),
+    )
+}
+
+fn filter_error(e: ApiError) -> DeleteAclsFilterResult {
+    DeleteAclsFilterResult::default()
+        .with_error_code(e.code)
+        .with_error_message(e.message.as_deref().map(str_bytes))
+}
+
+fn matching_acl(b: &AclBinding) -> DeleteAclsMatchingAcl {
+    DeleteAclsMatchingAcl::default()
+        .with_error_message(None)
+        .with_resource_type(b.resource_type.code())
+        .with_resource_name(str_bytes(&b.resource_name))
+        .with_pattern_type(b.pattern_type.code())
+        .with_principal(str_bytes(&b.principal))
+        .with_host(str_bytes(&b.host))
+        .with_operation(b.operation.code())
+        .with_permission_type(b.permission_type.code())
+}
+
+/// Kafka's DescribeAcls over the committed ACLs: the matching bindings grouped by resource
+/// pattern. Kafka groups them in a HashMap keyed by enum identity hashes, an order that differs
+/// from one JVM to the next; ferrokraft keeps StandardAcl order.
+pub fn describe_acls(committed: &MetadataImage, req: &DescribeAclsRequest) -> DescribeAclsResponse {
+    let filter = AclBindingFilter {
+        resource_type: ResourceType::from_code(req.resource_type_filter),
+        resource_name: req.resource_name_filter.as_ref().map(|s| s.to_string()),
+        pattern_type: PatternType::from_code(req.pattern_type_filter),
+        principal: req.principal_filter.as_ref().map(|s| s.to_string()),
+        host: req.host_filter.as_ref().map(|s| s.to_string()),
+        operation: AclOperation::from_code(req.operation),
+        permission_type: AclPermissionType::from_code(req.permission_type),
+    };
+    let mut resources: Vec<DescribeAclsResource> = Vec::new();
+    for (_, b) in sorted_acls(&committed.acls) {
+        if !filter.matches(&b) {
+            continue;
+        }
+        let description = AclDescription::default()
+            .with_principal(str_bytes(&b.principal))
+            .with_host(str_bytes(&b.host))
+            .with_operation(b.operation.code())
+            .with_permission_type(b.permission_type.code());
+        let same = |r: &&mut DescribeAclsResource| {
+            r.resource_type == b.resource_type.code()
+                && r.resource_name.as_str() == b.resource_name
+                && r.pattern_type == b.pattern_type.code()
+        };
+        match resources.iter_mut().find(same) {
+            Some(r) => r.acls.push(description),
+            None => resources.push(
+                DescribeAclsResource::default()
+                    .with_resource_type(b.resource_type.code())
+                    .with_resource_name(str_bytes(&b.resource_name))
+                    .with_pattern_type(b.pattern_type.code())
+                    .with_acls(vec![description]),
+            ),
+        }
+    }
+    DescribeAclsResponse::default()
+        .with_error_message(None)
+        .with_resources(resources)
+}

@@ -1,0 +1,422 @@
+//! What each request must be allowed before the controller serves it (Kafka's `ControllerApis`
+//! checks through its `AuthHelper`), decided by the StandardAuthorizer over the committed
+//! image's ACLs (`metadata::authorizer`).
+//!
+//! ```text
+//!   request ─▶ authorizer configured? no ─▶ served (Kafka: every check passes)
+//!     ├─ inside an Envelope: the forwarding broker needs CLUSTER_ACTION ─▶ Envelope error
+//!     ├─ a cluster-level API (table below) ─▶ CLUSTER_AUTHORIZATION_FAILED in the API's shape
+//!     ├─ CreateTopics: CREATE on the cluster, else per topic ─▶ refused topics cut from the
+//!     │     request, answered TOPIC_AUTHORIZATION_FAILED "Authorization failed."; created topics
+//!     │     without DESCRIBE_CONFIGS answered without their configs
+//!     └─ DeleteTopics, CreatePartitions, (Incremental)AlterConfigs, DescribeConfigs: every
+//!           resource named must pass its check, else the whole request is refused with the
+//!           first refused resource's error
+//! ```
+//!
+//! The last line is stricter than Kafka, which answers a request that mixes allowed and refused
+//! resources per resource; it never lets through what Kafka refuses.
+
+use kafka_protocol::messages::create_topics_response::CreatableTopicResult;
+use kafka_protocol::messages::{
+    ApiKey, CreateTopicsRequest, CreateTopicsResponse, EnvelopeResponse,
+};
+use kafka_protocol::protocol::StrBytes;
+
+use super::configuration::resource;
+use super::errors::{self, ApiError};
+use crate::codec::{RequestBody, ResponseBody};
+use crate::metadata::acl::{AclOperation, ResourceType, CLUSTER_NAME};
+use crate::metadata::authorizer::{self, Action, AuthorizerConfig, Requester};
+use crate::metadata::image::MetadataImage;
+use crate::raft::InboundRequest;
+
+/// TOPIC_AUTHORIZATION_FAILED.
+pub const TOPIC_AUTHORIZATION_FAILED: i16 = 29;
+/// GROUP_AUTHORIZATION_FAILED.
+pub const GROUP_AUTHORIZATION_FAILED: i16 = 30;
+/// CLUSTER_AUTHORIZATION_FAILED.
+pub const CLUSTER_AUTHORIZATION_FAILED: i16 = 31;
+
+/// The metadata topic, never creatable (left to CreateTopics' own refusal).
+const METADATA_TOPIC: &str = "__cluster_metadata";
+
+/// The cluster-level operation Kafka's ControllerApis demands before serving `api`; `None`
+/// for the APIs checked per resource (or not at all: ApiVersions, SASL).
+pub fn cluster_operation(api: ApiKey) -> Option<AclOperation> {
+    use ApiKey as K;
+    Some(match api {
+        K::Fetch
+        | K::FetchSnapshot
+        | K::Vote
+        | K::BeginQuorumEpoch
+        | K::EndQuorumEpoch
+        | K::AlterPartition
+        | K::BrokerHeartbeat
+        | K::BrokerRegistration
+        | K::ControllerRegistration
+        | K::AllocateProducerIds
+        | K::AssignReplicasToDirs
+        | K::UpdateRaftVoter => AclOperation::ClusterAction,
+        K::DescribeQuorum | K::ListPartitionReassignments | K::DescribeAcls => {
+            AclOperation::Describe
+        }
+        K::ElectLeaders
+        | K::UnregisterBroker
+        | K::UnregisterController
+        | K::AlterPartitionReassignments
+        | K::AlterUserScramCredentials
+        | K::UpdateFeatures
+        | K::DescribeCluster
+        | K::AddRaftVoter
+        | K::RemoveRaftVoter
+        | K::CreateAcls
+        | K::DeleteAcls => AclOperation::Alter,
+        K::AlterClientQuotas => AclOperation::AlterConfigs,
+        _ => return None,
+    })
+}
+
+/// One authorization against the committed ACLs; a denial is logged as Kafka's audit logger
+/// logs it (INFO) when `log_denied`.
+pub struct Checker<'a> {
+    cfg: &'a AuthorizerConfig,
+    committed: &'a MetadataImage,
+    who: Requester<'a>,
+    api: ApiKey,
+}
+
+impl<'a> Checker<'a> {
+    /// Checks for `request`'s sender, `None` without an authorizer.
+    pub fn new(
+        cfg: Option<&'a AuthorizerConfig>,
+        committed: &'a MetadataImage,
+        request: &'a InboundRequest,
+    ) -> Option<Self> {
+        Some(Self {
+            cfg: cfg?,
+            committed,
+            who: Requester {
+                principal: &request.sender.principal,
+                host: &request.sender.host,
+            },
+            api: request.body.api_key(),
+        })
+    }
+
+    /// Whether the sender may do `operation` on the resource.
+    pub fn allowed(
+        &self,
+        operation: AclOperation,
+        resource_type: ResourceType,
+        resource_name: &str,
+        log_denied: bool,
+    ) -> bool {
+        self.allowed_for(
+            self.who,
+            operation,
+            resource_type,
+            resource_name,
+            log_denied,
+        )
+    }
+
+    fn allowed_for(
+        &self,
+        who: Requester<'_>,
+        operation: AclOperation,
+        resource_type: ResourceType,
+        resource_name: &str,
+        log_denied: bool,
+    ) -> bool {
+        let action = Action {
+            operation,
+            resource_type,
+            resource_name,
+        };
+        let decision = authorizer::authorize(self.cfg, &self.committed.acls, who, action);
+        if !decision.allowed && log_denied {
+            tracing::info!(
+                "{}",
+                authorizer::audit_message(who, action, &format!("{:?}", self.api), &decision)
+            );
+        }
+        decision.allowed
+    }
+}
+
+/// The answer refusing `request` before it is served, if it must be refused (Kafka's
+/// `authorizeClusterOperation` and the per-resource checks this layer makes whole).
+pub fn refusal(
+    cfg: Option<&AuthorizerConfig>,
+    committed: &MetadataImage,
+    request: &InboundRequest,
+) -> Option<ResponseBody> {
+    let checker = Checker::new(cfg, committed, request)?;
+    if let Some(broker) = &request.forwarded_by {
+        let who = Requester {
+            principal: &broker.principal,
+            host: &broker.host,
+        };
+        if !checker.allowed_for(
+            who,
+            AclOperation::ClusterAction,
+            ResourceType::Cluster,
+            CLUSTER_NAME,
+            true,
+        ) {
+            return Some(ResponseBody::Envelope(
+                EnvelopeResponse::default().with_error_code(CLUSTER_AUTHORIZATION_FAILED),
+            ));
+        }
+    }
+    let api = request.body.api_key();
+    if let Some(op) = cluster_operation(api) {
+        if checker.allowed(op, ResourceType::Cluster, CLUSTER_NAME, true) {
+            return None;
+        }
+        let error = ApiError::new(
+            CLUSTER_AUTHORIZATION_FAILED,
+            format!(
+                "Request {api:?} from {} is not authorized.",
+                request.sender.principal
+            ),
+        );
+        return Some(refused_body(request, &error));
+    }
+    let error = first_refused_resource(&checker, committed, &request.body)?;
+    Some(refused_body(request, &error))
+}
+
+fn refused_body(request: &InboundRequest, error: &ApiError) -> ResponseBody {
+    if super::serves(request.body.api_key()) {
+        super::error_response(&request.body, request.api_version, error)
+    } else {
+        raft_error(&request.body, error)
+    }
+}
+
+/// The Raft APIs' error answers (`getErrorResponse`: the top-level error code).
+fn raft_error(body: &RequestBody, error: &ApiError) -> ResponseBody {
+    use kafka_protocol::messages::*;
+    let message = || error.message.clone().map(StrBytes::from_string);
+    match body {
+        RequestBody::Fetch(_) => {
+            ResponseBody::Fetch(FetchResponse::default().with_error_code(error.code))
+        }
+        RequestBody::FetchSnapshot(_) => ResponseBody::FetchSnapshot(
+            FetchSnapshotResponse::default().with_error_code(error.code),
+        ),
+        RequestBody::Vote(_) => {
+            ResponseBody::Vote(VoteResponse::default().with_error_code(error.code))
+        }
+        RequestBody::BeginQuorumEpoch(_) => ResponseBody::BeginQuorumEpoch(
+            BeginQuorumEpochResponse::default().with_error_code(error.code),
+        ),
+        RequestBody::EndQuorumEpoch(_) => ResponseBody::EndQuorumEpoch(
+            EndQuorumEpochResponse::default().with_error_code(error.code),
+        ),
+        RequestBody::DescribeQuorum(_) => ResponseBody::DescribeQuorum(
+            DescribeQuorumResponse::default()
+                .with_error_code(error.code)
+                .with_error_message(message()),
+        ),
+        RequestBody::AddRaftVoter(_) => ResponseBody::AddRaftVoter(
+            AddRaftVoterResponse::default()
+                .with_error_code(error.code)
+                .with_error_message(message()),
+        ),
+        RequestBody::RemoveRaftVoter(_) => ResponseBody::RemoveRaftVoter(
+            RemoveRaftVoterResponse::default()
+                .with_error_code(error.code)
+                .with_error_message(message()),
+        ),
+        RequestBody::UpdateRaftVoter(_) => ResponseBody::UpdateRaftVoter(
+            UpdateRaftVoterResponse::default().with_error_code(error.code),
+        ),
+        RequestBody::DescribeCluster(_) => ResponseBody::DescribeCluster(
+            DescribeClusterResponse::default()
+                .with_error_code(error.code)
+                .with_error_message(message()),
+        ),
+        other => super::error_response(other, 0, error),
+    }
+}
+
+/// A config resource's check: the operation on the ACL resource Kafka maps it to, and the
+/// error of a refusal.
+fn config_resource_check(resource_type: i8, name: &str) -> Option<(ResourceType, String, i16)> {
+    match resource_type {
+        resource::TOPIC => Some((
+            ResourceType::Topic,
+            name.to_string(),
+            TOPIC_AUTHORIZATION_FAILED,
+        )),
+        resource::GROUP => Some((
+            ResourceType::Group,
+            name.to_string(),
+            GROUP_AUTHORIZATION_FAILED,
+        )),
+        resource::BROKER | resource::BROKER_LOGGER | resource::CLIENT_METRICS => Some((
+            ResourceType::Cluster,
+            CLUSTER_NAME.to_string(),
+            CLUSTER_AUTHORIZATION_FAILED,
+        )),
+        _ => None,
+    }
+}
+
+/// The error of the first resource of a per-resource API the sender may not touch.
+fn first_refused_resource(
+    checker: &Checker<'_>,
+    committed: &MetadataImage,
+    body: &RequestBody,
+) -> Option<ApiError> {
+    let refused = |code: i16| Some(ApiError::code(code));
+    match body {
+        RequestBody::DeleteTopics(req) => {
+            if checker.allowed(
+                AclOperation::Delete,
+                ResourceType::Cluster,
+                CLUSTER_NAME,
+                false,
+            ) {
+                return None;
+            }
+            let mut names: Vec<String> = req.topic_names.iter().map(|n| n.to_string()).collect();
+            for t in &req.topics {
+                match &t.name {
+                    Some(n) => names.push(n.to_string()),
+                    None => {
+                        if let Some(topic) = committed.topics.get(&t.topic_id) {
+                            names.push(topic.name.clone());
+                        }
+                    }
+                }
+            }
+            names
+                .iter()
+                .any(|n| !checker.allowed(AclOperation::Delete, ResourceType::Topic, n, true))
+                .then(|| ApiError::code(TOPIC_AUTHORIZATION_FAILED))
+        }
+        RequestBody::CreatePartitions(req) => req
+            .topics
+            .iter()
+            .any(|t| !checker.allowed(AclOperation::Alter, ResourceType::Topic, &t.name, true))
+            .then(|| ApiError::code(TOPIC_AUTHORIZATION_FAILED)),
+        RequestBody::IncrementalAlterConfigs(req) => {
+            for r in &req.resources {
+                let op = AclOperation::AlterConfigs;
+                if let Some((ty, name, code)) =
+                    config_resource_check(r.resource_type, &r.resource_name)
+                {
+                    if !checker.allowed(op, ty, &name, true) {
+                        return refused(code);
+                    }
+                }
+            }
+            None
+        }
+        RequestBody::AlterConfigs(req) => {
+            for r in &req.resources {
+                let op = AclOperation::AlterConfigs;
+                if let Some((ty, name, code)) =
+                    config_resource_check(r.resource_type, &r.resource_name)
+                {
+                    if !checker.allowed(op, ty, &name, true) {
+                        return refused(code);
+                    }
+                }
+            }
+            None
+        }
+        RequestBody::DescribeConfigs(req) => {
+            for r in &req.resources {
+                let op = AclOperation::DescribeConfigs;
+                if let Some((ty, name, code)) =
+                    config_resource_check(r.resource_type, &r.resource_name)
+                {
+                    if !checker.allowed(op, ty, &name, true) {
+                        return refused(code);
+                    }
+                }
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+/// CreateTopics' per-topic checks (ControllerApis.createTopics): without CREATE on the
+/// cluster, the topics the sender may not create leave the request; `None` when every topic
+/// stays. Returns the request to serve and the names refused.
+pub fn create_topics_access(
+    checker: &Checker<'_>,
+    req: &CreateTopicsRequest,
+) -> (Option<CreateTopicsRequest>, Vec<String>) {
+    if checker.allowed(
+        AclOperation::Create,
+        ResourceType::Cluster,
+        CLUSTER_NAME,
+        false,
+    ) {
+        return (None, Vec::new());
+    }
+    let count = |name: &str| {
+        req.topics
+            .iter()
+            .filter(|t| t.name.as_str() == name)
+            .count()
+    };
+    let refused: Vec<String> = req
+        .topics
+        .iter()
+        .map(|t| t.name.to_string())
+        .filter(|n| n != METADATA_TOPIC && count(n) == 1)
+        .filter(|n| !checker.allowed(AclOperation::Create, ResourceType::Topic, n, true))
+        .collect();
+    if refused.is_empty() {
+        return (None, refused);
+    }
+    let mut kept = req.clone();
+    kept.topics
+        .retain(|t| !refused.iter().any(|n| n == t.name.as_str()));
+    (Some(kept), refused)
+}
+
+/// The answer's last touches: refused topics appended, configs withheld from topics the
+/// sender may not DESCRIBE_CONFIGS (Kafka leaves their counts at -1 then).
+pub fn finish_create_topics(
+    checker: &Checker<'_>,
+    mut response: CreateTopicsResponse,
+    refused: &[String],
+) -> CreateTopicsResponse {
+    for t in &mut response.topics {
+        if t.error_code != errors::NONE
+            || checker.allowed(
+                AclOperation::DescribeConfigs,
+                ResourceType::Topic,
+                &t.name,
+                false,
+            )
+        {
+            continue;
+        }
+        // Kafka leaves the list empty (not null) and the counts at their -1 defaults.
+        t.configs = Some(Vec::new());
+        t.num_partitions = -1;
+        t.replication_factor = -1;
+        t.topic_config_error_code = TOPIC_AUTHORIZATION_FAILED;
+    }
+    for name in refused {
+        response.topics.push(
+            CreatableTopicResult::default()
+                .with_name(kafka_protocol::messages::TopicName(StrBytes::from_string(
+                    name.clone(),
+                )))
+                .with_error_code(TOPIC_AUTHORIZATION_FAILED)
+                .with_error_message(Some(StrBytes::from_static_str("Authorization failed."))),
+        );
+    }
+    response
+}
