@@ -150,19 +150,32 @@ fn static_quorum_upgrades_to_kraft_version_1() {
     };
     let leader = c.make_leader_kind(Impl::Kafka, Duration::from_secs(240));
     c.wait_caught_up(leader, Duration::from_secs(60));
-    let out = support::kafka::kafka().tool(
-        &c.art,
-        "upgrade-kraft-version",
-        "org.apache.kafka.tools.FeatureCommand",
-        &[
-            "--bootstrap-controller",
-            &format!("127.0.0.1:{}", c.nodes[(leader - 1) as usize].port),
-            "upgrade",
-            "--feature",
-            "kraft.version=1",
-        ],
-    );
-    out.assert_ok("kafka-features upgrade kraft.version=1");
+    // The leader learns each voter's supported kraft.version range from its UpdateRaftVoter,
+    // which a follower sends one update-voter period after it starts following (Kafka's
+    // FollowerState timer, ours too); until every voter has, Kafka refuses the upgrade with
+    // "not all of the voters support it", and an operator runs it again.
+    let bootstrap = format!("127.0.0.1:{}", c.nodes[(leader - 1) as usize].port);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let out = support::kafka::kafka().tool(
+            &c.art,
+            "upgrade-kraft-version",
+            "org.apache.kafka.tools.FeatureCommand",
+            &[
+                "--bootstrap-controller",
+                &bootstrap,
+                "upgrade",
+                "--feature",
+                "kraft.version=1",
+            ],
+        );
+        let waiting = out.stdout.contains("not all of the voters support it");
+        if !waiting || std::time::Instant::now() > deadline {
+            out.assert_ok("kafka-features upgrade kraft.version=1");
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
     let want: Vec<(i32, String)> = (1..=3).map(|id| (id, c.directory_id(id))).collect();
     for via in [leader, 3] {
         let deadline = std::time::Instant::now() + Duration::from_secs(60);

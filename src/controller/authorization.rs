@@ -87,18 +87,20 @@ pub struct Checker<'a> {
 }
 
 impl<'a> Checker<'a> {
-    /// Checks for `request`'s sender, `None` without an authorizer.
+    /// Checks for `request`'s sender, `None` without an authorizer or for the node's own
+    /// request.
     pub fn new(
         cfg: Option<&'a AuthorizerConfig>,
         committed: &'a MetadataImage,
         request: &'a InboundRequest,
     ) -> Option<Self> {
+        let sender = request.sender.as_ref()?;
         Some(Self {
             cfg: cfg?,
             committed,
             who: Requester {
-                principal: &request.sender.principal,
-                host: &request.sender.host,
+                principal: &sender.principal,
+                host: &sender.host,
             },
             api: request.body.api_key(),
         })
@@ -179,7 +181,7 @@ pub fn refusal(
             CLUSTER_AUTHORIZATION_FAILED,
             format!(
                 "Request {api:?} from {} is not authorized.",
-                request.sender.principal
+                checker.who.principal
             ),
         );
         return Some(refused_body(request, &error));

@@ -582,7 +582,7 @@ impl NodeMachine {
                     api_version: 0,
                     listener_name: String::new(),
                     forwarded: false,
-                    sender: crate::raft::Sender::anonymous_local(),
+                    sender: None,
                     forwarded_by: None,
                     body: RequestBody::ControllerRegistration(request),
                 };

@@ -284,10 +284,10 @@ impl Node {
                                 api_version: version,
                                 listener_name: ctx.listener_name.clone(),
                                 forwarded: ctx.forwarded,
-                                sender: crate::raft::Sender {
+                                sender: Some(crate::raft::Sender {
                                     principal: ctx.principal.to_string(),
                                     host: crate::network::java_host_address(ctx.peer.ip()),
-                                },
+                                }),
                                 forwarded_by: ctx.forwarded_by.clone(),
                                 body: raft_body,
                             }),

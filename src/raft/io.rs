@@ -36,8 +36,9 @@ pub struct InboundRequest {
     /// Whether a broker forwarded it inside an Envelope (Kafka's `Request.isForwarded`: some
     /// checks apply only to requests sent to the controller directly).
     pub forwarded: bool,
-    /// Who sent it (for a forwarded request, the broker's client).
-    pub sender: Sender,
+    /// Who sent it (for a forwarded request, the broker's client); `None` for the node's own
+    /// request (its controller registration while it leads), which no authorizer checks.
+    pub sender: Option<Sender>,
     /// The broker that forwarded it inside an Envelope.
     pub forwarded_by: Option<Sender>,
     /// The body.

@@ -229,7 +229,7 @@ impl Ctx {
                 api_version: version,
                 listener_name: "CONTROLLER".into(),
                 forwarded: self.forwarded,
-                sender: self.sender.clone(),
+                sender: Some(self.sender.clone()),
                 forwarded_by: self.forwarded_by.clone(),
                 body,
             },

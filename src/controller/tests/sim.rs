@@ -151,7 +151,7 @@ impl Sim {
                 api_version: version,
                 listener_name: "CONTROLLER".into(),
                 forwarded: false,
-                sender: crate::raft::Sender::anonymous_local(),
+                sender: Some(crate::raft::Sender::anonymous_local()),
                 forwarded_by: None,
                 body,
             },

@@ -71,7 +71,7 @@ fn update_features(
             api_version: 1,
             listener_name: LISTENER.into(),
             forwarded: false,
-            sender: crate::raft::Sender::anonymous_local(),
+            sender: Some(crate::raft::Sender::anonymous_local()),
             forwarded_by: None,
             body: RequestBody::UpdateFeatures(req),
         },

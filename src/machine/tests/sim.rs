@@ -419,7 +419,7 @@ impl Sim {
                     api_version,
                     listener_name: LISTENER.to_string(),
                     forwarded: false,
-                    sender: crate::raft::Sender::anonymous_local(),
+                    sender: Some(crate::raft::Sender::anonymous_local()),
                     forwarded_by: None,
                     body,
                 };

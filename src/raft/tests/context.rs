@@ -342,7 +342,7 @@ impl Context {
             api_version,
             listener_name: LISTENER.into(),
             forwarded: false,
-            sender: crate::raft::Sender::anonymous_local(),
+            sender: Some(crate::raft::Sender::anonymous_local()),
             forwarded_by: None,
             body,
         };
