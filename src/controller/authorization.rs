@@ -22,6 +22,8 @@ use kafka_protocol::messages::{
     ApiKey, CreateTopicsRequest, CreateTopicsResponse, EnvelopeResponse,
 };
 use kafka_protocol::protocol::StrBytes;
+use std::collections::BTreeMap;
+use uuid::Uuid;
 
 use super::configuration::resource;
 use super::errors::{self, ApiError};
@@ -29,6 +31,7 @@ use crate::codec::{RequestBody, ResponseBody};
 use crate::metadata::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use crate::metadata::authorizer::{self, Action, AuthorizerConfig, Requester};
 use crate::metadata::image::MetadataImage;
+use crate::metadata::records::AccessControlEntryRecord;
 use crate::raft::InboundRequest;
 
 /// TOPIC_AUTHORIZATION_FAILED.
@@ -136,15 +139,35 @@ impl<'a> Checker<'a> {
             resource_type,
             resource_name,
         };
-        let decision = authorizer::authorize(self.cfg, &self.committed.acls, who, action);
-        if !decision.allowed && log_denied {
-            tracing::info!(
-                "{}",
-                authorizer::audit_message(who, action, &format!("{:?}", self.api), &decision)
-            );
-        }
-        decision.allowed
+        authorize_logged(
+            self.cfg,
+            &self.committed.acls,
+            who,
+            self.api,
+            action,
+            log_denied,
+        )
     }
+}
+
+/// The authorizer's decision on `action` for `who`'s `api` request; a denial is logged as
+/// Kafka's audit logger logs it (INFO) when `log_denied`.
+pub fn authorize_logged(
+    cfg: &AuthorizerConfig,
+    acls: &BTreeMap<Uuid, AccessControlEntryRecord>,
+    who: Requester<'_>,
+    api: ApiKey,
+    action: Action<'_>,
+    log_denied: bool,
+) -> bool {
+    let decision = authorizer::authorize(cfg, acls, who, action);
+    if !decision.allowed && log_denied {
+        tracing::info!(
+            "{}",
+            authorizer::audit_message(who, action, &format!("{api:?}"), &decision)
+        );
+    }
+    decision.allowed
 }
 
 /// The answer refusing `request` before it is served, if it must be refused (Kafka's
@@ -177,17 +200,29 @@ pub fn refusal(
         if checker.allowed(op, ResourceType::Cluster, CLUSTER_NAME, true) {
             return None;
         }
-        let error = ApiError::new(
-            CLUSTER_AUTHORIZATION_FAILED,
-            format!(
-                "Request {api:?} from {} is not authorized.",
-                checker.who.principal
-            ),
-        );
+        let error = cluster_refusal(checker.who, &request.listener_name, api, op);
         return Some(refused_body(request, &error));
     }
     let error = first_refused_resource(&checker, committed, &request.body)?;
     Some(refused_body(request, &error))
+}
+
+/// Kafka's `authorizeClusterOperation` refusal, "Request <request> needs <OPERATION>
+/// permission.", the request described by what Kafka's `Request.toString` shows of it that
+/// this layer knows (no processor or connection id).
+pub fn cluster_refusal(
+    who: Requester<'_>,
+    listener_name: &str,
+    api: ApiKey,
+    operation: AclOperation,
+) -> ApiError {
+    ApiError::new(
+        CLUSTER_AUTHORIZATION_FAILED,
+        format!(
+            "Request Request(api={api:?}, session=Session({},/{}), listenerName=ListenerName({listener_name})) needs {operation} permission.",
+            who.principal, who.host
+        ),
+    )
 }
 
 fn refused_body(request: &InboundRequest, error: &ApiError) -> ResponseBody {

@@ -98,6 +98,9 @@ pub struct Status {
     /// SCRAM credentials in the committed metadata, by (mechanism id, user), for SASL/SCRAM
     /// listeners (shared: copied only when they change).
     pub scram: Arc<BTreeMap<(i8, String), crate::metadata::records::UserScramCredentialRecord>>,
+    /// ACLs in the committed metadata, for the checks the handler makes itself
+    /// (DescribeCluster); shared, copied only when they change.
+    pub acls: Arc<BTreeMap<uuid::Uuid, crate::metadata::records::AccessControlEntryRecord>>,
 }
 
 /// The async side's handle on the raft thread.
@@ -108,6 +111,9 @@ pub struct RaftHandle {
     pub status: Arc<Mutex<Status>>,
     /// Raft metrics, updated by the raft thread.
     pub metrics: Arc<Mutex<RaftMetrics>>,
+    /// The controller's authorizer (`authorizer.class.name`), for the checks the handler
+    /// makes itself.
+    pub authorizer: Option<Arc<crate::metadata::authorizer::AuthorizerConfig>>,
 }
 
 impl RaftHandle {
@@ -178,6 +184,7 @@ pub fn spawn(
         events: tx.clone(),
         status: status.clone(),
         metrics: metrics.clone(),
+        authorizer: controller.config().authorizer.clone().map(Arc::new),
     };
     let thread = std::thread::Builder::new().name("raft".into()).spawn(move || {
         let _enter = runtime.enter();
@@ -395,6 +402,9 @@ impl Driver {
             }
             if *s.scram != image.scram {
                 s.scram = Arc::new(image.scram.clone());
+            }
+            if *s.acls != image.acls {
+                s.acls = Arc::new(image.acls.clone());
             }
             if s.finalized_features != image.features {
                 s.finalized_features = image.features.clone();

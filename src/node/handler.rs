@@ -84,12 +84,52 @@ impl Node {
             .map_or(0, |r| r.max_version)
     }
 
+    /// Kafka's ControllerApis authorizes DescribeCluster with ALTER on the cluster before it
+    /// looks at the request; the handler answers it, so it checks it here against the
+    /// committed ACLs the raft thread publishes.
+    fn describe_cluster_refusal(
+        &self,
+        ctx: &RequestContext,
+    ) -> Option<crate::controller::errors::ApiError> {
+        use crate::controller::authorization;
+        use crate::metadata::acl::{AclOperation, ResourceType, CLUSTER_NAME};
+        let raft = self.raft.as_ref()?;
+        let cfg = raft.authorizer.as_deref()?;
+        let acls = raft.status.lock().ok().map(|s| s.acls.clone())?;
+        let principal = ctx.principal.to_string();
+        let host = crate::network::java_host_address(ctx.peer.ip());
+        let who = crate::metadata::authorizer::Requester {
+            principal: &principal,
+            host: &host,
+        };
+        let action = crate::metadata::authorizer::Action {
+            operation: AclOperation::Alter,
+            resource_type: ResourceType::Cluster,
+            resource_name: CLUSTER_NAME,
+        };
+        let api = kafka_protocol::messages::ApiKey::DescribeCluster;
+        if authorization::authorize_logged(cfg, &acls, who, api, action, true) {
+            return None;
+        }
+        Some(authorization::cluster_refusal(
+            who,
+            &ctx.listener_name,
+            api,
+            AclOperation::Alter,
+        ))
+    }
+
     fn describe_cluster(
         &self,
         ctx: &RequestContext,
         req: &DescribeClusterRequest,
         version: i16,
     ) -> DescribeClusterResponse {
+        if let Some(refusal) = self.describe_cluster_refusal(ctx) {
+            return DescribeClusterResponse::default()
+                .with_error_code(refusal.code)
+                .with_error_message(refusal.message.map(StrBytes::from_string));
+        }
         let requested = if version >= 1 {
             req.endpoint_type
         } else {

@@ -186,7 +186,40 @@ fn quota_dir(entity: &std::collections::BTreeMap<String, Option<String>>) -> Str
 }
 
 /// Compares `image` with the shell's view of `file` (a snapshot or a log segment).
+///
+/// Kafka 4.1's shell can answer from the empty image it starts with: its non-interactive
+/// mode runs the command once the loader's last applied offset is positive, which the loader
+/// sets on its first publish, before the shell's own publisher (installed while the loader
+/// was still catching up) has been handed the image. The command's first paths then read
+/// the empty image ("Optional.empty", no controllers) and later ones the loaded one. So a
+/// comparison with differences is run again, three runs at most, and the run with the
+/// fewest differences is returned: a real difference is in every run, the race in few.
 pub fn compare(art: &Artifacts, label: &str, file: &Path, image: &MetadataImage) -> Compared {
+    let mut best = compare_once(art, &format!("{label}-run1"), label, file, image);
+    for run in 2..=3 {
+        if best.mismatches.is_empty() {
+            break;
+        }
+        let next = compare_once(art, &format!("{label}-run{run}"), label, file, image);
+        if next.mismatches.len() < best.mismatches.len() {
+            eprintln!(
+                "kafka-metadata-shell on {label}: run {run} differed less than an earlier \
+                 run, whose differences were the shell's start-up race: {:?}",
+                best.mismatches
+            );
+            best = next;
+        }
+    }
+    best
+}
+
+fn compare_once(
+    art: &Artifacts,
+    run: &str,
+    label: &str,
+    file: &Path,
+    image: &MetadataImage,
+) -> Compared {
     let mut c = Compared::default();
     let mut diff = |path: &str, ours: &str, kafka: &str| {
         if ours != kafka {
@@ -239,7 +272,7 @@ pub fn compare(art: &Artifacts, label: &str, file: &Path, image: &MetadataImage)
         .chain(config_dirs.iter().cloned())
         .chain(quota_dirs.iter().cloned())
         .collect();
-    let listed = ls(art, &format!("shell-ls-{label}"), file, &dirs);
+    let listed = ls(art, &format!("shell-ls-{run}"), file, &dirs);
     let ours: Vec<BTreeSet<String>> = {
         let mut v = Vec::new();
         let mut features: BTreeSet<String> = ["metadataVersion", "zkMigrationState"]
@@ -462,7 +495,7 @@ pub fn compare(art: &Artifacts, label: &str, file: &Path, image: &MetadataImage)
     let paths: Vec<String> = leaves.iter().map(|(p, _)| p.clone()).collect();
     let values = shell(
         art,
-        &format!("shell-cat-{label}"),
+        &format!("shell-cat-{run}"),
         file,
         &[vec!["cat".to_string()], paths].concat(),
     );

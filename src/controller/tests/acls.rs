@@ -496,9 +496,23 @@ fn acl_apis_need_alter_and_describe_on_the_cluster() {
     let acl = &test_acls()[1];
     let refused = create(&mut ctx, vec![creation(acl)]);
     assert_eq!(refused[0].0, CLUSTER_AUTHORIZATION_FAILED);
-    assert_eq!(
-        describe_all(&mut ctx).error_code,
-        CLUSTER_AUTHORIZATION_FAILED
+    // Kafka's "Request <request> needs <OPERATION> permission."
+    let message = refused[0].1.clone().unwrap_or_default();
+    assert!(
+        message
+            .starts_with("Request Request(api=CreateAcls, session=Session(User:alice,/127.0.0.1)")
+            && message.ends_with(") needs ALTER permission."),
+        "{message}"
+    );
+    let described = describe_all(&mut ctx);
+    assert_eq!(described.error_code, CLUSTER_AUTHORIZATION_FAILED);
+    assert!(
+        described
+            .error_message
+            .as_deref()
+            .is_some_and(|m| m.ends_with(") needs DESCRIBE permission.")),
+        "{:?}",
+        described.error_message
     );
     assert!(ctx.image().acls.is_empty());
     // An admin lets alice alter the cluster: now she may create ACLs, but not yet describe

@@ -1,0 +1,378 @@
+//! ACLs and authorization on the controller (#16), against real Apache Kafka 4.1.2: a mixed
+//! quorum (two ferrokraft controllers, one Kafka controller) and a Kafka broker, every node
+//! with `authorizer.class.name=StandardAuthorizer`, SASL_PLAINTEXT/PLAIN everywhere, the
+//! controllers and the broker authenticating as the super user `controller`:
+//! - the broker registers and is unfenced (its CLUSTER_ACTION RPCs pass ferrokraft's checks);
+//! - `kafka-acls --add` through the broker reaches ferrokraft as a forwarded CreateAcls,
+//!   lands in its log, and both `kafka-acls --list` through the broker and
+//!   `--bootstrap-controller` (DescribeAcls served by ferrokraft) show it;
+//! - alice, allowed CREATE on one topic, creates it through the broker (a forwarded
+//!   CreateTopics authorized by ferrokraft against alice's principal) and is refused another
+//!   with the very error the Kafka controller gives once it leads; mallory is refused both;
+//! - DescribeAcls straight to a controller as alice is refused by ferrokraft as by Kafka;
+//! - `kafka-acls --remove` deletes the ACL from the log.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    missing_docs
+)]
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use support::cluster::{serial, AllowedError, Cluster, Impl};
+
+const AUTHORIZER: &str = "org.apache.kafka.metadata.authorizer.StandardAuthorizer";
+const ACL_COMMAND: &str = "org.apache.kafka.tools.AclCommand";
+
+/// Who exists on every listener (PLAIN, from JAAS), and who the nodes are to one another.
+const USERS: &str = "user_controller=\"controller-secret\" user_admin=\"admin-secret\" \
+    user_alice=\"alice-secret\" user_mallory=\"mallory-secret\"";
+
+fn controller_props() -> Vec<(String, String)> {
+    let jaas = format!(
+        "org.apache.kafka.common.security.plain.PlainLoginModule required \
+         username=\"controller\" password=\"controller-secret\" {USERS};"
+    );
+    [
+        (
+            "listener.security.protocol.map",
+            "CONTROLLER:SASL_PLAINTEXT",
+        ),
+        ("sasl.enabled.mechanisms", "PLAIN"),
+        ("sasl.mechanism.controller.protocol", "PLAIN"),
+        (
+            "listener.name.controller.plain.sasl.jaas.config",
+            jaas.as_str(),
+        ),
+        ("authorizer.class.name", AUTHORIZER),
+        ("super.users", "User:controller;User:admin"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
+fn client(c: &Cluster, user: &str) -> String {
+    let path = c.art.path(&format!("{user}.properties"));
+    std::fs::write(
+        &path,
+        format!(
+            "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n\
+             sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \
+             username=\"{user}\" password=\"{user}-secret\";\n\
+             default.api.timeout.ms=15000\nrequest.timeout.ms=8000\n"
+        ),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+/// The ACLs in node `id`'s log, as (resource type, name, principal, operation) codes.
+fn acls_in_log(c: &Cluster, id: i32) -> Vec<(i8, String, String, i8)> {
+    let mut image = ferrokraft::metadata::image::MetadataImage::default();
+    image.replay_batches(&c.nodes[(id - 1) as usize].log_bytes(), i64::MAX, "test");
+    image
+        .acls
+        .values()
+        .map(|r| {
+            (
+                r.resource_type,
+                r.resource_name.clone(),
+                r.principal.clone(),
+                r.operation,
+            )
+        })
+        .collect()
+}
+
+fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out: {what}");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+fn tool(c: &Cluster, name: &str, class: &str, args: &[&str]) -> support::kafka::ToolOutput {
+    support::kafka::kafka().tool(&c.art, name, class, args)
+}
+
+/// The line of a failed tool's output that names the refusal.
+/// The client's authorization error line. A cluster refusal reads "Request <request> needs
+/// <OPERATION> permission." where Kafka prints its request object (processor, connection id,
+/// buffer); that part is replaced by `<request>`, the rest must match. A log line's timestamp
+/// is cut.
+fn refusal(out: &support::kafka::ToolOutput) -> String {
+    let text = format!("{}{}", out.stdout, out.stderr);
+    let line = text
+        .lines()
+        .find(|l| l.contains("AuthorizationException"))
+        // From the exception's class on (tool log lines start with a timestamp).
+        .map(|l| {
+            l[l.find("org.apache.kafka").unwrap_or(0)..]
+                .trim()
+                .to_string()
+        })
+        .unwrap_or_else(|| panic!("no authorization error in:\n{text}"));
+    match (line.find("Request Request("), line.rfind(" needs ")) {
+        (Some(start), Some(end)) if start < end => {
+            format!("{}Request <request>{}", &line[..start], &line[end..])
+        }
+        _ => line,
+    }
+}
+
+#[test]
+fn acls_through_a_broker_authorize_clients_as_a_kafka_controller_does() {
+    let _serial = serial();
+    let props = controller_props();
+    let refs: Vec<(&str, &str)> = props
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let mut c = Cluster::new(
+        "acls-through-broker",
+        &[Impl::Ferrokraft, Impl::Ferrokraft, Impl::Kafka],
+        &refs,
+    );
+    // admin.properties is also what the cluster's own quorum tools use.
+    let admin = client(&c, "admin");
+    c.start_all();
+    let leader = c.make_leader_kind(Impl::Ferrokraft, Duration::from_secs(180));
+    eprintln!("ferrokraft node {leader} leads");
+
+    let broker_jaas = format!(
+        "org.apache.kafka.common.security.plain.PlainLoginModule required \
+         username=\"controller\" password=\"controller-secret\" {USERS};"
+    );
+    let controller_jaas = "org.apache.kafka.common.security.plain.PlainLoginModule required \
+         username=\"controller\" password=\"controller-secret\";";
+    let broker = c.start_broker_with(
+        100,
+        &[
+            (
+                "listener.security.protocol.map",
+                "CONTROLLER:SASL_PLAINTEXT,PLAINTEXT:SASL_PLAINTEXT",
+            ),
+            ("sasl.enabled.mechanisms", "PLAIN"),
+            ("sasl.mechanism.inter.broker.protocol", "PLAIN"),
+            ("sasl.mechanism.controller.protocol", "PLAIN"),
+            (
+                "listener.name.controller.plain.sasl.jaas.config",
+                controller_jaas,
+            ),
+            (
+                "listener.name.plaintext.plain.sasl.jaas.config",
+                &broker_jaas,
+            ),
+            ("authorizer.class.name", AUTHORIZER),
+            ("super.users", "User:controller;User:admin"),
+        ],
+    );
+    broker.wait_for_log_text(
+        support::clients::UNFENCED_LOG,
+        Instant::now() + Duration::from_secs(120),
+    );
+    let bootstrap = broker.bootstrap();
+
+    // admin adds alice's ACL through the broker: a forwarded CreateAcls, served by ferrokraft.
+    let out = tool(
+        &c,
+        "add-acl",
+        ACL_COMMAND,
+        &[
+            "--bootstrap-server",
+            &bootstrap,
+            "--command-config",
+            &admin,
+            "--add",
+            "--allow-principal",
+            "User:alice",
+            "--operation",
+            "Create",
+            "--topic",
+            "alice-topic",
+        ],
+    );
+    out.assert_ok("kafka-acls --add as admin");
+    let alice_create = (
+        2i8,
+        "alice-topic".to_string(),
+        "User:alice".to_string(),
+        5i8,
+    );
+    wait_until(
+        "alice's ACL in the leader's log",
+        Duration::from_secs(30),
+        || acls_in_log(&c, leader).contains(&alice_create),
+    );
+    // Listed by the broker (from its metadata image) and by ferrokraft itself.
+    wait_until(
+        "the broker lists alice's ACL",
+        Duration::from_secs(30),
+        || {
+            let out = tool(
+                &c,
+                "list-acls-broker",
+                ACL_COMMAND,
+                &[
+                    "--bootstrap-server",
+                    &bootstrap,
+                    "--command-config",
+                    &admin,
+                    "--list",
+                ],
+            );
+            out.status.success() && out.stdout.contains("principal=User:alice")
+        },
+    );
+    let listed = tool(
+        &c,
+        "list-acls-controller",
+        ACL_COMMAND,
+        &[
+            "--bootstrap-controller",
+            &c.controller_address(leader),
+            "--command-config",
+            &admin,
+            "--list",
+        ],
+    );
+    listed.assert_ok("kafka-acls --bootstrap-controller --list as admin");
+    assert!(
+        listed
+            .stdout
+            .contains("(principal=User:alice, host=*, operation=CREATE, permissionType=ALLOW)")
+            && listed.stdout.contains(
+                "ResourcePattern(resourceType=TOPIC, name=alice-topic, patternType=LITERAL)"
+            ),
+        "{}",
+        listed.stdout
+    );
+
+    // alice creates her topic through the broker; another one and mallory are refused.
+    let alice = client(&c, "alice");
+    let mallory = client(&c, "mallory");
+    let create = |c: &Cluster, name: &str, config: &str, topic: &str| {
+        tool(
+            c,
+            name,
+            support::clients::TOPIC_COMMAND,
+            &[
+                "--bootstrap-server",
+                &bootstrap,
+                "--command-config",
+                config,
+                "--create",
+                "--topic",
+                topic,
+                "--partitions",
+                "1",
+                "--replication-factor",
+                "1",
+            ],
+        )
+    };
+    create(&c, "alice-creates", &alice, "alice-topic").assert_ok("alice creates alice-topic");
+    let ours_other = create(&c, "alice-other", &alice, "other-topic");
+    assert!(!ours_other.status.success(), "alice created other-topic");
+    let ours_mallory = create(&c, "mallory-creates", &mallory, "alice-topic-2");
+    assert!(!ours_mallory.status.success(), "mallory created a topic");
+    let topics = |c: &Cluster| -> Vec<String> {
+        let mut image = ferrokraft::metadata::image::MetadataImage::default();
+        image.replay_batches(
+            &c.nodes[(leader - 1) as usize].log_bytes(),
+            i64::MAX,
+            "test",
+        );
+        image.topics.values().map(|t| t.name.clone()).collect()
+    };
+    let held = topics(&c);
+    assert!(held.contains(&"alice-topic".to_string()), "{held:?}");
+    assert!(
+        !held
+            .iter()
+            .any(|t| t == "other-topic" || t == "alice-topic-2"),
+        "{held:?}"
+    );
+
+    // DescribeAcls straight to a controller as alice: refused by ferrokraft as by Kafka.
+    let describe_as_alice = |via: i32| {
+        tool(
+            &c,
+            &format!("list-acls-alice-{via}"),
+            ACL_COMMAND,
+            &[
+                "--bootstrap-controller",
+                &c.controller_address(via),
+                "--command-config",
+                &alice,
+                "--list",
+            ],
+        )
+    };
+    let (ours, kafkas) = (describe_as_alice(leader), describe_as_alice(3));
+    assert!(!ours.status.success() && !kafkas.status.success());
+    assert_eq!(refusal(&ours), refusal(&kafkas), "DescribeAcls as alice");
+
+    // With the Kafka controller active, alice's refused creation reads the same.
+    c.make_leader_kind(Impl::Kafka, Duration::from_secs(120));
+    let kafkas_other = create(&c, "alice-other-kafka", &alice, "other-topic");
+    assert!(
+        !kafkas_other.status.success(),
+        "Kafka let alice create other-topic"
+    );
+    assert_eq!(
+        refusal(&ours_other),
+        refusal(&kafkas_other),
+        "alice's refused CreateTopics"
+    );
+    assert_eq!(
+        refusal(&ours_mallory).replace("alice-topic-2", "T"),
+        refusal(&create(&c, "mallory-kafka", &mallory, "alice-topic-3"))
+            .replace("alice-topic-3", "T"),
+        "mallory's refused CreateTopics"
+    );
+
+    // Back to ferrokraft: admin removes the ACL through the broker (a forwarded DeleteAcls).
+    let leader = c.make_leader_kind(Impl::Ferrokraft, Duration::from_secs(120));
+    let out = tool(
+        &c,
+        "remove-acl",
+        ACL_COMMAND,
+        &[
+            "--bootstrap-server",
+            &bootstrap,
+            "--command-config",
+            &admin,
+            "--remove",
+            "--force",
+            "--allow-principal",
+            "User:alice",
+            "--operation",
+            "Create",
+            "--topic",
+            "alice-topic",
+        ],
+    );
+    out.assert_ok("kafka-acls --remove as admin");
+    wait_until(
+        "alice's ACL gone from the log",
+        Duration::from_secs(30),
+        || !acls_in_log(&c, leader).contains(&alice_create),
+    );
+    c.assert_kafka_errors_explained(&[AllowedError {
+        cause: "the test sends DescribeAcls as alice straight to the Kafka controller; its \
+                ControllerApis logs the refusal of the admin client's DescribeCluster at ERROR",
+        contains: &[
+            "apiKey=DESCRIBE_CLUSTER",
+            "principal=User:alice",
+            "ClusterAuthorizationException: Request Request(",
+            "needs ALTER permission.",
+        ],
+    }]);
+    drop(broker);
+}
