@@ -1,7 +1,9 @@
-//! ACLs and authorization on the controller (#16), against real Apache Kafka 4.1.2: a mixed
-//! quorum (two ferrokraft controllers, one Kafka controller) and a Kafka broker, every node
-//! with `authorizer.class.name=StandardAuthorizer`, SASL_PLAINTEXT/PLAIN everywhere, the
-//! controllers and the broker authenticating as the super user `controller`:
+//! ACLs, authorization, client quotas and delegation tokens on the controller (#16), against
+//! real Apache Kafka 4.1.2: a mixed quorum (two ferrokraft controllers, one Kafka controller)
+//! and a Kafka broker, every node with `authorizer.class.name=StandardAuthorizer` and
+//! `delegation.token.secret.key`, SASL_PLAINTEXT/PLAIN everywhere (SCRAM-SHA-256 too on the
+//! broker, for token authentication), the controllers and the broker authenticating as the
+//! super user `controller`:
 //! - the broker registers and is unfenced (its CLUSTER_ACTION RPCs pass ferrokraft's checks);
 //! - `kafka-acls --add` through the broker reaches ferrokraft as a forwarded CreateAcls,
 //!   lands in its log, and both `kafka-acls --list` through the broker and
@@ -10,6 +12,15 @@
 //!   CreateTopics authorized by ferrokraft against alice's principal) and is refused another
 //!   with the very error the Kafka controller gives once it leads; mallory is refused both;
 //! - DescribeAcls straight to a controller as alice is refused by ferrokraft as by Kafka;
+//! - `kafka-configs --entity-type users --add-config producer_byte_rate=…` through the broker is
+//!   a forwarded AlterClientQuotas: ClientQuotaRecords in ferrokraft's log, described by the
+//!   broker; alice (no ALTER_CONFIGS on the cluster) and a fractional byte rate are refused in
+//!   the words of the Kafka controller;
+//! - `kafka-delegation-tokens --create` through the broker is a forwarded
+//!   CreateDelegationToken: the token in ferrokraft's log, its HMAC (ferrokraft's, from the
+//!   shared secret) the one the broker describes, a client authenticates to the broker with it
+//!   (SCRAM `tokenauth`), its renewer renews it and a stranger may not, the owner expires it,
+//!   and a short-lived token is swept by ferrokraft's expiry check;
 //! - `kafka-acls --remove` deletes the ACL from the log.
 #![allow(
     clippy::unwrap_used,
@@ -26,6 +37,14 @@ use support::cluster::{serial, AllowedError, Cluster, Impl};
 
 const AUTHORIZER: &str = "org.apache.kafka.metadata.authorizer.StandardAuthorizer";
 const ACL_COMMAND: &str = "org.apache.kafka.tools.AclCommand";
+const TOKEN_COMMAND: &str = "org.apache.kafka.tools.DelegationTokenCommand";
+
+/// The delegation-token settings every node shares: the secret, and an expiry check every
+/// 5 s so that the sweep is seen within the test.
+const TOKEN_PROPS: &[(&str, &str)] = &[
+    ("delegation.token.secret.key", "token-secret"),
+    ("delegation.token.expiry.check.interval.ms", "5000"),
+];
 
 /// Who exists on every listener (PLAIN, from JAAS), and who the nodes are to one another.
 const USERS: &str = "user_controller=\"controller-secret\" user_admin=\"admin-secret\" \
@@ -51,6 +70,7 @@ fn controller_props() -> Vec<(String, String)> {
         ("super.users", "User:controller;User:admin"),
     ]
     .iter()
+    .chain(TOKEN_PROPS)
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect()
 }
@@ -170,6 +190,17 @@ fn acls_through_a_broker_authorize_clients_as_a_kafka_controller_does() {
             ),
             ("authorizer.class.name", AUTHORIZER),
             ("super.users", "User:controller;User:admin"),
+            // Token authentication (SCRAM with tokenauth) on the client listener.
+            (
+                "listener.name.plaintext.sasl.enabled.mechanisms",
+                "PLAIN,SCRAM-SHA-256",
+            ),
+            (
+                "listener.name.plaintext.scram-sha-256.sasl.jaas.config",
+                "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+            ),
+            TOKEN_PROPS[0],
+            TOKEN_PROPS[1],
         ],
     );
     broker.wait_for_log_text(
@@ -318,8 +349,11 @@ fn acls_through_a_broker_authorize_clients_as_a_kafka_controller_does() {
     assert!(!ours.status.success() && !kafkas.status.success());
     assert_eq!(refusal(&ours), refusal(&kafkas), "DescribeAcls as alice");
 
+    let quota_refusals = client_quotas(&c, leader, &bootstrap, &admin, &alice, "ferrokraft");
+    delegation_tokens(&c, leader, &bootstrap, &admin, &alice, &mallory);
+
     // With the Kafka controller active, alice's refused creation reads the same.
-    c.make_leader_kind(Impl::Kafka, Duration::from_secs(120));
+    let kafka_leader = c.make_leader_kind(Impl::Kafka, Duration::from_secs(120));
     let kafkas_other = create(&c, "alice-other-kafka", &alice, "other-topic");
     assert!(
         !kafkas_other.status.success(),
@@ -335,6 +369,12 @@ fn acls_through_a_broker_authorize_clients_as_a_kafka_controller_does() {
         refusal(&create(&c, "mallory-kafka", &mallory, "alice-topic-3"))
             .replace("alice-topic-3", "T"),
         "mallory's refused CreateTopics"
+    );
+    let kafkas_quota_refusals =
+        client_quotas(&c, kafka_leader, &bootstrap, &admin, &alice, "kafka");
+    assert_eq!(
+        quota_refusals, kafkas_quota_refusals,
+        "refused AlterClientQuotas, ferrokraft then Kafka"
     );
 
     // Back to ferrokraft: admin removes the ACL through the broker (a forwarded DeleteAcls).
@@ -375,4 +415,362 @@ fn acls_through_a_broker_authorize_clients_as_a_kafka_controller_does() {
         ],
     }]);
     drop(broker);
+}
+
+/// The quotas in node `id`'s log for an entity of one type and name.
+fn quotas_in_log(c: &Cluster, id: i32, entity_type: &str, name: &str) -> Vec<(String, f64)> {
+    let mut image = ferrokraft::metadata::image::MetadataImage::default();
+    image.replay_batches(&c.nodes[(id - 1) as usize].log_bytes(), i64::MAX, "test");
+    let key = [(entity_type.to_string(), Some(name.to_string()))]
+        .into_iter()
+        .collect();
+    image
+        .client_quotas
+        .get(&key)
+        .map(|q| q.iter().map(|(k, v)| (k.clone(), *v)).collect())
+        .unwrap_or_default()
+}
+
+fn configs(
+    c: &Cluster,
+    name: &str,
+    command_config: &str,
+    bootstrap: &str,
+    args: &[&str],
+) -> support::kafka::ToolOutput {
+    let mut all = vec![
+        "--bootstrap-server",
+        bootstrap,
+        "--command-config",
+        command_config,
+    ];
+    all.extend_from_slice(args);
+    tool(c, name, support::clients::config_command(), &all)
+}
+
+/// The line of a failed tool's output naming the exception, from its class on.
+fn exception_line(out: &support::kafka::ToolOutput) -> String {
+    let text = format!("{}{}", out.stdout, out.stderr);
+    text.lines()
+        .find(|l| l.contains("Exception:"))
+        .map(|l| {
+            l[l.find("org.apache.kafka").unwrap_or(0)..]
+                .trim()
+                .to_string()
+        })
+        .unwrap_or_else(|| panic!("no exception in:\n{text}"))
+}
+
+/// Client quotas through the broker while node `leader` (of `kind`) is active: admin sets and
+/// changes alice's byte rates (a forwarded AlterClientQuotas), the broker describes them;
+/// alice's own attempt and a fractional byte rate are refused. The refusals, for comparison
+/// with the other implementation.
+fn client_quotas(
+    c: &Cluster,
+    leader: i32,
+    bootstrap: &str,
+    admin: &str,
+    alice: &str,
+    kind: &str,
+) -> Vec<String> {
+    let user = format!("quota-{kind}");
+    let rates = "producer_byte_rate=1024,consumer_byte_rate=2048";
+    configs(
+        c,
+        &format!("quota-add-{kind}"),
+        admin,
+        bootstrap,
+        &[
+            "--alter",
+            "--entity-type",
+            "users",
+            "--entity-name",
+            &user,
+            "--add-config",
+            rates,
+        ],
+    )
+    .assert_ok("kafka-configs --add-config byte rates as admin");
+    let expected = vec![
+        ("consumer_byte_rate".to_string(), 2048.0),
+        ("producer_byte_rate".to_string(), 1024.0),
+    ];
+    wait_until(
+        "the quotas in the leader's log",
+        Duration::from_secs(30),
+        || quotas_in_log(c, leader, "user", &user) == expected,
+    );
+    wait_until(
+        "the broker describes the quotas",
+        Duration::from_secs(30),
+        || {
+            let out = configs(
+                c,
+                &format!("quota-describe-{kind}"),
+                admin,
+                bootstrap,
+                &[
+                    "--describe",
+                    "--entity-type",
+                    "users",
+                    "--entity-name",
+                    &user,
+                ],
+            );
+            out.status.success()
+            && out.stdout.contains(&format!(
+                "Quota configs for user-principal '{user}' are consumer_byte_rate=2048.0, producer_byte_rate=1024.0"
+            ))
+        },
+    );
+    configs(
+        c,
+        &format!("quota-remove-{kind}"),
+        admin,
+        bootstrap,
+        &[
+            "--alter",
+            "--entity-type",
+            "users",
+            "--entity-name",
+            &user,
+            "--delete-config",
+            "consumer_byte_rate",
+        ],
+    )
+    .assert_ok("kafka-configs --delete-config consumer_byte_rate as admin");
+    wait_until(
+        "one quota removed from the log",
+        Duration::from_secs(30),
+        || quotas_in_log(c, leader, "user", &user) == expected[1..],
+    );
+    let alices = configs(
+        c,
+        &format!("quota-alice-{kind}"),
+        alice,
+        bootstrap,
+        &[
+            "--alter",
+            "--entity-type",
+            "users",
+            "--entity-name",
+            "alice",
+            "--add-config",
+            "producer_byte_rate=1",
+        ],
+    );
+    assert!(!alices.status.success(), "alice altered a quota");
+    let fraction = configs(
+        c,
+        &format!("quota-fraction-{kind}"),
+        admin,
+        bootstrap,
+        &[
+            "--alter",
+            "--entity-type",
+            "users",
+            "--entity-name",
+            &user,
+            "--add-config",
+            "producer_byte_rate=1.5",
+        ],
+    );
+    assert!(
+        !fraction.status.success(),
+        "a fractional byte rate was taken"
+    );
+    assert!(quotas_in_log(c, leader, "user", "alice").is_empty());
+    vec![
+        refusal(&alices),
+        exception_line(&fraction).replace(&user, "<user>"),
+    ]
+}
+
+fn tokens(
+    c: &Cluster,
+    name: &str,
+    command_config: &str,
+    bootstrap: &str,
+    args: &[&str],
+) -> support::kafka::ToolOutput {
+    let mut all = vec![
+        "--bootstrap-server",
+        bootstrap,
+        "--command-config",
+        command_config,
+    ];
+    all.extend_from_slice(args);
+    tool(c, name, TOKEN_COMMAND, &all)
+}
+
+/// (token id, HMAC in base64) from `kafka-delegation-tokens --create`'s table.
+fn created_token(out: &support::kafka::ToolOutput) -> (String, String) {
+    let id = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Created delegation token with tokenId : "))
+        .unwrap_or_else(|| panic!("no token id in:\n{}", out.stdout))
+        .trim()
+        .to_string();
+    let hmac = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with(&id))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap_or_else(|| panic!("no HMAC in:\n{}", out.stdout))
+        .to_string();
+    (id, hmac)
+}
+
+/// The delegation tokens in node `id`'s log: (token id, owner, renewers).
+fn tokens_in_log(c: &Cluster, id: i32) -> Vec<(String, String, Vec<String>)> {
+    let mut image = ferrokraft::metadata::image::MetadataImage::default();
+    image.replay_batches(&c.nodes[(id - 1) as usize].log_bytes(), i64::MAX, "test");
+    image
+        .delegation_tokens
+        .values()
+        .map(|t| (t.token_id.clone(), t.owner.clone(), t.renewers.clone()))
+        .collect()
+}
+
+/// Delegation tokens through the broker, ferrokraft node `leader` active.
+fn delegation_tokens(
+    c: &Cluster,
+    leader: i32,
+    bootstrap: &str,
+    admin: &str,
+    alice: &str,
+    mallory: &str,
+) {
+    let out = tokens(
+        c,
+        "token-create",
+        admin,
+        bootstrap,
+        &[
+            "--create",
+            "--max-life-time-period",
+            "-1",
+            "--renewer-principal",
+            "User:alice",
+        ],
+    );
+    out.assert_ok("kafka-delegation-tokens --create as admin");
+    let (id, hmac) = created_token(&out);
+    wait_until(
+        "the token in the leader's log",
+        Duration::from_secs(30),
+        || {
+            tokens_in_log(c, leader).contains(&(
+                id.clone(),
+                "User:admin".to_string(),
+                vec!["User:alice".to_string()],
+            ))
+        },
+    );
+    // The broker computes each token's HMAC from its own copy of the secret: the same one.
+    wait_until(
+        "the broker describes the token",
+        Duration::from_secs(30),
+        || {
+            // Without --owner-principal the tool asks for an empty owner list: no tokens.
+            let out = tokens(
+                c,
+                "token-describe",
+                admin,
+                bootstrap,
+                &["--describe", "--owner-principal", "User:admin"],
+            );
+            out.status.success()
+                && out.stdout.lines().any(|l| {
+                    l.starts_with(&id) && l.split_whitespace().nth(1) == Some(hmac.as_str())
+                })
+        },
+    );
+    // A client authenticates to the broker with the token (SCRAM, tokenauth).
+    let token_client = c.art.path("token-client.properties");
+    std::fs::write(
+        &token_client,
+        format!(
+            "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n\
+             sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \
+             username=\"{id}\" password=\"{hmac}\" tokenauth=\"true\";\n\
+             default.api.timeout.ms=15000\nrequest.timeout.ms=8000\n"
+        ),
+    )
+    .unwrap();
+    let listed = tool(
+        c,
+        "token-client-lists-topics",
+        support::clients::TOPIC_COMMAND,
+        &[
+            "--bootstrap-server",
+            bootstrap,
+            "--command-config",
+            &token_client.display().to_string(),
+            "--list",
+        ],
+    );
+    listed.assert_ok("kafka-topics --list authenticated with the token");
+
+    // alice (a renewer) renews it; mallory may not (ferrokraft's owner check).
+    let renewed = tokens(
+        c,
+        "token-renew",
+        alice,
+        bootstrap,
+        &["--renew", "--hmac", &hmac, "--renew-time-period", "3600000"],
+    );
+    renewed.assert_ok("kafka-delegation-tokens --renew as alice");
+    assert!(
+        renewed.stdout.contains("Completed renew operation"),
+        "{}",
+        renewed.stdout
+    );
+    let stranger = tokens(
+        c,
+        "token-renew-mallory",
+        mallory,
+        bootstrap,
+        &["--renew", "--hmac", &hmac, "--renew-time-period", "3600000"],
+    );
+    assert!(!stranger.status.success(), "mallory renewed admin's token");
+    assert!(
+        exception_line(&stranger).contains("DelegationTokenOwnerMismatchException"),
+        "{}",
+        exception_line(&stranger)
+    );
+    // The owner expires it at once.
+    tokens(
+        c,
+        "token-expire",
+        admin,
+        bootstrap,
+        &["--expire", "--hmac", &hmac, "--expiry-time-period", "-1"],
+    )
+    .assert_ok("kafka-delegation-tokens --expire as admin");
+    wait_until(
+        "the token gone from the log",
+        Duration::from_secs(30),
+        || !tokens_in_log(c, leader).iter().any(|t| t.0 == id),
+    );
+
+    // A token of two seconds is removed by ferrokraft's sweep (every 5 s here).
+    let out = tokens(
+        c,
+        "token-create-short",
+        admin,
+        bootstrap,
+        &["--create", "--max-life-time-period", "2000"],
+    );
+    out.assert_ok("kafka-delegation-tokens --create (2 s) as admin");
+    let (short, _) = created_token(&out);
+    wait_until(
+        "the short token in the log",
+        Duration::from_secs(30),
+        || tokens_in_log(c, leader).iter().any(|t| t.0 == short),
+    );
+    wait_until("the short token swept", Duration::from_secs(30), || {
+        !tokens_in_log(c, leader).iter().any(|t| t.0 == short)
+    });
 }

@@ -822,3 +822,131 @@ fn scram_credentials_bootstrapped_altered_through_a_broker_and_served_by_ferrokr
     c.assert_kafka_errors_explained(&[]);
     drop(broker);
 }
+
+/// `ssl.principal.mapping.rules` on an SSL controller listener with the StandardAuthorizer: a
+/// mixed quorum (two ferrokraft controllers, a Kafka one) whose nodes present `CN=controller`
+/// (no rule matches it, so DEFAULT keeps the DN: the super user `User:CN=controller`), and two
+/// clients whose certificates say `CN=Alice,O=Users` and `CN=Bob,O=Users`, which the rule
+/// lowers to `alice` and `bob`. The super user grants `User:alice` ALTER on the cluster through
+/// a ferrokraft controller; alice may then describe the quorum through every controller,
+/// ferrokraft or Kafka, and bob is refused by each with the same error, each logging the
+/// refusal of `User:bob`.
+#[test]
+fn ssl_clients_are_their_certificate_subjects_mapped_as_on_kafka() {
+    let _serial = serial();
+    let pki = Pki::new();
+    let p = props(
+        &pki,
+        &[
+            (
+                "authorizer.class.name",
+                "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            ),
+            ("super.users", "User:CN=controller"),
+            (
+                "ssl.principal.mapping.rules",
+                "RULE:^CN=([^,]+),O=Users$/$1/L,DEFAULT",
+            ),
+        ],
+    );
+    let mut c = Cluster::new(
+        "ssl-principals",
+        &[Impl::Ferrokraft, Impl::Kafka, Impl::Ferrokraft],
+        &as_refs(&p),
+    );
+    std::fs::write(c.art.path("admin.properties"), pki.admin_props()).unwrap();
+    c.start_all();
+    c.wait_for_leader(1, 1, Duration::from_secs(90));
+    let client = |name: &str, cn: &str| {
+        let path = c.art.path(&format!("{name}.properties"));
+        let leaf = pki.ca.client_leaf(cn, "Users");
+        std::fs::write(&path, pki.client_props(name, &leaf)).unwrap();
+        path.display().to_string()
+    };
+    let (alice, bob) = (client("alice", "Alice"), client("bob", "Bob"));
+
+    // Before any ACL alice is refused too: she is not a super user.
+    let before = quorum_status_as(&c, 1, "alice-before", &alice);
+    assert!(!before.status.success(), "alice served without an ACL");
+
+    let admin = c.art.path("admin.properties").display().to_string();
+    support::kafka::kafka()
+        .tool(
+            &c.art,
+            "grant-alice",
+            "org.apache.kafka.tools.AclCommand",
+            &[
+                "--bootstrap-controller",
+                &c.controller_address(1),
+                "--command-config",
+                &admin,
+                "--add",
+                "--allow-principal",
+                "User:alice",
+                "--operation",
+                "Alter",
+                "--cluster",
+            ],
+        )
+        .assert_ok("kafka-acls --add as the super user (CN=controller)");
+    // The ACL is committed on every controller, ferrokraft and Kafka alike.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut refusals = Vec::new();
+    for via in [1, 2, 3] {
+        loop {
+            let out = quorum_status_as(&c, via, "alice", &alice);
+            if out.status.success() {
+                assert!(out.stdout.contains("LeaderId:"), "{}", out.stdout);
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "alice refused via node {via}:\n{}{}",
+                out.stdout,
+                out.stderr
+            );
+            std::thread::sleep(Duration::from_secs(1));
+        }
+        let out = quorum_status_as(&c, via, "bob", &bob);
+        assert!(!out.status.success(), "bob served via node {via}");
+        let text = format!("{}{}", out.stdout, out.stderr);
+        let line = text
+            .lines()
+            .find(|l| l.contains("ClusterAuthorizationException"))
+            .unwrap_or_else(|| panic!("bob via {via}: no authorization error in:\n{text}"));
+        // Each controller, Kafka's too, logs the refusal of bob's certificate mapped to
+        // `User:bob` (Kafka's authorizer logger and ferrokraft's audit line read alike).
+        let log = c.node(via).all_logs_text();
+        assert!(
+            log.contains(
+                "Principal = User:bob is Denied operation = ALTER from host = 127.0.0.1 on \
+                 resource = Cluster:LITERAL:kafka-cluster"
+            ),
+            "node {via} did not refuse User:bob:\n{}",
+            support::cluster::tail(&log, 30)
+        );
+        refusals.push(
+            line[line.find("org.apache.kafka").unwrap_or(0)..line.find("Request(").unwrap_or(0)]
+                .to_string(),
+        );
+    }
+    assert!(
+        refusals.windows(2).all(|w| w[0] == w[1]),
+        "bob's refusals differ: {refusals:?}"
+    );
+    let ours = c.node(1).all_logs_text();
+    assert!(
+        !ours.contains("no principal for its certificate"),
+        "a certificate found no principal:\n{}",
+        support::cluster::tail(&ours, 40)
+    );
+    c.assert_kafka_errors_explained(&[support::cluster::AllowedError {
+        cause: "bob (and alice before her ACL) ask the Kafka controller for DescribeCluster; \
+                its ControllerApis logs each refusal at ERROR",
+        contains: &[
+            "apiKey=DESCRIBE_CLUSTER",
+            "ClusterAuthorizationException: Request Request(",
+            "needs ALTER permission.",
+        ],
+    }]);
+}

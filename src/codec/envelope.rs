@@ -46,9 +46,8 @@ pub const INVALID_REQUEST: i16 = 42;
 pub const PRINCIPAL_DESERIALIZATION_FAILURE: i16 = 97;
 
 /// The APIs Kafka 4.1 marks forwardable (`ApiKeys.forwardable`): only these may arrive inside
-/// an envelope. ferrokraft serves those it advertises ([`versions::ADVERTISED`]: CreateTopics,
-/// ElectLeaders, DescribeQuorum, UnregisterBroker, AllocateProducerIds, AddRaftVoter,
-/// RemoveRaftVoter; see [`unwrap_envelope`]).
+/// an envelope. ferrokraft serves every one of them ([`versions::advertised`]; see
+/// [`unwrap_envelope`]).
 const FORWARDABLE: &[ApiKey] = &[
     ApiKey::CreateTopics,
     ApiKey::DeleteTopics,
@@ -107,9 +106,9 @@ fn rejected(error_code: i16, reason: impl Into<String>) -> EnvelopeRejected {
 
 /// Checks an envelope in Kafka's order and decodes its inner request.
 ///
-/// An inner API that is forwardable but not served by ferrokraft yet (CreateAcls, …) is
-/// refused with UNSUPPORTED_VERSION. Kafka's controller serves them all; for a broker this
-/// code means "the controller's API versions changed under you": it closes the client's
+/// An inner request at a version ferrokraft does not advertise (every forwardable API is
+/// served, not every version Kafka's client knows) is refused with UNSUPPORTED_VERSION; for a
+/// broker this code means "the controller's API versions changed under you": it closes the client's
 /// connection so the client reconnects and sees the broker's ApiVersions, which only lists the
 /// forwardable APIs its active controller advertises.
 pub fn unwrap_envelope(req: &EnvelopeRequest) -> Result<Forwarded, EnvelopeRejected> {

@@ -29,6 +29,8 @@ pub enum Built {
     WithCapacity,
     /// `new HashMap<>(otherMap)` (the copy constructor sizes for n / 0.75 + 1).
     Copy,
+    /// `new HashMap<>(capacity)` with a capacity other than the entry count.
+    Capacity(usize),
 }
 
 fn table_size(built: Built, n: usize) -> usize {
@@ -36,6 +38,7 @@ fn table_size(built: Built, n: usize) -> usize {
         Built::Default => 16,
         Built::WithCapacity => table_size_for(n),
         Built::Copy => table_size_for((n as f64 / 0.75 + 1.0) as usize),
+        Built::Capacity(capacity) => table_size_for(capacity),
     };
     while n as f64 > cap as f64 * 0.75 {
         cap *= 2;
@@ -46,9 +49,14 @@ fn table_size(built: Built, n: usize) -> usize {
 /// Reorders `items` (keyed by `key`) as a Java HashMap built `built` from them in this order
 /// iterates them.
 pub fn java_hash_map_order<T>(items: &mut [T], built: Built, key: impl Fn(&T) -> &str) {
+    java_hash_map_order_by_hash(items, built, |item| java_string_hash(key(item)));
+}
+
+/// [`java_hash_map_order`] for keys whose Java `hashCode()` is given by `hash`.
+pub fn java_hash_map_order_by_hash<T>(items: &mut [T], built: Built, hash: impl Fn(&T) -> i32) {
     let mask = table_size(built, items.len()) as u32 - 1;
     // A stable sort keeps the insertion order within a bucket.
-    items.sort_by_key(|item| spread(java_string_hash(key(item))) & mask);
+    items.sort_by_key(|item| spread(hash(item)) & mask);
 }
 
 /// Kafka's `BaseHashTable.findSlot`: Fibonacci hashing of `hash`, the top bits that index a

@@ -7,27 +7,32 @@
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{
     AddRaftVoterRequest, AddRaftVoterResponse, AllocateProducerIdsRequest,
-    AllocateProducerIdsResponse, AlterConfigsRequest, AlterConfigsResponse,
-    AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse, AlterPartitionRequest,
-    AlterPartitionResponse, AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse,
-    ApiKey, ApiVersionsRequest, ApiVersionsResponse, AssignReplicasToDirsRequest,
+    AllocateProducerIdsResponse, AlterClientQuotasRequest, AlterClientQuotasResponse,
+    AlterConfigsRequest, AlterConfigsResponse, AlterPartitionReassignmentsRequest,
+    AlterPartitionReassignmentsResponse, AlterPartitionRequest, AlterPartitionResponse,
+    AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse, ApiKey,
+    ApiVersionsRequest, ApiVersionsResponse, AssignReplicasToDirsRequest,
     AssignReplicasToDirsResponse, BeginQuorumEpochRequest, BeginQuorumEpochResponse,
     BrokerHeartbeatRequest, BrokerHeartbeatResponse, BrokerRegistrationRequest,
     BrokerRegistrationResponse, ControllerRegistrationRequest, ControllerRegistrationResponse,
-    CreateAclsRequest, CreateAclsResponse, CreatePartitionsRequest, CreatePartitionsResponse,
+    CreateAclsRequest, CreateAclsResponse, CreateDelegationTokenRequest,
+    CreateDelegationTokenResponse, CreatePartitionsRequest, CreatePartitionsResponse,
     CreateTopicsRequest, CreateTopicsResponse, DeleteAclsRequest, DeleteAclsResponse,
     DeleteTopicsRequest, DeleteTopicsResponse, DescribeAclsRequest, DescribeAclsResponse,
     DescribeClusterRequest, DescribeClusterResponse, DescribeConfigsRequest,
-    DescribeConfigsResponse, DescribeQuorumRequest, DescribeQuorumResponse, ElectLeadersRequest,
-    ElectLeadersResponse, EndQuorumEpochRequest, EndQuorumEpochResponse, EnvelopeRequest,
-    EnvelopeResponse, FetchRequest, FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse,
-    IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse,
-    ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse, RemoveRaftVoterRequest,
-    RemoveRaftVoterResponse, SaslAuthenticateRequest, SaslAuthenticateResponse,
-    SaslHandshakeRequest, SaslHandshakeResponse, UnregisterBrokerRequest, UnregisterBrokerResponse,
-    UnregisterControllerRequest, UnregisterControllerResponse, UpdateFeaturesRequest,
-    UpdateFeaturesResponse, UpdateRaftVoterRequest, UpdateRaftVoterResponse, VoteRequest,
-    VoteResponse,
+    DescribeConfigsResponse, DescribeDelegationTokenRequest, DescribeDelegationTokenResponse,
+    DescribeQuorumRequest, DescribeQuorumResponse, DescribeUserScramCredentialsRequest,
+    DescribeUserScramCredentialsResponse, ElectLeadersRequest, ElectLeadersResponse,
+    EndQuorumEpochRequest, EndQuorumEpochResponse, EnvelopeRequest, EnvelopeResponse,
+    ExpireDelegationTokenRequest, ExpireDelegationTokenResponse, FetchRequest, FetchResponse,
+    FetchSnapshotRequest, FetchSnapshotResponse, IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse, ListPartitionReassignmentsRequest,
+    ListPartitionReassignmentsResponse, RemoveRaftVoterRequest, RemoveRaftVoterResponse,
+    RenewDelegationTokenRequest, RenewDelegationTokenResponse, SaslAuthenticateRequest,
+    SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse, UnregisterBrokerRequest,
+    UnregisterBrokerResponse, UnregisterControllerRequest, UnregisterControllerResponse,
+    UpdateFeaturesRequest, UpdateFeaturesResponse, UpdateRaftVoterRequest, UpdateRaftVoterResponse,
+    VoteRequest, VoteResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable};
 
@@ -141,6 +146,12 @@ kraft_apis! {
     BrokerHeartbeat => BrokerHeartbeatRequest, BrokerHeartbeatResponse;
     UnregisterBroker => UnregisterBrokerRequest, UnregisterBrokerResponse;
     AlterUserScramCredentials => AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse;
+    AlterClientQuotas => AlterClientQuotasRequest, AlterClientQuotasResponse;
+    DescribeUserScramCredentials => DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse;
+    CreateDelegationToken => CreateDelegationTokenRequest, CreateDelegationTokenResponse;
+    RenewDelegationToken => RenewDelegationTokenRequest, RenewDelegationTokenResponse;
+    ExpireDelegationToken => ExpireDelegationTokenRequest, ExpireDelegationTokenResponse;
+    DescribeDelegationToken => DescribeDelegationTokenRequest, DescribeDelegationTokenResponse;
     DescribeAcls => DescribeAclsRequest, DescribeAclsResponse;
     CreateAcls => CreateAclsRequest, CreateAclsResponse;
     DeleteAcls => DeleteAclsRequest, DeleteAclsResponse;

@@ -89,10 +89,21 @@ const SERVED: &[Served] = &[
     both(ApiKey::AlterConfigs, 0, 2),
     both(ApiKey::SaslAuthenticate, 0, 2),
     both(ApiKey::CreatePartitions, 0, 3),
+    // KIP-896 removed v0 of the delegation-token APIs. Forwarded by brokers
+    // (kafka-delegation-tokens); Describe is answered by brokers, and a Kafka controller
+    // advertises it but has no handler (UNKNOWN_SERVER_ERROR), as here.
+    both(ApiKey::CreateDelegationToken, 1, 3),
+    both(ApiKey::RenewDelegationToken, 1, 2),
+    both(ApiKey::ExpireDelegationToken, 1, 2),
+    both(ApiKey::DescribeDelegationToken, 1, 3),
     both(ApiKey::ElectLeaders, 0, 2),
     both(ApiKey::IncrementalAlterConfigs, 0, 1),
     both(ApiKey::AlterPartitionReassignments, 0, 1),
     both(ApiKey::ListPartitionReassignments, 0, 0),
+    // Forwarded by brokers (kafka-configs --alter --entity-type users … producer_byte_rate=…).
+    both(ApiKey::AlterClientQuotas, 0, 1),
+    // Advertised by a Kafka controller, which has no handler for it (UNKNOWN_SERVER_ERROR).
+    both(ApiKey::DescribeUserScramCredentials, 0, 0),
     // Forwarded by brokers (kafka-configs --alter --add-config SCRAM-SHA-256=…).
     both(ApiKey::AlterUserScramCredentials, 0, 0),
     both(ApiKey::Vote, 0, 2),

@@ -209,6 +209,11 @@ pub struct Config {
     /// `authorizer.class.name` = StandardAuthorizer with `super.users` and
     /// `allow.everyone.if.no.acl.found`; `None` when unset.
     pub authorizer: Option<crate::metadata::authorizer::AuthorizerConfig>,
+    /// `delegation.token.secret.key` and the token lifetimes; `None` when the key is unset or
+    /// empty (Kafka's `tokenAuthEnabled` false).
+    pub delegation_tokens: Option<crate::controller::delegation_tokens::DelegationTokenConfig>,
+    /// `controller.quota.window.num` (11) and `controller.quota.window.size.seconds` (1).
+    pub mutation_quota: crate::controller::mutation_quotas::MutationQuotaConfig,
     /// Every key given that ferrokraft does not know (warned about once at start-up).
     pub unknown_keys: Vec<String>,
 }
@@ -264,6 +269,12 @@ const KNOWN_KEYS: &[&str] = &[
     "authorizer.class.name",
     "super.users",
     "allow.everyone.if.no.acl.found",
+    "delegation.token.secret.key",
+    "delegation.token.max.lifetime.ms",
+    "delegation.token.expiry.time.ms",
+    "delegation.token.expiry.check.interval.ms",
+    "controller.quota.window.num",
+    "controller.quota.window.size.seconds",
 ];
 
 /// Kafka keys that are valid in a controller's file but that ferrokraft has no use for; they
@@ -340,6 +351,40 @@ fn parse_num<T: std::str::FromStr>(
         None => Ok(default),
         Some(v) => v.parse().map_err(|_| invalid(key, v, "not a valid number")),
     }
+}
+
+/// The `delegation.token.*` keys (Kafka's DelegationTokenManagerConfigs: the lifetimes are
+/// LONG, atLeast(1), and validated whether or not a secret key is set).
+fn delegation_tokens(
+    props: &Properties,
+) -> Result<Option<crate::controller::delegation_tokens::DelegationTokenConfig>, ConfigError> {
+    use crate::controller::delegation_tokens::DelegationTokenConfig;
+    let defaults = DelegationTokenConfig::with_secret("");
+    let max_lifetime_ms = positive(
+        props,
+        "delegation.token.max.lifetime.ms",
+        defaults.max_lifetime_ms,
+    )?;
+    let expiry_time_ms = positive(
+        props,
+        "delegation.token.expiry.time.ms",
+        defaults.expiry_time_ms,
+    )?;
+    let expiry_check_interval_ms = positive(
+        props,
+        "delegation.token.expiry.check.interval.ms",
+        defaults.expiry_check_interval_ms,
+    )?;
+    // A PASSWORD value is not trimmed by Kafka; only an absent or empty key disables tokens.
+    Ok(match props.get("delegation.token.secret.key") {
+        Some(key) if !key.is_empty() => Some(DelegationTokenConfig {
+            secret_key: key.clone(),
+            max_lifetime_ms,
+            expiry_time_ms,
+            expiry_check_interval_ms,
+        }),
+        _ => None,
+    })
 }
 
 /// A number with Kafka's `atLeast(1)` bound.
@@ -648,8 +693,16 @@ impl Config {
                     "ferrokraft runs org.apache.kafka.metadata.authorizer.StandardAuthorizer only",
                 )),
             };
+        let delegation_tokens = delegation_tokens(props)?;
+        // Kafka's QuotaConfig: INT, atLeast(1), both.
+        let mutation_quota = crate::controller::mutation_quotas::MutationQuotaConfig {
+            window_num: positive(props, "controller.quota.window.num", 11)?,
+            window_size_seconds: positive(props, "controller.quota.window.size.seconds", 1)?,
+        };
         let config = Config {
             authorizer,
+            delegation_tokens,
+            mutation_quota,
             node_id,
             quorum_voters,
             quorum_bootstrap_servers,

@@ -38,6 +38,7 @@ pub const SSL_KEYS: &[&str] = &[
     "ssl.protocol",
     "ssl.cipher.suites",
     "ssl.endpoint.identification.algorithm",
+    "ssl.principal.mapping.rules",
 ];
 
 /// Whether `key` is one of [`SSL_KEYS`] with a listener prefix.
@@ -182,6 +183,10 @@ pub struct SslConfig {
     /// `ssl.endpoint.identification.algorithm`: `https` (default) checks that a peer's
     /// certificate names the host dialled; empty checks only its chain.
     pub verify_hostname: bool,
+    /// `ssl.principal.mapping.rules` (default `DEFAULT`): how an SSL client's certificate
+    /// subject becomes its principal's name (SSL listeners only; SASL_SSL clients are who
+    /// they authenticate as).
+    pub principal_mapper: crate::security::ssl_principal::SslPrincipalMapper,
 }
 
 /// Looks `key` up for `listener`: the listener-prefixed key first, then the global one. An
@@ -544,7 +549,13 @@ pub fn parse(props: &Properties, listener: &str) -> Result<SslConfig, ConfigErro
             ))
         }
     };
+    let principal_mapper = match lookup(props, listener, "ssl.principal.mapping.rules") {
+        None => Default::default(),
+        Some((name, v)) => crate::security::ssl_principal::SslPrincipalMapper::parse(v)
+            .map_err(|reason| invalid(&name, v, reason))?,
+    };
     Ok(SslConfig {
+        principal_mapper,
         listener: listener.to_string(),
         keystore,
         truststore,

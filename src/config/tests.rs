@@ -135,3 +135,37 @@ fn java_properties_syntax_is_read() {
 mod sasl_tests;
 #[path = "ssl_tests.rs"]
 mod ssl_tests;
+
+#[test]
+fn delegation_tokens_are_on_only_with_a_secret_key() {
+    let c = Config::from_properties(&base()).unwrap();
+    assert!(c.delegation_tokens.is_none());
+    let mut p = base();
+    p.insert("delegation.token.secret.key".into(), String::new());
+    assert!(Config::from_properties(&p)
+        .unwrap()
+        .delegation_tokens
+        .is_none());
+
+    p.insert("delegation.token.secret.key".into(), "s3cret".into());
+    p.insert(
+        "delegation.token.expiry.check.interval.ms".into(),
+        "5000".into(),
+    );
+    let t = Config::from_properties(&p)
+        .unwrap()
+        .delegation_tokens
+        .unwrap();
+    assert_eq!(t.secret_key, "s3cret");
+    assert_eq!(t.max_lifetime_ms, 7 * 24 * 3_600_000);
+    assert_eq!(t.expiry_time_ms, 24 * 3_600_000);
+    assert_eq!(t.expiry_check_interval_ms, 5000);
+    // The key never shows in a debug print (Kafka's PASSWORD type prints [hidden]).
+    assert!(!format!("{t:?}").contains("s3cret"));
+
+    // Kafka's atLeast(1) on the lifetimes, checked with or without a key.
+    let mut p = base();
+    p.insert("delegation.token.max.lifetime.ms".into(), "0".into());
+    let e = Config::from_properties(&p).unwrap_err().to_string();
+    assert!(e.contains("delegation.token.max.lifetime.ms"), "{e}");
+}

@@ -21,8 +21,10 @@ use super::config::ControllerConfig;
 use super::errors::{ApiError, ControllerError};
 use super::heartbeats::BrokerHeartbeatManager;
 use super::io::{ControllerOutput, MetadataAppender};
+use super::mutation_quotas::MutationQuotas;
 use super::result::{ControllerResult, RecordOut};
-use super::{cluster, configuration, encode_records, error_response, not_controller, producer_ids};
+use super::{cluster, configuration, delegation_tokens, encode_records, error_response};
+use super::{not_controller, producer_ids};
 use super::{propose_error, replication};
 use crate::codec::{RequestBody, ResponseBody};
 use crate::metadata::image::MetadataImage;
@@ -62,6 +64,45 @@ pub(super) struct Env<'a> {
     pub(super) broker_loggers: &'a [AlterConfigsResourceResponse],
 }
 
+/// What a token request is served with: the settings, its sender, the wall-clock time.
+fn token_context<'a>(
+    cfg: &'a ControllerConfig,
+    request: &'a InboundRequest,
+    now_ms: u64,
+) -> delegation_tokens::TokenContext<'a> {
+    delegation_tokens::TokenContext {
+        cfg: cfg.delegation_tokens.as_ref(),
+        // The node's own requests are never token requests; refused before this otherwise.
+        requester: request
+            .sender
+            .as_ref()
+            .map_or("User:ANONYMOUS", |s| s.principal.as_str()),
+        now_ms: i64::try_from(now_ms).unwrap_or(i64::MAX),
+    }
+}
+
+/// The mutation quota of `request`, strict from `strict_since` (Kafka's ControllerApis:
+/// CreateTopics 6, DeleteTopics 5, CreatePartitions 3).
+fn mutation_quota<'a>(
+    quotas: &'a mut MutationQuotas,
+    committed: &MetadataImage,
+    request: &InboundRequest,
+    strict_since: i16,
+    now_ms: u64,
+) -> super::mutation_quotas::RequestQuota<'a> {
+    let (principal, client_id) = request.sender.as_ref().map_or(("User:ANONYMOUS", ""), |s| {
+        (s.principal.as_str(), s.client_id.as_str())
+    });
+    quotas.quota_for(
+        committed,
+        principal,
+        client_id,
+        request.api_version,
+        strict_since,
+        now_ms,
+    )
+}
+
 /// The active controller of one epoch.
 #[derive(Debug)]
 pub(super) struct ActiveController {
@@ -79,6 +120,9 @@ pub(super) struct ActiveController {
     pub(super) lost_leadership: bool,
     /// When the preferred-leader balancing runs (Kafka's SCHEDULED state), if it is due.
     pub(super) balance_at_ms: Option<u64>,
+    /// When the expired delegation tokens are next swept (Kafka schedules the sweep at
+    /// activation when tokens are on, then every expiry check interval).
+    pub(super) token_sweep_at_ms: Option<u64>,
     /// The last run hit its record limit: the next one runs 10 ms after scheduling, not
     /// after the check interval (Kafka's IMMEDIATELY rather than DEFERRED).
     balance_again_soon: bool,
@@ -111,6 +155,7 @@ impl ActiveController {
             registration_offsets: registration_offsets.clone(),
             lost_leadership: false,
             balance_at_ms: None,
+            token_sweep_at_ms: None,
             balance_again_soon: false,
             balanced_at_offset: None,
         }
@@ -318,7 +363,16 @@ impl ActiveController {
     }
 
     fn park(&mut self, offset: i64, request: &InboundRequest, body: ResponseBody) {
-        let keep_request = matches!(request.body, RequestBody::ElectLeaders(_));
+        // Kafka answers a lost leadership with the request's error answer; for these the
+        // reply alone cannot rebuild it (its order or fields differ).
+        let keep_request = matches!(
+            request.body,
+            RequestBody::ElectLeaders(_)
+                | RequestBody::AlterClientQuotas(_)
+                | RequestBody::CreateDelegationToken(_)
+                | RequestBody::RenewDelegationToken(_)
+                | RequestBody::ExpireDelegationToken(_)
+        );
         self.parked.push_back(Parked {
             offset,
             request_id: request.request_id,
@@ -443,6 +497,34 @@ impl ActiveController {
         self.balance_at_ms = Some(now_ms.saturating_add(delay_ms));
     }
 
+    /// Schedules the expired-token sweep one check interval from `now_ms` when tokens are on
+    /// and the image's metadata.version holds them (Kafka's
+    /// `maybeScheduleNextExpiredDelegationTokenSweep`).
+    pub(super) fn maybe_schedule_token_sweep(&mut self, now_ms: u64, cfg: &ControllerConfig) {
+        let tokens = cfg.delegation_tokens.as_ref();
+        self.token_sweep_at_ms = delegation_tokens::sweep_enabled(&self.image, tokens)
+            .then(|| tokens.map(|t| now_ms.saturating_add(t.expiry_check_interval_ms)))
+            .flatten();
+    }
+
+    /// The sweep, when due by `now_ms`: a RemoveDelegationTokenRecord for every committed
+    /// token past its expiry, written unanswered; the next sweep scheduled first.
+    pub(super) fn maybe_sweep_tokens(
+        &mut self,
+        now_ms: u64,
+        cfg: &ControllerConfig,
+        committed: &MetadataImage,
+        appender: &mut dyn MetadataAppender,
+    ) {
+        if self.lost_leadership || self.token_sweep_at_ms.is_none_or(|at| at > now_ms) {
+            return;
+        }
+        self.maybe_schedule_token_sweep(now_ms, cfg);
+        let now = i64::try_from(now_ms).unwrap_or(i64::MAX);
+        let records = delegation_tokens::sweep_expired(committed, now);
+        self.write_unanswered(appender, records);
+    }
+
     /// The balancing, when due by `now_ms` (Kafka's `maybeBalancePartitionLeaders` event):
     /// preferred elections, their records written unanswered.
     pub(super) fn maybe_balance(
@@ -479,6 +561,7 @@ impl ActiveController {
         &mut self,
         env: Env<'_>,
         rng: &mut Rng,
+        quotas: &mut MutationQuotas,
         appender: &mut dyn MetadataAppender,
         request: InboundRequest,
         outputs: &mut VecDeque<ControllerOutput>,
@@ -618,8 +701,15 @@ impl ActiveController {
                     Some(c) => super::authorization::create_topics_access(c, req),
                     None => (None, Vec::new()),
                 };
-                let mut result =
-                    replication::create_topics(&self.image, cfg, rng, kept.as_ref().unwrap_or(req));
+                let mut quota = mutation_quota(quotas, committed, &request, 6, now_ms);
+                let mut result = replication::create_topics(
+                    &self.image,
+                    cfg,
+                    rng,
+                    kept.as_ref().unwrap_or(req),
+                    &mut quota,
+                );
+                result.response.throttle_time_ms = quota.throttle_time_ms();
                 if let Some(c) = &checker {
                     result.response =
                         super::authorization::finish_create_topics(c, result.response, &refused);
@@ -633,8 +723,17 @@ impl ActiveController {
                 );
             }
             RequestBody::DeleteTopics(req) => {
-                let result =
-                    replication::delete_topics(committed, &self.image, cfg, rng, req, version);
+                let mut quota = mutation_quota(quotas, committed, &request, 5, now_ms);
+                let mut result = replication::delete_topics(
+                    committed,
+                    &self.image,
+                    cfg,
+                    rng,
+                    &mut quota,
+                    req,
+                    version,
+                );
+                result.response.throttle_time_ms = quota.throttle_time_ms();
                 self.complete(
                     appender,
                     &request,
@@ -644,7 +743,10 @@ impl ActiveController {
                 );
             }
             RequestBody::CreatePartitions(req) => {
-                let result = replication::create_partitions(&self.image, cfg.release, rng, req);
+                let mut quota = mutation_quota(quotas, committed, &request, 3, now_ms);
+                let mut result =
+                    replication::create_partitions(&self.image, cfg.release, rng, req, &mut quota);
+                result.response.throttle_time_ms = quota.throttle_time_ms();
                 self.complete(
                     appender,
                     &request,
@@ -777,6 +879,51 @@ impl ActiveController {
                     &request,
                     result,
                     ResponseBody::DeleteAcls,
+                    outputs,
+                );
+            }
+            RequestBody::AlterClientQuotas(req) => {
+                let result = super::client_quotas::alter_client_quotas(&self.image, req);
+                self.complete(
+                    appender,
+                    &request,
+                    result,
+                    ResponseBody::AlterClientQuotas,
+                    outputs,
+                );
+            }
+            RequestBody::CreateDelegationToken(req) => {
+                let token_id =
+                    crate::storage::uuid::uuid_to_kafka_string(&replication::random_topic_id(rng));
+                let ctx = token_context(cfg, &request, now_ms);
+                let result = delegation_tokens::create(&self.image, ctx, version, req, token_id);
+                self.complete(
+                    appender,
+                    &request,
+                    result,
+                    ResponseBody::CreateDelegationToken,
+                    outputs,
+                );
+            }
+            RequestBody::RenewDelegationToken(req) => {
+                let ctx = token_context(cfg, &request, now_ms);
+                let result = delegation_tokens::renew(&self.image, committed, ctx, req);
+                self.complete(
+                    appender,
+                    &request,
+                    result,
+                    ResponseBody::RenewDelegationToken,
+                    outputs,
+                );
+            }
+            RequestBody::ExpireDelegationToken(req) => {
+                let ctx = token_context(cfg, &request, now_ms);
+                let result = delegation_tokens::expire(&self.image, committed, ctx, req);
+                self.complete(
+                    appender,
+                    &request,
+                    result,
+                    ResponseBody::ExpireDelegationToken,
                     outputs,
                 );
             }

@@ -3,7 +3,7 @@
 //! parked success answer rewritten as NOT_CONTROLLER when leadership is lost before commit.
 
 use super::errors::{self, ApiError};
-use super::{configuration, feature_control, replication, scram};
+use super::{configuration, delegation_tokens, feature_control, replication, scram};
 use crate::codec::{RequestBody, ResponseBody};
 
 /// NOT_CONTROLLER as Kafka's controller words it.
@@ -134,6 +134,9 @@ pub fn error_response(body: &RequestBody, version: i16, error: &ApiError) -> Res
         RequestBody::AlterUserScramCredentials(req) => {
             ResponseBody::AlterUserScramCredentials(scram::alter_credentials_error(req, error))
         }
+        RequestBody::AlterClientQuotas(req) => ResponseBody::AlterClientQuotas(
+            super::client_quotas::alter_client_quotas_error(req, error),
+        ),
         RequestBody::CreateAcls(req) => {
             ResponseBody::CreateAcls(super::acls::create_acls_error(req, error))
         }
@@ -142,6 +145,40 @@ pub fn error_response(body: &RequestBody, version: i16, error: &ApiError) -> Res
         }
         RequestBody::DescribeAcls(_) => {
             ResponseBody::DescribeAcls(super::acls::describe_acls_error(error))
+        }
+        RequestBody::CreateDelegationToken(_) => ResponseBody::CreateDelegationToken(
+            delegation_tokens::create_error(version, error.code),
+        ),
+        RequestBody::RenewDelegationToken(_) => {
+            ResponseBody::RenewDelegationToken(delegation_tokens::renew_error(error.code))
+        }
+        RequestBody::ExpireDelegationToken(_) => {
+            ResponseBody::ExpireDelegationToken(delegation_tokens::expire_error(error.code))
+        }
+        // Kafka's `DescribeDelegationTokenResponse(version, throttle, error)`: no tokens.
+        RequestBody::DescribeDelegationToken(_) => ResponseBody::DescribeDelegationToken(
+            DescribeDelegationTokenResponse::default().with_error_code(error.code),
+        ),
+        // Kafka's `DescribeUserScramCredentialsRequest.getErrorResponse`: the error at the top
+        // and on one nameless result per user asked for (ApiError hides an unexpected
+        // error's text: no message then).
+        RequestBody::DescribeUserScramCredentials(req) => {
+            let results = req
+                .users
+                .iter()
+                .flatten()
+                .map(|_| {
+                    describe_user_scram_credentials_response::DescribeUserScramCredentialsResult::default()
+                        .with_error_code(error.code)
+                        .with_error_message(message())
+                })
+                .collect();
+            ResponseBody::DescribeUserScramCredentials(
+                DescribeUserScramCredentialsResponse::default()
+                    .with_error_code(error.code)
+                    .with_error_message(message())
+                    .with_results(results),
+            )
         }
         // Not a controller API: routing sends none here. Answer as Kafka answers an API a
         // controller does not serve.

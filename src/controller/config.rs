@@ -36,6 +36,12 @@ pub struct ControllerConfig {
     /// The StandardAuthorizer's settings when `authorizer.class.name` names it; `None`: no
     /// authorizer (every check passes, the ACL APIs answer SECURITY_DISABLED).
     pub authorizer: Option<crate::metadata::authorizer::AuthorizerConfig>,
+    /// The `delegation.token.*` settings when `delegation.token.secret.key` is set; `None`:
+    /// token requests are answered DELEGATION_TOKEN_AUTH_DISABLED.
+    pub delegation_tokens: Option<super::delegation_tokens::DelegationTokenConfig>,
+    /// `controller.quota.window.num` and `controller.quota.window.size.seconds`: the burst
+    /// of the controller mutation quotas.
+    pub mutation_quota: super::mutation_quotas::MutationQuotaConfig,
 }
 
 impl ControllerConfig {
@@ -65,6 +71,8 @@ impl ControllerConfig {
             rng_seed: 0,
             release: Default::default(),
             authorizer: None,
+            delegation_tokens: None,
+            mutation_quota: Default::default(),
         }
     }
 
@@ -85,6 +93,8 @@ impl ControllerConfig {
             rng_seed,
             release: config.kafka_release.unwrap_or_default(),
             authorizer: config.authorizer.clone(),
+            delegation_tokens: config.delegation_tokens.clone(),
+            mutation_quota: config.mutation_quota,
         }
     }
 }

@@ -18,20 +18,24 @@
 //! One manager per concern, each a function over the image returning a [`ControllerResult`]:
 //! `cluster.rs` (brokers and controllers), `heartbeats.rs` (broker sessions, soft state),
 //! `replication/` (topics, partition changes, placement), `producer_ids.rs`, `features.rs`,
-//! `activation.rs`, `scram.rs`. [`MetadataImage::replay`] is the only code that changes state.
+//! `activation.rs`, `scram.rs`, `acls.rs`, `client_quotas.rs`, `delegation_tokens.rs`.
+//! [`MetadataImage::replay`] is the only code that changes state.
 
 pub mod acls;
 pub mod activation;
 mod answers;
 pub mod authorization;
+pub mod client_quotas;
 pub mod cluster;
 pub mod config;
 pub mod configuration;
+pub mod delegation_tokens;
 pub mod errors;
 pub mod feature_control;
 pub mod features;
 pub mod heartbeats;
 pub mod io;
+pub mod mutation_quotas;
 pub mod producer_ids;
 pub mod replication;
 pub mod result;
@@ -81,6 +85,13 @@ pub const CONTROLLER_APIS: &[ApiKey] = &[
     ApiKey::AssignReplicasToDirs,
     ApiKey::ElectLeaders,
     ApiKey::AlterUserScramCredentials,
+    ApiKey::AlterClientQuotas,
+    ApiKey::CreateDelegationToken,
+    ApiKey::RenewDelegationToken,
+    ApiKey::ExpireDelegationToken,
+    // Advertised (as by a Kafka controller) but not served: answered UNKNOWN_SERVER_ERROR.
+    ApiKey::DescribeDelegationToken,
+    ApiKey::DescribeUserScramCredentials,
     ApiKey::DescribeAcls,
     ApiKey::CreateAcls,
     ApiKey::DeleteAcls,
@@ -138,6 +149,8 @@ pub struct QuorumController {
     leadership: Leadership,
     /// This node's log levels (the BROKER_LOGGER resource); the driver applies each change.
     log_levels: LogLevels,
+    /// The controller mutation quotas' buckets (soft state of this node, as Kafka's sensors).
+    mutation_quotas: mutation_quotas::MutationQuotas,
     outputs: VecDeque<ControllerOutput>,
 }
 
@@ -146,7 +159,9 @@ impl QuorumController {
     /// empty log appends first (bootstrap.checkpoint or the 0-0 snapshot).
     pub fn new(cfg: ControllerConfig, bootstrap: Vec<Bytes>) -> Self {
         let rng = Rng::new(cfg.rng_seed);
+        let mutation_quotas = mutation_quotas::MutationQuotas::new(cfg.mutation_quota);
         Self {
+            mutation_quotas,
             cfg,
             committed: MetadataImage::new(),
             registration_offsets: BTreeMap::new(),
@@ -213,10 +228,10 @@ impl QuorumController {
                 let expiry = a
                     .heartbeats
                     .next_expiry_ms(self.cfg.broker_session_timeout_ms);
-                match (expiry, a.balance_at_ms) {
-                    (Some(e), Some(b)) => Some(e.min(b)),
-                    (e, b) => e.or(b),
-                }
+                [expiry, a.balance_at_ms, a.token_sweep_at_ms]
+                    .into_iter()
+                    .flatten()
+                    .min()
             }
             _ => None,
         }
@@ -338,6 +353,7 @@ impl QuorumController {
         a.fence_stale_brokers(now_ms, &self.cfg, appender);
         a.maybe_schedule_balance(now_ms, &self.cfg);
         a.maybe_balance(now_ms, &self.cfg, appender);
+        a.maybe_sweep_tokens(now_ms, &self.cfg, &self.committed, appender);
         self.after_write(appender);
     }
 
@@ -353,6 +369,30 @@ impl QuorumController {
         authorization::refusal(self.cfg.authorizer.as_ref(), &self.committed, request)
     }
 
+    /// The answer ControllerApis gives a delegation-token request before the controller sees
+    /// it (not allowed on this connection; CREATE_TOKENS missing for another owner).
+    fn token_refusal(&self, request: &InboundRequest) -> Option<ResponseBody> {
+        let checker =
+            authorization::Checker::new(self.cfg.authorizer.as_ref(), &self.committed, request);
+        let may_create_for = |owner: &str| {
+            checker.as_ref().is_none_or(|c| {
+                c.allowed(
+                    crate::metadata::acl::AclOperation::CreateTokens,
+                    crate::metadata::acl::ResourceType::User,
+                    owner,
+                    true,
+                )
+            })
+        };
+        delegation_tokens::refusal(
+            &request.body,
+            request.api_version,
+            request.sender.as_ref(),
+            request.forwarded,
+            &may_create_for,
+        )
+    }
+
     /// A request for the controller (one of [`CONTROLLER_APIS`]); its answer comes out of
     /// [`Self::poll_output`], at once when refused, after commit when it wrote records.
     pub fn handle_request(
@@ -366,6 +406,24 @@ impl QuorumController {
         if let Some(body) = self.authorization_refusal(&request) {
             self.outputs
                 .push_back(ControllerOutput::Respond { request_id, body });
+            return;
+        }
+        if let Some(body) = self.token_refusal(&request) {
+            self.outputs
+                .push_back(ControllerOutput::Respond { request_id, body });
+            return;
+        }
+        if matches!(
+            request.body,
+            RequestBody::DescribeDelegationToken(_) | RequestBody::DescribeUserScramCredentials(_)
+        ) {
+            // A Kafka controller advertises these but has no handler: its ControllerApis
+            // throws "Unsupported ApiKey", answered UNKNOWN_SERVER_ERROR (brokers serve them).
+            let error = ApiError::code(errors::UNKNOWN_SERVER_ERROR);
+            self.outputs.push_back(ControllerOutput::Respond {
+                request_id,
+                body: error_response(&request.body, version, &error),
+            });
             return;
         }
         if self.cfg.authorizer.is_none() {
@@ -467,6 +525,17 @@ impl QuorumController {
                 return;
             }
         }
+        if let RequestBody::AlterClientQuotas(req) = &request.body {
+            if req.entries.is_empty() {
+                // Kafka answers an empty alteration list at once, without an event, active or
+                // not.
+                self.outputs.push_back(ControllerOutput::Respond {
+                    request_id,
+                    body: ResponseBody::AlterClientQuotas(Default::default()),
+                });
+                return;
+            }
+        }
         if let RequestBody::ElectLeaders(req) = &request.body {
             if req.topic_partitions.as_ref().is_some_and(Vec::is_empty) {
                 // Kafka answers an empty (not null) list at once, without an event, active or
@@ -498,6 +567,7 @@ impl QuorumController {
                 broker_loggers: &broker_loggers,
             },
             &mut self.rng,
+            &mut self.mutation_quotas,
             appender,
             request,
             &mut self.outputs,
@@ -543,6 +613,7 @@ impl QuorumController {
         );
         // Kafka schedules the periodic tasks once the activation records are applied.
         active.maybe_schedule_balance(now_ms, &self.cfg);
+        active.maybe_schedule_token_sweep(now_ms, &self.cfg);
         self.leadership = Leadership::Active(Box::new(active));
     }
 

@@ -18,6 +18,9 @@ use super::connection::serve_connection;
 use super::quotas::Admission;
 use super::tls::HANDSHAKE_TIMEOUT;
 use super::{RequestContext, RequestHandler, SocketServer};
+use crate::config::sasl::SecurityProtocol;
+use crate::security::ssl_principal::{subject_rfc2253, SslPrincipalMapper};
+use crate::security::Principal;
 
 /// How long a closing TLS connection may take to send its close_notify.
 const CLOSE_NOTIFY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
@@ -34,6 +37,7 @@ pub async fn serve<H: RequestHandler>(
     listener_name: String,
     tls: Option<TlsAcceptor>,
     sasl: Option<super::sasl::ListenerSasl>,
+    ssl_principal: Option<Arc<SslPrincipalMapper>>,
     handler: Arc<H>,
     server: Arc<SocketServer>,
     shutdown: CancellationToken,
@@ -100,12 +104,20 @@ pub async fn serve<H: RequestHandler>(
             forwarded: false,
             principal: crate::security::Principal::anonymous(),
             forwarded_by: None,
+            security_protocol: match (tls.is_some(), sasl.is_some()) {
+                (false, false) => SecurityProtocol::Plaintext,
+                (true, false) => SecurityProtocol::Ssl,
+                (false, true) => SecurityProtocol::SaslPlaintext,
+                (true, true) => SecurityProtocol::SaslSsl,
+            },
         };
         let handler = handler.clone();
         let shutdown = shutdown.clone();
         let server = server.clone();
         let tls = tls.clone();
         let sasl = sasl.clone();
+        let ssl_principal = ssl_principal.clone();
+        let mut ctx = ctx;
         tracker.spawn(async move {
             let sasl = sasl.as_ref();
             match tls {
@@ -116,6 +128,23 @@ pub async fn serve<H: RequestHandler>(
                     if let Some(mut tls_stream) =
                         handshake(acceptor, stream, &ctx, &server, &slot, &shutdown).await
                     {
+                        if let Some(mapper) = &ssl_principal {
+                            match client_principal(&tls_stream, mapper) {
+                                Ok(principal) => ctx.principal = principal,
+                                Err(reason) => {
+                                    server.warnings.warn(
+                                        ctx.peer,
+                                        &ctx.listener_name,
+                                        &format_args!(
+                                            "closing connection from {}: no principal for its \
+                                             certificate: {reason}",
+                                            ctx.peer
+                                        ),
+                                    );
+                                    return;
+                                }
+                            }
+                        }
                         serve_connection(
                             &mut tls_stream,
                             ctx,
@@ -136,6 +165,21 @@ pub async fn serve<H: RequestHandler>(
             drop(slot);
         });
     }
+}
+
+/// The principal of an SSL client (Kafka's DefaultKafkaPrincipalBuilder): `User:` and its
+/// certificate's subject mapped by `ssl.principal.mapping.rules`; `User:ANONYMOUS` when it
+/// presented none. An error when no rule applies (Kafka fails such a connection).
+fn client_principal(
+    tls_stream: &tokio_rustls::server::TlsStream<TcpStream>,
+    mapper: &SslPrincipalMapper,
+) -> Result<Principal, String> {
+    let (_, connection) = tls_stream.get_ref();
+    let Some(cert) = connection.peer_certificates().and_then(|c| c.first()) else {
+        return Ok(Principal::anonymous());
+    };
+    let dn = subject_rfc2253(cert.as_ref())?;
+    Ok(Principal::user(&mapper.name(&dn)?))
 }
 
 /// The server side of a TLS handshake, within [`HANDSHAKE_TIMEOUT`]. A failure (a plaintext

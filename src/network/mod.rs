@@ -48,6 +48,21 @@ pub struct RequestContext {
     pub principal: crate::security::Principal,
     /// The broker that forwarded the request in an Envelope (its principal and address).
     pub forwarded_by: Option<crate::raft::Sender>,
+    /// The listener's security protocol (for a forwarded request, the Envelope's connection).
+    pub security_protocol: crate::config::sasl::SecurityProtocol,
+}
+
+impl RequestContext {
+    /// Who sent a request with `client_id` in its header, as the controller sees it.
+    pub fn sender(&self, client_id: &str) -> crate::raft::Sender {
+        crate::raft::Sender {
+            principal: self.principal.to_string(),
+            host: java_host_address(self.peer.ip()),
+            token_authenticated: self.principal.token_authenticated,
+            security_protocol: self.security_protocol,
+            client_id: client_id.to_string(),
+        }
+    }
 }
 
 /// A pending answer: the encoded response frame, or `None` to close the connection.

@@ -511,7 +511,7 @@ async fn peer_task(
                 return ResponseResult::Failed;
             };
             match conn.call(request.request, &config).await {
-                Ok(body) => ResponseResult::Answered(body),
+                Ok(body) => ResponseResult::Answered(Box::new(body)),
                 Err(CallError::Unsupported) => ResponseResult::UnsupportedVersion,
                 Err(CallError::Broken(e)) => {
                     tracing::debug!("node {}: connection lost: {e}", destination.node_id);

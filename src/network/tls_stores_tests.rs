@@ -52,6 +52,7 @@ fn ssl(keystore: KeyStore, truststore: Option<TrustStore>, verify_hostname: bool
         client_protocols: vec![TlsVersion::Tls12, TlsVersion::Tls13],
         cipher_suites: Vec::new(),
         verify_hostname,
+        principal_mapper: Default::default(),
     }
 }
 

@@ -95,7 +95,12 @@ impl Node {
         use crate::metadata::acl::{AclOperation, ResourceType, CLUSTER_NAME};
         let raft = self.raft.as_ref()?;
         let cfg = raft.authorizer.as_deref()?;
-        let acls = raft.status.lock().ok().map(|s| s.acls.clone())?;
+        // A poisoned lock still holds the last ACLs published: refusing on them, never
+        // serving unchecked.
+        let acls = match raft.status.lock() {
+            Ok(status) => status.acls.clone(),
+            Err(poisoned) => poisoned.into_inner().acls.clone(),
+        };
         let principal = ctx.principal.to_string();
         let host = crate::network::java_host_address(ctx.peer.ip());
         let who = crate::metadata::authorizer::Requester {
@@ -278,7 +283,9 @@ impl Node {
                     RequestBody::DescribeCluster(req) => {
                         ResponseBody::DescribeCluster(self.describe_cluster(ctx, &req, version))
                     }
-                    RequestBody::Envelope(req) => return self.envelope(ctx, &req, version, corr),
+                    RequestBody::Envelope(req) => {
+                        return self.envelope(ctx, &req, &header.client_id, version, corr)
+                    }
                     // What reaches the handler is on an authenticated connection or one that
                     // needs none: a handshake here is out of place (a SASL listener's
                     // re-authentication is the connection's, `network::connection`). Kafka's
@@ -324,10 +331,7 @@ impl Node {
                                 api_version: version,
                                 listener_name: ctx.listener_name.clone(),
                                 forwarded: ctx.forwarded,
-                                sender: Some(crate::raft::Sender {
-                                    principal: ctx.principal.to_string(),
-                                    host: crate::network::java_host_address(ctx.peer.ip()),
-                                }),
+                                sender: Some(ctx.sender(&header.client_id)),
                                 forwarded_by: ctx.forwarded_by.clone(),
                                 body: raft_body,
                             }),
@@ -361,6 +365,7 @@ impl Node {
         &self,
         ctx: &RequestContext,
         req: &EnvelopeRequest,
+        client_id: &str,
         version: i16,
         correlation_id: i32,
     ) -> Answer {
@@ -394,10 +399,8 @@ impl Node {
             peer: SocketAddr::new(forwarded.client_address, 0),
             forwarded: true,
             principal: forwarded.principal.clone(),
-            forwarded_by: Some(crate::raft::Sender {
-                principal: ctx.principal.to_string(),
-                host: crate::network::java_host_address(ctx.peer.ip()),
-            }),
+            forwarded_by: Some(ctx.sender(client_id)),
+            security_protocol: ctx.security_protocol,
         };
         // No recursion beyond this level: Envelope is not forwardable, so an envelope inside
         // an envelope was refused by unwrap_envelope.

@@ -140,11 +140,20 @@ pub async fn serve(
                 "Awaiting socket connections on {addr} for listener {name} ({protocol})"
             );
         }
+        // An SSL client's principal comes from its certificate (SASL_SSL: from SASL).
+        let ssl_principal = match config.security_protocol(&name) {
+            crate::config::sasl::SecurityProtocol::Ssl => config
+                .ssl
+                .get(&name)
+                .map(|s| Arc::new(s.principal_mapper.clone())),
+            _ => None,
+        };
         tracker.spawn(serve_listener(
             listener,
             name,
             tls,
             sasl,
+            ssl_principal,
             node.clone(),
             server.clone(),
             shutdown.clone(),

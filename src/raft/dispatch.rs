@@ -100,7 +100,10 @@ impl RaftCore {
         // The ApiVersions of an AddRaftVoter decides the operation whatever its outcome.
         if sent.api_key == kafka_protocol::messages::ApiKey::ApiVersions {
             let answer = match &result {
-                ResponseResult::Answered(ResponseBody::ApiVersions(r)) => Ok(r),
+                ResponseResult::Answered(body) => match body.as_ref() {
+                    ResponseBody::ApiVersions(r) => Ok(r),
+                    _ => Err(errors::BROKER_NOT_AVAILABLE),
+                },
                 ResponseResult::UnsupportedVersion => Err(errors::UNSUPPORTED_VERSION),
                 ResponseResult::AuthenticationFailed => Err(errors::NETWORK_EXCEPTION),
                 _ => Err(errors::BROKER_NOT_AVAILABLE),
@@ -116,7 +119,7 @@ impl RaftCore {
             return;
         }
         let body = match result {
-            ResponseResult::Answered(body) => body,
+            ResponseResult::Answered(body) => *body,
             ResponseResult::UnsupportedVersion => {
                 return self.handle_top_level_error_for(
                     now_ms,

@@ -52,6 +52,14 @@ pub struct Sender {
     pub principal: String,
     /// The client address as Java's `getHostAddress` prints it.
     pub host: String,
+    /// The connection authenticated with a delegation token (SCRAM `tokenauth=true`; for a
+    /// forwarded request, as the Envelope's principal says).
+    pub token_authenticated: bool,
+    /// The security protocol of the connection the request came on (for a forwarded
+    /// request, the forwarding broker's connection, as Kafka's forwarded context keeps it).
+    pub security_protocol: crate::config::sasl::SecurityProtocol,
+    /// The request header's client id (for a forwarded request, the inner header's).
+    pub client_id: String,
 }
 
 impl Sender {
@@ -60,6 +68,9 @@ impl Sender {
         Self {
             principal: "User:ANONYMOUS".to_string(),
             host: "127.0.0.1".to_string(),
+            token_authenticated: false,
+            security_protocol: crate::config::sasl::SecurityProtocol::Plaintext,
+            client_id: String::new(),
         }
     }
 }
@@ -68,7 +79,8 @@ impl Sender {
 #[derive(Debug, Clone)]
 pub enum ResponseResult {
     /// The peer answered.
-    Answered(ResponseBody),
+    /// (Boxed: the largest response bodies dwarf the other outcomes.)
+    Answered(Box<ResponseBody>),
     /// The peer could not take the request at any version both sides know (a field the
     /// negotiated version cannot carry, e.g. PreVote below Vote v2). Kafka's client turns this
     /// into a synthetic UNSUPPORTED_VERSION.

@@ -18,6 +18,7 @@ pub mod client;
 pub mod jaas;
 pub mod plain;
 pub mod scram;
+pub mod ssl_principal;
 
 #[cfg(test)]
 mod authenticator_tests;

@@ -75,6 +75,27 @@ impl Ca {
         }
     }
 
+    /// A client certificate valid now whose subject is `O=<org>, CN=<cn>` in DER order, which
+    /// Java writes `CN=<cn>,O=<org>` (RFC 2253 lists the last RDN first).
+    pub fn client_leaf(&self, cn: &str, org: &str) -> Leaf {
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        params
+            .distinguished_name
+            .push(DnType::OrganizationName, org);
+        params.distinguished_name.push(DnType::CommonName, cn);
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        params.not_before = rcgen::date_time_ymd(2020, 1, 1);
+        params.not_after = rcgen::date_time_ymd(2090, 1, 1);
+        let cert = params.signed_by(&key, &self.issuer).unwrap();
+        Leaf {
+            cert_pem: cert.pem(),
+            key_pem: key.serialize_pem(),
+        }
+    }
+
     /// A certificate valid now (2020..2090).
     pub fn leaf(&self, name: &str) -> Leaf {
         self.leaf_valid(name, 2020, 2090)
@@ -162,6 +183,20 @@ impl Pki {
                 "required".into(),
             ),
         ]
+    }
+
+    /// An admin client's properties authenticating with `leaf` (its key and certificate in a
+    /// PEM key store file under the PKI's directory).
+    pub fn client_props(&self, name: &str, leaf: &Leaf) -> String {
+        let keystore = self.dir.path().join(format!("{name}.pem"));
+        std::fs::write(&keystore, format!("{}{}", leaf.key_pem, leaf.cert_pem)).unwrap();
+        format!(
+            "default.api.timeout.ms=8000\nrequest.timeout.ms=4000\nmetadata.max.age.ms=1000\n\
+             security.protocol=SSL\nssl.keystore.type=PEM\nssl.keystore.location={}\n\
+             ssl.truststore.type=PEM\nssl.truststore.location={}\n",
+            keystore.display(),
+            self.truststore.display()
+        )
     }
 
     /// An admin client's properties for `kafka-metadata-quorum --command-config`.

@@ -8,6 +8,7 @@
 //! ```
 
 use crate::codec::versions::Release;
+use crate::controller::mutation_quotas::PartitionChangeQuota;
 use std::collections::BTreeSet;
 
 use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
@@ -52,6 +53,7 @@ pub fn create_partitions(
     release: Release,
     rng: &mut Rng,
     req: &CreatePartitionsRequest,
+    quota: &mut dyn PartitionChangeQuota,
 ) -> ControllerResult<CreatePartitionsResponse> {
     // ControllerApis: a name given twice is refused whole. The rest go on in the order of
     // the Java HashSet that collected them.
@@ -84,7 +86,7 @@ pub fn create_partitions(
         let Some(topic) = req.topics.iter().find(|t| t.name.0.as_str() == name) else {
             continue;
         };
-        let error = match create_partitions_of(image, release, rng, topic, &mut records) {
+        let error = match create_partitions_of(image, release, rng, topic, quota, &mut records) {
             Ok(()) => ApiError::code(errors::NONE),
             Err(e) => {
                 tracing::info!(
@@ -119,6 +121,7 @@ fn create_partitions_of(
     release: Release,
     rng: &mut Rng,
     topic: &CreatePartitionsTopic,
+    quota: &mut dyn PartitionChangeQuota,
     records: &mut Vec<RecordOut>,
 ) -> Result<(), ApiError> {
     let name = topic.name.0.as_str();
@@ -152,6 +155,8 @@ fn create_partitions_of(
             ));
         }
     }
+    // The controller mutation quota, after the request's own checks (Kafka's order).
+    quota.apply(u32::try_from(additional).unwrap_or(u32::MAX))?;
     let Some(first) = current.partitions.values().next() else {
         return Err(ApiError::new(
             errors::UNKNOWN_SERVER_ERROR,

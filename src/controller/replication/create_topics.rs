@@ -3,6 +3,7 @@
 //! placement, and one batch of TopicRecord, ConfigRecords and PartitionRecords for every topic
 //! that passes.
 
+use crate::controller::mutation_quotas::PartitionChangeQuota;
 use std::collections::BTreeSet;
 
 use kafka_protocol::messages::create_topics_request::CreatableTopic;
@@ -132,6 +133,7 @@ pub fn create_topics(
     cfg: &ControllerConfig,
     rng: &mut Rng,
     req: &CreateTopicsRequest,
+    quota: &mut dyn PartitionChangeQuota,
 ) -> ControllerResult<CreateTopicsResponse> {
     // Too many partitions in one request: every topic fails, before anything else.
     let total = req.topics.iter().fold(0u64, |n, t| {
@@ -163,7 +165,7 @@ pub fn create_topics(
         if duplicates.contains(&name) || name == METADATA_TOPIC {
             continue;
         }
-        match create_topic(image, cfg, rng, t, &planned) {
+        match create_topic(image, cfg, rng, t, &planned, quota) {
             Ok((result, topic_records, id)) => {
                 record_count += topic_records.len();
                 if !req.validate_only {
@@ -226,6 +228,7 @@ fn create_topic(
     rng: &mut Rng,
     t: &CreatableTopic,
     planned: &[(String, Uuid)],
+    quota: &mut dyn PartitionChangeQuota,
 ) -> Result<(CreatableTopicResult, Vec<RecordOut>, Uuid), ApiError> {
     let name = t.name.0.to_string();
     let invalid_topic = |reason: String| {
@@ -288,6 +291,9 @@ fn create_topic(
         validate_topic_config(k, v).map_err(|m| ApiError::new(errors::INVALID_CONFIG, m))?;
     }
     let assignments = assign(image, cfg, rng, t)?;
+    // The controller mutation quota, once the topic is known to be valid (Kafka's order;
+    // validate_only spends it too).
+    quota.apply(u32::try_from(assignments.len()).unwrap_or(u32::MAX))?;
     // A random id is unique in practice; one already taken would make every standby refuse
     // the TopicRecord, so it is drawn again.
     let mut topic_id = random_topic_id(rng);

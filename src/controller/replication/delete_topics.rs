@@ -12,6 +12,7 @@
 //! so a topic whose removal is not committed yet resolves and then answers UNKNOWN_TOPIC_ID;
 //! the two images are passed for that.
 
+use crate::controller::mutation_quotas::PartitionChangeQuota;
 use std::collections::{BTreeMap, BTreeSet};
 
 use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
@@ -77,6 +78,7 @@ pub fn delete_topics(
     image: &MetadataImage,
     cfg: &ControllerConfig,
     rng: &mut Rng,
+    quota: &mut dyn PartitionChangeQuota,
     req: &DeleteTopicsRequest,
     version: i16,
 ) -> ControllerResult<DeleteTopicsResponse> {
@@ -185,7 +187,12 @@ pub fn delete_topics(
     }
     let mut records = Vec::new();
     for (id, name) in &id_to_name {
-        if image.topics.contains_key(id) {
+        if let Some(topic) = image.topics.get(id) {
+            let partitions = u32::try_from(topic.partitions.len()).unwrap_or(u32::MAX);
+            if let Err(e) = quota.apply(partitions) {
+                responses.push(result(Some(name), *id, &e));
+                continue;
+            }
             records.push(RecordOut::new(
                 MetadataRecord::RemoveTopic(RemoveTopicRecord {
                     topic_id: *id,

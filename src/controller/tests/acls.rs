@@ -491,7 +491,7 @@ fn acl_apis_need_alter_and_describe_on_the_cluster() {
     let mut ctx = with_authorizer("User:admin");
     ctx.sender = Sender {
         principal: "User:alice".to_string(),
-        host: "127.0.0.1".to_string(),
+        ..Sender::anonymous_local()
     };
     let acl = &test_acls()[1];
     let refused = create(&mut ctx, vec![creation(acl)]);
@@ -646,6 +646,7 @@ fn a_forwarding_broker_needs_cluster_action_itself() {
     ctx.forwarded_by = Some(Sender {
         principal: "User:rogue-broker".to_string(),
         host: "10.0.0.9".to_string(),
+        ..Sender::anonymous_local()
     });
     let req = DeleteTopicsRequest::default().with_topic_names(vec![TopicName(s("t"))]);
     match ctx.call(RequestBody::DeleteTopics(req), 6) {

@@ -48,6 +48,20 @@ impl TestLog {
         self.log.end_offset().offset
     }
 
+    /// The metadata records at offsets `from` and later, in log order (the log replayed
+    /// into a fresh image, which also checks it replays).
+    pub fn records_from(&self, from: i64) -> Vec<crate::metadata::record::MetadataRecord> {
+        let mut image = MetadataImage::new();
+        let mut out = Vec::new();
+        let bytes = self.read(0, usize::MAX).unwrap();
+        image.replay_batches_observed(&bytes, i64::MAX, "test log", &mut |offset, record| {
+            if offset >= from {
+                out.push(record.clone());
+            }
+        });
+        out
+    }
+
     /// This node leads `epoch` from now on: its LeaderChange batch; the epoch's first offset.
     pub fn push_leader_change(&mut self, epoch: i32) -> i64 {
         let start = self.end();

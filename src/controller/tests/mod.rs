@@ -6,9 +6,11 @@
 
 mod acls;
 mod broker_logger;
+mod client_quotas;
 mod cluster;
 mod configuration;
 pub(crate) mod context;
+mod delegation_tokens;
 mod describe_configs;
 mod elect_leaders;
 mod elr;
@@ -16,6 +18,7 @@ mod features;
 mod heartbeats;
 pub(crate) mod invariants;
 mod kafka_4_4;
+mod mutation_quotas;
 mod producer_ids;
 mod quorum_controller;
 mod reassignments;

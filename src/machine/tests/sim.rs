@@ -339,7 +339,7 @@ impl Sim {
                                 to: sender,
                                 incarnation: sender_incarnation,
                                 correlation_id,
-                                result: ResponseResult::Answered(body),
+                                result: ResponseResult::Answered(Box::new(body)),
                             },
                         ),
                         Some(None) => {

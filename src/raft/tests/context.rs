@@ -362,13 +362,13 @@ impl Context {
                 if request_over_the_wire(request, version).is_none() {
                     ResponseResult::UnsupportedVersion
                 } else {
-                    ResponseResult::Answered(
+                    ResponseResult::Answered(Box::new(
                         response_over_the_wire(&body, version)
                             .unwrap_or_else(|e| panic!("scenario bug: {e}")),
-                    )
+                    ))
                 }
             }
-            None => ResponseResult::Answered(body),
+            None => ResponseResult::Answered(Box::new(body)),
         };
         self.core
             .handle_response(self.now_ms, &self.log, correlation_id, result);

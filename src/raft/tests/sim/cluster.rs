@@ -461,9 +461,9 @@ impl Cluster {
                             to: from,
                             incarnation: from_incarnation,
                             correlation_id,
-                            result: ResponseResult::Answered(
+                            result: ResponseResult::Answered(Box::new(
                                 crate::codec::ResponseBody::ApiVersions(answer),
-                            ),
+                            )),
                         },
                     );
                     return Ok(false);
@@ -645,7 +645,7 @@ impl Cluster {
                                     to: inf.from,
                                     incarnation: inf.from_incarnation,
                                     correlation_id: inf.correlation_id,
-                                    result: ResponseResult::Answered(body.clone()),
+                                    result: ResponseResult::Answered(Box::new(body.clone())),
                                 },
                             );
                         }
