@@ -44,7 +44,7 @@ fn quorum_benchmark_runs_at_smoke_sizes() {
     let p = quorum::Params::smoke();
     let mut phases = 0;
     let r = quorum::run(&env, tmp.path(), &p, &mut |_| phases += 1).unwrap();
-    assert_eq!(phases, 6, "progress after every phase");
+    assert_eq!(phases, 7, "progress after every phase");
     // Start-up: both implementations, empty and big log, ApiVersions before DescribeQuorum.
     assert_eq!(r.startup.series.len(), 4);
     for (kind, _, trials) in &r.startup.series {
@@ -70,6 +70,18 @@ fn quorum_benchmark_runs_at_smoke_sizes() {
         assert!(run.summary.p99_ms > 0.0 && run.cpu_seconds > 0.0, "{run:?}");
         assert_eq!(run.rss.len(), 3);
     }
+    // The rate sweep: both kinds, every smoke rate tried while sustained, the committed rate
+    // read from the leader's high watermark; at these tiny rates both sustain something.
+    assert_eq!(r.sweep.len(), 2);
+    for s in &r.sweep {
+        assert!(!s.steps.is_empty(), "{s:?}");
+        for step in &s.steps {
+            assert!(step.committed_per_sec > 0.0, "{s:?}");
+            assert!(step.p99_ms > 0.0, "{s:?}");
+        }
+        let best = s.highest_sustained().unwrap_or_else(|| panic!("{s:?}"));
+        assert!(p.sweep_rates.contains(&best.rate), "{s:?}");
+    }
     // Catch-up and snapshot transfer: both kinds fetched bytes from their first observed
     // fetch on; the snapshot is the size asked for.
     for results in [&r.catchup, &r.snapshot] {
@@ -86,7 +98,9 @@ fn quorum_benchmark_runs_at_smoke_sizes() {
         .all(|(_, t)| t[0].bytes >= p.snapshot_bytes));
     // The raw results for plots hold every trial of every phase.
     let raw = quorum::json::results_json(&r);
-    for key in ["startup", "failover", "latency", "catchup", "snapshot"] {
+    for key in [
+        "startup", "failover", "latency", "sweep", "catchup", "snapshot",
+    ] {
         assert!(
             raw[key].as_array().is_some_and(|a| !a.is_empty()),
             "{key}: {raw}"
@@ -101,7 +115,38 @@ fn quorum_benchmark_runs_at_smoke_sizes() {
         text.contains("| 20000/s, 25 ms | Kafka TestRaftServer |"),
         "{text}"
     );
+    assert!(
+        text.contains("| highest sustained rate, offered (records/s) |"),
+        "{text}"
+    );
     println!("{text}");
+}
+
+/// The sweep's verdict: a rate is sustained only under 1 s p99 and keeping up with the offer.
+#[test]
+fn quorum_sweep_sustains_a_rate_only_under_one_second_p99_and_keeping_up() {
+    use quorum::sweep::{sustained, Sweep, SweepStep};
+    assert!(sustained(1000, 990.0, 30.0).is_ok());
+    assert!(sustained(1000, 1003.0, 999.0).is_ok());
+    assert!(sustained(1000, 1000.0, 1000.0).is_err(), "p99 at the bound");
+    assert!(sustained(1000, 940.0, 30.0).is_err(), "not keeping up");
+    // Kafka's unpaced TestRaftServer: 718 records/s committed of 10 M offered.
+    assert!(sustained(10_000_000, 718.0, 249.0).is_err());
+    assert!(sustained(1000, f64::NAN, 30.0).is_err(), "probe failed");
+    assert!(sustained(1000, 1000.0, f64::NAN).is_err(), "no summary");
+    let step = |rate, ok| SweepStep {
+        rate,
+        committed_per_sec: rate as f64,
+        p99_ms: 10.0,
+        sustained: ok,
+        note: String::new(),
+    };
+    let s = Sweep {
+        kind: quorum::procs::Kind::Ferrokraft,
+        linger_ms: 25,
+        steps: vec![step(1000, true), step(2000, true), step(5000, false)],
+    };
+    assert_eq!(s.highest_sustained().map(|x| x.rate), Some(2000));
 }
 
 #[test]

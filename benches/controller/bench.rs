@@ -6,6 +6,9 @@
 
 #[path = "committed.rs"]
 pub mod committed;
+#[path = "../quorum/fetch.rs"]
+#[allow(unused_imports)]
+pub mod fetch;
 #[path = "fleet.rs"]
 pub mod fleet;
 #[path = "phases.rs"]
