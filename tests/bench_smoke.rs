@@ -218,6 +218,9 @@ fn controller_benchmark_runs_at_smoke_sizes() {
         );
         assert!(cold.snapshot_offset > s.create.last_offset, "{s:?}");
         assert!(cold.snapshot_bytes > 0 && cold.rss_kib > 0, "{s:?}");
+        // The snapshot's write time: from its last record's commit to its file (signed: both
+        // ends are sampled every 5 ms).
+        assert!(cold.snapshot_write_ms.is_finite(), "{s:?}");
         assert!(s.rss_idle_kib > 0 && s.rss_end_kib > 0, "{s:?}");
         assert_eq!(s.spurious_fencings, 0, "{s:?}");
     }
@@ -238,5 +241,24 @@ fn controller_benchmark_runs_at_smoke_sizes() {
         "{text}"
     );
     assert!(text.contains("## 6. 20 brokers heartbeating"), "{text}");
+    assert!(text.contains("## 4. Active-controller failover"), "{text}");
+    assert!(
+        text.contains("| 7. propagation: CreateTopics answer to 3 observers"),
+        "{text}"
+    );
+    assert!(text.contains("| 5. snapshot write"), "{text}");
+    // No measurement is missing a figure for either implementation.
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| Measurement"))
+    {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        for figure in &cells[2..4] {
+            assert!(
+                figure.parse::<f64>().is_ok_and(f64::is_finite),
+                "a figure is missing: {line}\n{text}"
+            );
+        }
+    }
     println!("{text}");
 }

@@ -4,13 +4,16 @@
 //! at each size, and every figure is read from the committed log.
 #![allow(missing_docs, dead_code)]
 
+#[path = "cold_start.rs"]
+pub mod cold_start;
 #[path = "committed.rs"]
 pub mod committed;
 #[path = "../quorum/fetch.rs"]
-#[allow(unused_imports)]
 pub mod fetch;
 #[path = "fleet.rs"]
 pub mod fleet;
+#[path = "heartbeats.rs"]
+pub mod heartbeats;
 #[path = "phases.rs"]
 pub mod phases;
 #[path = "../quorum/probe.rs"]
@@ -101,7 +104,7 @@ pub fn env(kafka_version: &str) -> Result<Env, String> {
 #[derive(Default)]
 pub struct Results {
     pub sizes: Vec<phases::SizeRun>,
-    pub heartbeats: Vec<phases::HeartbeatRun>,
+    pub heartbeats: Vec<heartbeats::HeartbeatRun>,
 }
 
 /// Runs every measurement in `dir`, the implementations taking turns at each size;
@@ -131,7 +134,7 @@ pub fn run(
     for &brokers in &p.heartbeat_brokers {
         for &kind in &p.kinds {
             eprintln!("{} with {brokers} heartbeating brokers …", kind.label());
-            r.heartbeats.push(phases::heartbeats(
+            r.heartbeats.push(heartbeats::heartbeats(
                 &rt,
                 env,
                 dir,

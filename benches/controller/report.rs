@@ -4,12 +4,14 @@
 
 use std::fmt::Write as _;
 
-use super::phases::{HeartbeatRun, SizeRun};
+use super::heartbeats::HeartbeatRun;
+use super::phases::SizeRun;
 use super::procs::Kind;
 use super::{Params, Results};
 
+/// fk / kafka; "–" when it means nothing (Kafka's figure 0, or a signed time at or below 0).
 fn ratio(fk: f64, kafka: f64) -> String {
-    if kafka.abs() > f64::EPSILON && fk.is_finite() && kafka.is_finite() {
+    if kafka > f64::EPSILON && fk >= 0.0 && fk.is_finite() && kafka.is_finite() {
         format!("{:.3}", fk / kafka)
     } else {
         "–".into()
@@ -122,6 +124,14 @@ pub fn markdown(r: &Results, p: &Params, kafka_version: &str) -> String {
         row(
             &mut out,
             "5. cold start on a snapshot: exec to serving",
+            "ms",
+            a,
+            b,
+        );
+        let (a, b) = f(&|s| s.cold_start.snapshot_write_ms);
+        row(
+            &mut out,
+            "5. snapshot write: its last record committed to .checkpoint in place",
             "ms",
             a,
             b,

@@ -13,13 +13,15 @@
 //! ```
 
 use bytes::Bytes;
-pub use ferrokraft::raft::types::METADATA_TOPIC_ID;
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic, ReplicaState};
 use kafka_protocol::messages::{
     ApiKey, ApiVersionsResponse, BrokerId, FetchRequest, FetchResponse, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
+
+/// The topic id of `__cluster_metadata` (Kafka's `Uuid.METADATA_TOPIC_ID`).
+pub const METADATA_TOPIC_ID: Uuid = ferrokraft::raft::types::METADATA_TOPIC_ID;
 
 /// The topic id of Kafka's `TestRaftServer` log (`__raft_performance_test`): its Raft
 /// partition is not the metadata one.
