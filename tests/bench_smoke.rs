@@ -221,6 +221,14 @@ fn controller_benchmark_runs_at_smoke_sizes() {
         // The snapshot's write time: from its last record's commit to its file (signed: both
         // ends are sampled every 5 ms).
         assert!(cold.snapshot_write_ms.is_finite(), "{s:?}");
+        // 7: every trial's topic reached every observer, fetched and then known committed.
+        let prop = &s.propagation;
+        assert_eq!(prop.observers, p.observers, "{s:?}");
+        assert_eq!(prop.fetched_ms.len(), p.propagation_trials, "{s:?}");
+        assert_eq!(prop.committed_ms.len(), p.propagation_trials, "{s:?}");
+        for (f, c) in prop.fetched_ms.iter().zip(&prop.committed_ms) {
+            assert!(f.is_finite() && c.is_finite() && c >= f, "{s:?}");
+        }
         assert!(s.rss_idle_kib > 0 && s.rss_end_kib > 0, "{s:?}");
         assert_eq!(s.spurious_fencings, 0, "{s:?}");
     }
@@ -241,7 +249,6 @@ fn controller_benchmark_runs_at_smoke_sizes() {
         "{text}"
     );
     assert!(text.contains("## 6. 20 brokers heartbeating"), "{text}");
-    assert!(text.contains("## 4. Active-controller failover"), "{text}");
     assert!(
         text.contains("| 7. propagation: CreateTopics answer to 3 observers"),
         "{text}"

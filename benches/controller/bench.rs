@@ -14,12 +14,16 @@ pub mod fetch;
 pub mod fleet;
 #[path = "heartbeats.rs"]
 pub mod heartbeats;
+#[path = "observer.rs"]
+pub mod observer;
 #[path = "phases.rs"]
 pub mod phases;
 #[path = "../quorum/probe.rs"]
 pub mod probe;
 #[path = "../quorum/procs.rs"]
 pub mod procs;
+#[path = "propagation.rs"]
+pub mod propagation;
 #[path = "report.rs"]
 pub mod report;
 #[path = "wire.rs"]
@@ -54,6 +58,10 @@ pub struct Params {
     pub heartbeat_secs: u64,
     /// The Kafka controller's heap (-Xmx/-Xms).
     pub kafka_heap: String,
+    /// Fetch-speaking observers of the propagation measurement (7).
+    pub observers: usize,
+    /// Topics created one after another in the propagation measurement.
+    pub propagation_trials: usize,
     /// Which implementations, in the order each size runs them.
     pub kinds: Vec<Kind>,
 }
@@ -69,6 +77,8 @@ impl Params {
             heartbeat_brokers: vec![1_000, 10_000],
             heartbeat_secs: 600,
             kafka_heap: "4G".into(),
+            observers: 3,
+            propagation_trials: 10,
             kinds: vec![Kind::Ferrokraft, Kind::KafkaController],
         }
     }
@@ -83,6 +93,8 @@ impl Params {
             heartbeat_brokers: vec![20],
             heartbeat_secs: 3,
             kafka_heap: "512M".into(),
+            observers: 3,
+            propagation_trials: 3,
             kinds: vec![Kind::Ferrokraft, Kind::KafkaController],
         }
     }

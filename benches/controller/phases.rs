@@ -29,6 +29,7 @@ use super::committed::{records_from, Timeline};
 use super::fleet::{Fleet, FIRST_BROKER_ID};
 use super::probe::describe_once;
 use super::procs::{cpu_seconds, rss_kib, Env, Kind, Quorum, Setup, Timers};
+use super::propagation::{propagation, PropagationResult};
 use super::wire::Conn;
 use super::{now, Params};
 
@@ -212,6 +213,7 @@ pub struct SizeRun {
     pub fence: FenceResult,
     pub shutdown: ShutdownResult,
     pub cold_start: ColdStartResult,
+    pub propagation: PropagationResult,
     /// RSS (KiB) idle after start, after the topics, at the end.
     pub rss_idle_kib: u64,
     pub rss_created_kib: u64,
@@ -305,6 +307,7 @@ async fn size_phases(
     let leaving = FIRST_BROKER_ID + 1;
     let shutdown = shutdown(ctrl, timeline, &fleet, leaving).await?;
     let rss_end_kib = ctrl.rss_kib();
+    let propagation = propagation(ctrl.port(), &ctrl.cluster_id, timeline, &fleet, p).await?;
     let cold_start = cold_starts(ctrl, timeline).await?;
     let spurious_fencings = records_from(ctrl.data_dir(), 0)?
         .iter()
@@ -322,6 +325,7 @@ async fn size_phases(
         fence,
         shutdown,
         cold_start,
+        propagation,
         rss_idle_kib,
         rss_created_kib,
         rss_end_kib,

@@ -140,6 +140,27 @@ pub fn markdown(r: &Results, p: &Params, kafka_version: &str) -> String {
         row(&mut out, "5. snapshot size", "KiB", a, b);
         let (a, b) = f(&|s| mib(s.cold_start.rss_kib));
         row(&mut out, "5. RSS serving from the snapshot", "MiB", a, b);
+        let observers = fk.or(kafka).map_or(0, |s| s.propagation.observers);
+        let (a, b) = f(&|s| s.propagation.medians().0);
+        row(
+            &mut out,
+            &format!(
+                "7. propagation: CreateTopics answer to {observers} observers fetched it, median"
+            ),
+            "ms",
+            a,
+            b,
+        );
+        let (a, b) = f(&|s| s.propagation.medians().1);
+        row(
+            &mut out,
+            &format!(
+                "7. propagation: CreateTopics answer to {observers} observers saw it committed, median"
+            ),
+            "ms",
+            a,
+            b,
+        );
         let (a, b) = f(&|s| mib(s.rss_idle_kib));
         row(&mut out, "RSS idle", "MiB", a, b);
         let (a, b) = f(&|s| mib(s.rss_created_kib));
