@@ -183,7 +183,7 @@ fn controller_benchmark_runs_at_smoke_sizes() {
     let p = controller::Params::smoke();
     let mut steps = 0;
     let r = controller::run(&env, tmp.path(), &p, &mut |_| steps += 1).unwrap();
-    assert_eq!(steps, 4, "progress after every measurement");
+    assert_eq!(steps, 6, "progress after every measurement");
     assert_eq!(r.sizes.len(), 2);
     for (s, kind) in r
         .sizes
@@ -232,6 +232,23 @@ fn controller_benchmark_runs_at_smoke_sizes() {
         assert!(s.rss_idle_kib > 0 && s.rss_end_kib > 0, "{s:?}");
         assert_eq!(s.spurious_fencings, 0, "{s:?}");
     }
+    // 4: three voters each, the leader SIGKILLed with the 60 partitions in the image; a survivor
+    // answered CreateTopics, the new epoch committed, and the fleet followed the new leader
+    // without a fencing.
+    assert_eq!(r.failovers.len(), 2);
+    for (f, kind) in r
+        .failovers
+        .iter()
+        .zip([Kind::Ferrokraft, Kind::KafkaController])
+    {
+        assert_eq!(f.kind, kind);
+        assert_eq!(f.partitions, 60, "{f:?}");
+        assert!(f.new_epoch > f.old_epoch, "{f:?}");
+        assert!(f.to_create_ms > 0.0, "{f:?}");
+        assert!(f.to_epoch_committed_ms > 0.0, "{f:?}");
+        assert!(f.to_fleet_ms > 0.0, "{f:?}");
+        assert_eq!(f.spurious_fencings, 0, "{f:?}");
+    }
     assert_eq!(r.heartbeats.len(), 2);
     for h in &r.heartbeats {
         // 20 brokers every 2 s for 3 s: at least one heartbeat each.
@@ -249,6 +266,7 @@ fn controller_benchmark_runs_at_smoke_sizes() {
         "{text}"
     );
     assert!(text.contains("## 6. 20 brokers heartbeating"), "{text}");
+    assert!(text.contains("## 4. Active-controller failover"), "{text}");
     assert!(
         text.contains("| 7. propagation: CreateTopics answer to 3 observers"),
         "{text}"

@@ -8,6 +8,8 @@
 pub mod cold_start;
 #[path = "committed.rs"]
 pub mod committed;
+#[path = "failover.rs"]
+pub mod failover;
 #[path = "../quorum/fetch.rs"]
 pub mod fetch;
 #[path = "fleet.rs"]
@@ -116,6 +118,7 @@ pub fn env(kafka_version: &str) -> Result<Env, String> {
 #[derive(Default)]
 pub struct Results {
     pub sizes: Vec<phases::SizeRun>,
+    pub failovers: Vec<failover::FailoverRun>,
     pub heartbeats: Vec<heartbeats::HeartbeatRun>,
 }
 
@@ -140,6 +143,12 @@ pub fn run(
             eprintln!("{} at {size} partitions …", kind.label());
             r.sizes
                 .push(phases::size_run(&rt, env, dir, kind, size, p)?);
+            progress(&r);
+        }
+        for &kind in &p.kinds {
+            eprintln!("{} failover, 3 voters, {size} partitions …", kind.label());
+            r.failovers
+                .push(failover::failover_run(&rt, env, dir, kind, size, p)?);
             progress(&r);
         }
     }

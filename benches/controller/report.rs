@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use super::failover::FailoverRun;
 use super::heartbeats::HeartbeatRun;
 use super::phases::SizeRun;
 use super::procs::Kind;
@@ -171,6 +172,7 @@ pub fn markdown(r: &Results, p: &Params, kafka_version: &str) -> String {
         row(&mut out, "spurious fencings (must be 0)", "brokers", a, b);
         out.push('\n');
     }
+    failover_tables(&mut out, &r.failovers);
     let mut counts: Vec<usize> = r.heartbeats.iter().map(|h| h.brokers).collect();
     counts.dedup();
     for brokers in counts {
@@ -203,4 +205,42 @@ pub fn markdown(r: &Results, p: &Params, kafka_version: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Measurement 4, one table per size.
+fn failover_tables(out: &mut String, runs: &[FailoverRun]) {
+    let mut sizes: Vec<usize> = runs.iter().map(|f| f.partitions).collect();
+    sizes.dedup();
+    for size in sizes {
+        let (fk, kafka) = pair(runs, |f: &FailoverRun| f.kind, |f| f.partitions == size);
+        let brokers = fk.or(kafka).map_or(0, |f| f.brokers);
+        let _ = writeln!(
+            out,
+            "## 4. Active-controller failover: 3 voters, {size} partitions, {brokers} brokers, \
+             SIGKILL of the leader\n\n\
+             | Measurement | ferrokraft | Kafka | ratio |\n|---|---|---|---|"
+        );
+        let f = |g: &dyn Fn(&FailoverRun) -> f64| (fk.map(g), kafka.map(g));
+        let (a, b) = f(&|f| f.to_create_ms);
+        row(out, "SIGKILL to a CreateTopics answered", "ms", a, b);
+        let (a, b) = f(&|f| f.to_epoch_committed_ms);
+        row(
+            out,
+            "SIGKILL to the new epoch's first record committed",
+            "ms",
+            a,
+            b,
+        );
+        let (a, b) = f(&|f| f.to_fleet_ms);
+        row(
+            out,
+            "SIGKILL to every broker heartbeating with the new leader",
+            "ms",
+            a,
+            b,
+        );
+        let (a, b) = f(&|f| f.spurious_fencings as f64);
+        row(out, "brokers fenced (must be 0)", "brokers", a, b);
+        out.push('\n');
+    }
 }
