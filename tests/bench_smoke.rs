@@ -243,10 +243,12 @@ fn controller_benchmark_runs_at_smoke_sizes() {
     {
         assert_eq!(f.kind, kind);
         assert_eq!(f.partitions, 60, "{f:?}");
-        assert!(f.new_epoch > f.old_epoch, "{f:?}");
-        assert!(f.to_create_ms > 0.0, "{f:?}");
-        assert!(f.to_epoch_committed_ms > 0.0, "{f:?}");
-        assert!(f.to_fleet_ms > 0.0, "{f:?}");
+        assert_eq!(f.epochs.len(), p.failover_trials, "{f:?}");
+        assert!(f.epochs.iter().all(|(old, new)| new > old), "{f:?}");
+        for figures in [&f.to_create_ms, &f.to_epoch_committed_ms, &f.to_fleet_ms] {
+            assert_eq!(figures.len(), p.failover_trials, "{f:?}");
+            assert!(figures.iter().all(|&ms| ms > 0.0), "{f:?}");
+        }
         assert_eq!(f.spurious_fencings, 0, "{f:?}");
     }
     assert_eq!(r.heartbeats.len(), 2);

@@ -60,6 +60,8 @@ pub struct Params {
     pub heartbeat_secs: u64,
     /// The Kafka controller's heap (-Xmx/-Xms).
     pub kafka_heap: String,
+    /// SIGKILLs of the leader in the failover measurement (4).
+    pub failover_trials: usize,
     /// Fetch-speaking observers of the propagation measurement (7).
     pub observers: usize,
     /// Topics created one after another in the propagation measurement.
@@ -79,6 +81,7 @@ impl Params {
             heartbeat_brokers: vec![1_000, 10_000],
             heartbeat_secs: 600,
             kafka_heap: "4G".into(),
+            failover_trials: 5,
             observers: 3,
             propagation_trials: 10,
             kinds: vec![Kind::Ferrokraft, Kind::KafkaController],
@@ -95,6 +98,7 @@ impl Params {
             heartbeat_brokers: vec![20],
             heartbeat_secs: 3,
             kafka_heap: "512M".into(),
+            failover_trials: 2,
             observers: 3,
             propagation_trials: 3,
             kinds: vec![Kind::Ferrokraft, Kind::KafkaController],

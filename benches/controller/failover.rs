@@ -1,7 +1,8 @@
 //! Measurement 4: active-controller failover with the large image. Three voters of one
 //! implementation; the fleet registers with the leader and heartbeats; the size's partitions
 //! are created (the image the new leader must hold); once every voter has the image, the
-//! leader is SIGKILLed. Figures, all from the SIGKILL:
+//! leader is SIGKILLed; the killed voter is started again and caught up before the next trial
+//! (`Params::failover_trials`; the report gives medians). Figures, all from the SIGKILL:
 //!
 //! - to the first CreateTopics (1 partition, RF 3 when the fleet has 3 brokers) answered
 //!   without error by a surviving voter (each is asked in turn; the others say NOT_CONTROLLER
@@ -40,16 +41,16 @@ pub struct FailoverRun {
     /// Partitions in the image.
     pub partitions: usize,
     pub brokers: usize,
-    /// The killed leader's epoch and the new leader's.
-    pub old_epoch: i32,
-    pub new_epoch: i32,
-    /// From the SIGKILL to a CreateTopics answered without error.
-    pub to_create_ms: f64,
-    /// From the SIGKILL to the commit of the new epoch's first record.
-    pub to_epoch_committed_ms: f64,
-    /// From the SIGKILL to the last broker's first heartbeat answered by the new leader.
-    pub to_fleet_ms: f64,
-    /// Brokers fenced after the SIGKILL (must be 0: the fleet followed).
+    /// Per trial: the killed leader's epoch and the new leader's.
+    pub epochs: Vec<(i32, i32)>,
+    /// Per trial: from the SIGKILL to a CreateTopics answered without error.
+    pub to_create_ms: Vec<f64>,
+    /// Per trial: from the SIGKILL to the commit of the new epoch's first record.
+    pub to_epoch_committed_ms: Vec<f64>,
+    /// Per trial: from the SIGKILL to the last broker's first heartbeat answered by the new
+    /// leader.
+    pub to_fleet_ms: Vec<f64>,
+    /// Brokers fenced after the first SIGKILL (must be 0: the fleet followed).
     pub spurious_fencings: usize,
 }
 
@@ -159,51 +160,71 @@ async fn steps(
     )
     .await?;
     let from = timeline.high_watermark();
-    let (_, old) = port_of(q, before.leader_id)?;
-    let live: Vec<u16> = q
-        .nodes
-        .iter()
-        .enumerate()
-        .filter(|(j, _)| *j != old)
-        .map(|(_, n)| n.port)
-        .collect();
-    let killed = now();
-    q.kill(old);
-    let rf = brokers.min(3) as i16;
-    let served = serving(&live, "failover", rf).await?;
-    let new = wait_leader(timeline, Duration::from_secs(60), "a new leader", |v| {
-        v.epoch > before.epoch
-    })
-    .await?;
-    let (_, n) = port_of(q, new.leader_id)?;
-    let new_dir = q.nodes[n].dir.clone();
-    let (epoch_start, new_epoch) =
-        first_offset_after_epoch(&new_dir, before.epoch)?.ok_or_else(|| {
-            format!(
-                "no batch after epoch {} in the new leader's log",
-                before.epoch
+    let mut run = FailoverRun {
+        kind,
+        partitions: create.partitions,
+        brokers,
+        epochs: Vec::new(),
+        to_create_ms: Vec::new(),
+        to_epoch_committed_ms: Vec::new(),
+        to_fleet_ms: Vec::new(),
+        spurious_fencings: 0,
+    };
+    let mut before = before;
+    let mut last_dir = q.nodes[i].dir.clone();
+    for trial in 0..p.failover_trials.max(1) {
+        if trial > 0 {
+            // The killed voter is back and every voter holds the log again.
+            before = wait_leader(
+                timeline,
+                Duration::from_secs(180),
+                "every voter caught up again",
+                |v| v.min_voter_log_end_offset >= v.high_watermark && v.high_watermark > 0,
             )
-        })?;
-    let epoch_committed = timeline
-        .wait_commit(epoch_start, Duration::from_secs(60))
+            .await?;
+        }
+        let (_, old) = port_of(q, before.leader_id)?;
+        let live: Vec<u16> = q
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != old)
+            .map(|(_, n)| n.port)
+            .collect();
+        let killed = now();
+        q.kill(old);
+        let rf = brokers.min(3) as i16;
+        let served = serving(&live, &format!("failover-{trial}"), rf).await?;
+        let new = wait_leader(timeline, Duration::from_secs(60), "a new leader", |v| {
+            v.epoch > before.epoch
+        })
         .await?;
-    let fleet_at = fleet_followed(&fleet, killed, Duration::from_secs(60)).await?;
-    let spurious_fencings = records_from(&new_dir, from)?
+        let (_, n) = port_of(q, new.leader_id)?;
+        last_dir = q.nodes[n].dir.clone();
+        let (epoch_start, new_epoch) = first_offset_after_epoch(&last_dir, before.epoch)?
+            .ok_or_else(|| {
+                format!(
+                    "no batch after epoch {} in the new leader's log",
+                    before.epoch
+                )
+            })?;
+        let epoch_committed = timeline
+            .wait_commit(epoch_start, Duration::from_secs(60))
+            .await?;
+        let fleet_at = fleet_followed(&fleet, killed, Duration::from_secs(60)).await?;
+        run.epochs.push((before.epoch, new_epoch));
+        run.to_create_ms.push(ms_between(killed, served));
+        run.to_epoch_committed_ms
+            .push(ms_between(killed, epoch_committed));
+        run.to_fleet_ms.push(ms_between(killed, fleet_at));
+        q.start(old)?;
+    }
+    run.spurious_fencings = records_from(&last_dir, from)?
         .iter()
         .filter(|(_, r)| matches!(r, MetadataRecord::BrokerRegistrationChange(c) if c.fenced == 1))
         .count()
         + fleet.fenced_again() as usize;
-    Ok(FailoverRun {
-        kind,
-        partitions: create.partitions,
-        brokers,
-        old_epoch: before.epoch,
-        new_epoch,
-        to_create_ms: ms_between(killed, served),
-        to_epoch_committed_ms: ms_between(killed, epoch_committed),
-        to_fleet_ms: ms_between(killed, fleet_at),
-        spurious_fencings,
-    })
+    Ok(run)
 }
 
 /// When the last broker of `fleet` had its first heartbeat answered after `after`. The

@@ -45,7 +45,12 @@ pub fn median(v: &[f64]) -> f64 {
         return f64::NAN;
     }
     v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    let m = v.len() / 2;
+    if v.len().is_multiple_of(2) {
+        (v[m - 1] + v[m]) / 2.0
+    } else {
+        v[m]
+    }
 }
 
 impl PropagationResult {

@@ -8,6 +8,7 @@ use super::failover::FailoverRun;
 use super::heartbeats::HeartbeatRun;
 use super::phases::SizeRun;
 use super::procs::Kind;
+use super::propagation::median;
 use super::{Params, Results};
 
 /// fk / kafka; "–" when it means nothing (Kafka's figure 0, or a signed time at or below 0).
@@ -221,20 +222,29 @@ fn failover_tables(out: &mut String, runs: &[FailoverRun]) {
              | Measurement | ferrokraft | Kafka | ratio |\n|---|---|---|---|"
         );
         let f = |g: &dyn Fn(&FailoverRun) -> f64| (fk.map(g), kafka.map(g));
-        let (a, b) = f(&|f| f.to_create_ms);
-        row(out, "SIGKILL to a CreateTopics answered", "ms", a, b);
-        let (a, b) = f(&|f| f.to_epoch_committed_ms);
+        let trials = fk.or(kafka).map_or(0, |f| f.to_create_ms.len());
+        let (a, b) = f(&|f| median(&f.to_create_ms));
         row(
             out,
-            "SIGKILL to the new epoch's first record committed",
+            &format!("SIGKILL to a CreateTopics answered, median of {trials}"),
             "ms",
             a,
             b,
         );
-        let (a, b) = f(&|f| f.to_fleet_ms);
+        let (a, b) = f(&|f| median(&f.to_epoch_committed_ms));
         row(
             out,
-            "SIGKILL to every broker heartbeating with the new leader",
+            &format!("SIGKILL to the new epoch's first record committed, median of {trials}"),
+            "ms",
+            a,
+            b,
+        );
+        let (a, b) = f(&|f| median(&f.to_fleet_ms));
+        row(
+            out,
+            &format!(
+                "SIGKILL to every broker heartbeating with the new leader, median of {trials}"
+            ),
             "ms",
             a,
             b,
