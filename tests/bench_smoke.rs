@@ -44,7 +44,7 @@ fn quorum_benchmark_runs_at_smoke_sizes() {
     let p = quorum::Params::smoke();
     let mut phases = 0;
     let r = quorum::run(&env, tmp.path(), &p, &mut |_| phases += 1).unwrap();
-    assert_eq!(phases, 6, "progress after every phase");
+    assert_eq!(phases, 7, "progress after every phase");
     // Start-up: both implementations, empty and big log, ApiVersions before DescribeQuorum.
     assert_eq!(r.startup.series.len(), 4);
     for (kind, _, trials) in &r.startup.series {
@@ -70,6 +70,18 @@ fn quorum_benchmark_runs_at_smoke_sizes() {
         assert!(run.summary.p99_ms > 0.0 && run.cpu_seconds > 0.0, "{run:?}");
         assert_eq!(run.rss.len(), 3);
     }
+    // The rate sweep: both kinds, every smoke rate tried while sustained, the committed rate
+    // read from the leader's high watermark; at these tiny rates both sustain something.
+    assert_eq!(r.sweep.len(), 2);
+    for s in &r.sweep {
+        assert!(!s.steps.is_empty(), "{s:?}");
+        for step in &s.steps {
+            assert!(step.committed_per_sec > 0.0, "{s:?}");
+            assert!(step.p99_ms > 0.0, "{s:?}");
+        }
+        let best = s.highest_sustained().unwrap_or_else(|| panic!("{s:?}"));
+        assert!(p.sweep_rates.contains(&best.rate), "{s:?}");
+    }
     // Catch-up and snapshot transfer: both kinds fetched bytes from their first observed
     // fetch on; the snapshot is the size asked for.
     for results in [&r.catchup, &r.snapshot] {
@@ -86,7 +98,9 @@ fn quorum_benchmark_runs_at_smoke_sizes() {
         .all(|(_, t)| t[0].bytes >= p.snapshot_bytes));
     // The raw results for plots hold every trial of every phase.
     let raw = quorum::json::results_json(&r);
-    for key in ["startup", "failover", "latency", "catchup", "snapshot"] {
+    for key in [
+        "startup", "failover", "latency", "sweep", "catchup", "snapshot",
+    ] {
         assert!(
             raw[key].as_array().is_some_and(|a| !a.is_empty()),
             "{key}: {raw}"
@@ -101,7 +115,38 @@ fn quorum_benchmark_runs_at_smoke_sizes() {
         text.contains("| 20000/s, 25 ms | Kafka TestRaftServer |"),
         "{text}"
     );
+    assert!(
+        text.contains("| highest sustained rate, offered (records/s) |"),
+        "{text}"
+    );
     println!("{text}");
+}
+
+/// The sweep's verdict: a rate is sustained only under 1 s p99 and keeping up with the offer.
+#[test]
+fn quorum_sweep_sustains_a_rate_only_under_one_second_p99_and_keeping_up() {
+    use quorum::sweep::{sustained, Sweep, SweepStep};
+    assert!(sustained(1000, 990.0, 30.0).is_ok());
+    assert!(sustained(1000, 1003.0, 999.0).is_ok());
+    assert!(sustained(1000, 1000.0, 1000.0).is_err(), "p99 at the bound");
+    assert!(sustained(1000, 940.0, 30.0).is_err(), "not keeping up");
+    // Kafka's unpaced TestRaftServer: 718 records/s committed of 10 M offered.
+    assert!(sustained(10_000_000, 718.0, 249.0).is_err());
+    assert!(sustained(1000, f64::NAN, 30.0).is_err(), "probe failed");
+    assert!(sustained(1000, 1000.0, f64::NAN).is_err(), "no summary");
+    let step = |rate, ok| SweepStep {
+        rate,
+        committed_per_sec: rate as f64,
+        p99_ms: 10.0,
+        sustained: ok,
+        note: String::new(),
+    };
+    let s = Sweep {
+        kind: quorum::procs::Kind::Ferrokraft,
+        linger_ms: 25,
+        steps: vec![step(1000, true), step(2000, true), step(5000, false)],
+    };
+    assert_eq!(s.highest_sustained().map(|x| x.rate), Some(2000));
 }
 
 #[test]
@@ -138,7 +183,7 @@ fn controller_benchmark_runs_at_smoke_sizes() {
     let p = controller::Params::smoke();
     let mut steps = 0;
     let r = controller::run(&env, tmp.path(), &p, &mut |_| steps += 1).unwrap();
-    assert_eq!(steps, 4, "progress after every measurement");
+    assert_eq!(steps, 6, "progress after every measurement");
     assert_eq!(r.sizes.len(), 2);
     for (s, kind) in r
         .sizes
@@ -173,8 +218,38 @@ fn controller_benchmark_runs_at_smoke_sizes() {
         );
         assert!(cold.snapshot_offset > s.create.last_offset, "{s:?}");
         assert!(cold.snapshot_bytes > 0 && cold.rss_kib > 0, "{s:?}");
+        // The snapshot's write time: from its last record's commit to its file (signed: both
+        // ends are sampled every 5 ms).
+        assert!(cold.snapshot_write_ms.is_finite(), "{s:?}");
+        // 7: every trial's topic reached every observer, fetched and then known committed.
+        let prop = &s.propagation;
+        assert_eq!(prop.observers, p.observers, "{s:?}");
+        assert_eq!(prop.fetched_ms.len(), p.propagation_trials, "{s:?}");
+        assert_eq!(prop.committed_ms.len(), p.propagation_trials, "{s:?}");
+        for (f, c) in prop.fetched_ms.iter().zip(&prop.committed_ms) {
+            assert!(f.is_finite() && c.is_finite() && c >= f, "{s:?}");
+        }
         assert!(s.rss_idle_kib > 0 && s.rss_end_kib > 0, "{s:?}");
         assert_eq!(s.spurious_fencings, 0, "{s:?}");
+    }
+    // 4: three voters each, the leader SIGKILLed with the 60 partitions in the image; a survivor
+    // answered CreateTopics, the new epoch committed, and the fleet followed the new leader
+    // without a fencing.
+    assert_eq!(r.failovers.len(), 2);
+    for (f, kind) in r
+        .failovers
+        .iter()
+        .zip([Kind::Ferrokraft, Kind::KafkaController])
+    {
+        assert_eq!(f.kind, kind);
+        assert_eq!(f.partitions, 60, "{f:?}");
+        assert_eq!(f.epochs.len(), p.failover_trials, "{f:?}");
+        assert!(f.epochs.iter().all(|(old, new)| new > old), "{f:?}");
+        for figures in [&f.to_create_ms, &f.to_epoch_committed_ms, &f.to_fleet_ms] {
+            assert_eq!(figures.len(), p.failover_trials, "{f:?}");
+            assert!(figures.iter().all(|&ms| ms > 0.0), "{f:?}");
+        }
+        assert_eq!(f.spurious_fencings, 0, "{f:?}");
     }
     assert_eq!(r.heartbeats.len(), 2);
     for h in &r.heartbeats {
@@ -193,5 +268,24 @@ fn controller_benchmark_runs_at_smoke_sizes() {
         "{text}"
     );
     assert!(text.contains("## 6. 20 brokers heartbeating"), "{text}");
+    assert!(text.contains("## 4. Active-controller failover"), "{text}");
+    assert!(
+        text.contains("| 7. propagation: CreateTopics answer to 3 observers"),
+        "{text}"
+    );
+    assert!(text.contains("| 5. snapshot write"), "{text}");
+    // No measurement is missing a figure for either implementation.
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| Measurement"))
+    {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        for figure in &cells[2..4] {
+            assert!(
+                figure.parse::<f64>().is_ok_and(f64::is_finite),
+                "a figure is missing: {line}\n{text}"
+            );
+        }
+    }
     println!("{text}");
 }

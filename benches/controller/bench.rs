@@ -4,16 +4,28 @@
 //! at each size, and every figure is read from the committed log.
 #![allow(missing_docs, dead_code)]
 
+#[path = "cold_start.rs"]
+pub mod cold_start;
 #[path = "committed.rs"]
 pub mod committed;
+#[path = "failover.rs"]
+pub mod failover;
+#[path = "../quorum/fetch.rs"]
+pub mod fetch;
 #[path = "fleet.rs"]
 pub mod fleet;
+#[path = "heartbeats.rs"]
+pub mod heartbeats;
+#[path = "observer.rs"]
+pub mod observer;
 #[path = "phases.rs"]
 pub mod phases;
 #[path = "../quorum/probe.rs"]
 pub mod probe;
 #[path = "../quorum/procs.rs"]
 pub mod procs;
+#[path = "propagation.rs"]
+pub mod propagation;
 #[path = "report.rs"]
 pub mod report;
 #[path = "wire.rs"]
@@ -48,6 +60,12 @@ pub struct Params {
     pub heartbeat_secs: u64,
     /// The Kafka controller's heap (-Xmx/-Xms).
     pub kafka_heap: String,
+    /// SIGKILLs of the leader in the failover measurement (4).
+    pub failover_trials: usize,
+    /// Fetch-speaking observers of the propagation measurement (7).
+    pub observers: usize,
+    /// Topics created one after another in the propagation measurement.
+    pub propagation_trials: usize,
     /// Which implementations, in the order each size runs them.
     pub kinds: Vec<Kind>,
 }
@@ -63,6 +81,9 @@ impl Params {
             heartbeat_brokers: vec![1_000, 10_000],
             heartbeat_secs: 600,
             kafka_heap: "4G".into(),
+            failover_trials: 5,
+            observers: 3,
+            propagation_trials: 10,
             kinds: vec![Kind::Ferrokraft, Kind::KafkaController],
         }
     }
@@ -77,6 +98,9 @@ impl Params {
             heartbeat_brokers: vec![20],
             heartbeat_secs: 3,
             kafka_heap: "512M".into(),
+            failover_trials: 2,
+            observers: 3,
+            propagation_trials: 3,
             kinds: vec![Kind::Ferrokraft, Kind::KafkaController],
         }
     }
@@ -98,7 +122,8 @@ pub fn env(kafka_version: &str) -> Result<Env, String> {
 #[derive(Default)]
 pub struct Results {
     pub sizes: Vec<phases::SizeRun>,
-    pub heartbeats: Vec<phases::HeartbeatRun>,
+    pub failovers: Vec<failover::FailoverRun>,
+    pub heartbeats: Vec<heartbeats::HeartbeatRun>,
 }
 
 /// Runs every measurement in `dir`, the implementations taking turns at each size;
@@ -124,11 +149,17 @@ pub fn run(
                 .push(phases::size_run(&rt, env, dir, kind, size, p)?);
             progress(&r);
         }
+        for &kind in &p.kinds {
+            eprintln!("{} failover, 3 voters, {size} partitions …", kind.label());
+            r.failovers
+                .push(failover::failover_run(&rt, env, dir, kind, size, p)?);
+            progress(&r);
+        }
     }
     for &brokers in &p.heartbeat_brokers {
         for &kind in &p.kinds {
             eprintln!("{} with {brokers} heartbeating brokers …", kind.label());
-            r.heartbeats.push(phases::heartbeats(
+            r.heartbeats.push(heartbeats::heartbeats(
                 &rt,
                 env,
                 dir,

@@ -4,7 +4,9 @@
 //! controller's data directory (Kafka's format, whichever implementation wrote it), finds the
 //! offset of the last record the phase needed, and takes the first sample whose high
 //! watermark passed it. Replies are never the measure: a controller may answer before, or
-//! well after, it committed.
+//! well after, it committed. With several voters the poller follows the leader: a voter that
+//! is not (or no longer) the leader answers with an error or not at all, and the poller asks
+//! the next one; the fleet reads the leader it found ([`Timeline::leader_port`]).
 //!
 //! ```text
 //!   DescribeQuorum every POLL ─▶ [(t, hw)]      log dir ─▶ [(offset, record)]
@@ -29,53 +31,102 @@ use super::wire::Conn;
 /// How often the high watermark is sampled.
 pub const POLL: Duration = Duration::from_millis(5);
 
-/// The high watermark over time, as the active controller reported it.
+/// What the active controller's DescribeQuorum answer says.
+#[derive(Debug, Clone, Copy)]
+pub struct LeaderView {
+    /// The leader's node id and epoch.
+    pub leader_id: i32,
+    pub epoch: i32,
+    /// Its high watermark.
+    pub high_watermark: i64,
+    /// The smallest log end offset it reports for a voter (-1: one is unknown).
+    pub min_voter_log_end_offset: i64,
+}
+
+/// The high watermark over time, as the active controller reported it, and who that was.
 #[derive(Clone)]
 pub struct Timeline {
     samples: Arc<Mutex<Vec<(Instant, i64)>>>,
     latest: Arc<AtomicI64>,
     stop: Arc<AtomicBool>,
+    /// The voters' ports: node id n listens on `ports[n - 1]`.
+    ports: Arc<Vec<u16>>,
+    leader: Arc<Mutex<Option<LeaderView>>>,
 }
 
 impl Timeline {
-    /// Starts polling the controller on `port` (on the current tokio runtime).
+    /// Starts polling the single controller on `port` (on the current tokio runtime).
     pub fn start(port: u16) -> Timeline {
+        Timeline::following(vec![port])
+    }
+
+    /// Starts polling whichever of the voters on `ports` (node ids 1, 2, …) leads: only the
+    /// leader answers DescribeQuorum without error, so an error or a closed connection moves
+    /// the poller to the next voter until one answers.
+    pub fn following(ports: Vec<u16>) -> Timeline {
         let t = Timeline {
             samples: Arc::new(Mutex::new(Vec::new())),
             latest: Arc::new(AtomicI64::new(-1)),
             stop: Arc::new(AtomicBool::new(false)),
+            ports: Arc::new(ports),
+            leader: Arc::new(Mutex::new(None)),
         };
         let poller = t.clone();
-        tokio::spawn(async move { poller.poll(port).await });
+        tokio::spawn(async move { poller.poll().await });
         t
     }
 
-    async fn poll(self, port: u16) {
+    async fn poll(self) {
         let mut conn: Option<Conn> = None;
+        let mut at = 0usize;
+        let next = |at: usize| (at + 1) % self.ports.len().max(1);
         while !self.stop.load(Ordering::Relaxed) {
+            let Some(&port) = self.ports.get(at) else {
+                return;
+            };
             if conn.is_none() {
                 conn = Conn::connect(port, "ferrokraft-bench-hw", Duration::from_secs(1))
                     .await
                     .ok();
+                if conn.is_none() {
+                    at = next(at);
+                }
             }
             if let Some(c) = conn.as_mut() {
-                match high_watermark(c).await {
-                    Ok(Some(hw)) => {
-                        let at = now();
-                        self.latest.fetch_max(hw, Ordering::Relaxed);
+                match describe(c).await {
+                    Ok(Some(v)) => {
+                        let at_time = now();
+                        self.latest.fetch_max(v.high_watermark, Ordering::Relaxed);
                         if let Ok(mut s) = self.samples.lock() {
                             // Kept increasing, so that commit_time can search it.
-                            if s.last().is_none_or(|&(_, last)| hw > last) {
-                                s.push((at, hw));
+                            if s.last().is_none_or(|&(_, last)| v.high_watermark > last) {
+                                s.push((at_time, v.high_watermark));
                             }
                         }
+                        if let Ok(mut l) = self.leader.lock() {
+                            *l = Some(v);
+                        }
                     }
-                    Ok(None) => {}
-                    Err(_) => conn = None,
+                    // Not the leader (any more): ask the next voter.
+                    Ok(None) | Err(_) => {
+                        conn = None;
+                        at = next(at);
+                    }
                 }
             }
             tokio::time::sleep(POLL).await;
         }
+    }
+
+    /// The leader as it last answered (None before the first answer).
+    pub fn leader(&self) -> Option<LeaderView> {
+        self.leader.lock().ok().and_then(|l| *l)
+    }
+
+    /// The port of the leader as it last answered.
+    pub fn leader_port(&self) -> Option<u16> {
+        let id = self.leader()?.leader_id;
+        self.ports.get(usize::try_from(id - 1).ok()?).copied()
     }
 
     /// The highest high watermark seen so far (-1 before the first answer).
@@ -113,7 +164,9 @@ impl Timeline {
     }
 }
 
-async fn high_watermark(c: &mut Conn) -> std::io::Result<Option<i64>> {
+/// DescribeQuorum v2 for `__cluster_metadata-0` on `c`; None when the node answers with an
+/// error (it is not the leader, or it is still starting).
+pub async fn describe(c: &mut Conn) -> std::io::Result<Option<LeaderView>> {
     let request = DescribeQuorumRequest::default().with_topics(vec![TopicData::default()
         .with_topic_name(TopicName(StrBytes::from_static_str("__cluster_metadata")))
         .with_partitions(vec![PartitionData::default().with_partition_index(0)])]);
@@ -130,7 +183,17 @@ async fn high_watermark(c: &mut Conn) -> std::io::Result<Option<i64>> {
     let p = r.topics.first().and_then(|t| t.partitions.first());
     Ok(match p {
         Some(p) if r.error_code == 0 && p.error_code == 0 && p.leader_id.0 >= 0 => {
-            Some(p.high_watermark)
+            Some(LeaderView {
+                leader_id: p.leader_id.0,
+                epoch: p.leader_epoch,
+                high_watermark: p.high_watermark,
+                min_voter_log_end_offset: p
+                    .current_voters
+                    .iter()
+                    .map(|v| v.log_end_offset)
+                    .min()
+                    .unwrap_or(-1),
+            })
         }
         _ => None,
     })
@@ -165,4 +228,17 @@ pub fn records_from(log_dir: &Path, from: i64) -> Result<Vec<(i64, MetadataRecor
         }
     }
     Ok(out)
+}
+
+/// The offset of the first batch (control batches included) of an epoch after `epoch` in the
+/// log under `log_dir`, and that epoch: where a new leader's epoch starts (its LeaderChange
+/// control record).
+pub fn first_offset_after_epoch(log_dir: &Path, epoch: i32) -> Result<Option<(i64, i32)>, String> {
+    let files = dump_path(log_dir).map_err(|e| e.to_string())?;
+    Ok(files
+        .iter()
+        .filter(|f| f.path.extension().is_none_or(|e| e != "checkpoint"))
+        .flat_map(|f| f.batches.iter())
+        .find(|b| b.epoch > epoch)
+        .map(|b| (b.base_offset, b.epoch)))
 }

@@ -3,9 +3,14 @@
 //! fleet's interval, reporting the last committed metadata offset the [`Timeline`] has seen
 //! as its caught-up offset. A broker's heartbeats can be stopped (it "dies") or turned into a
 //! controlled shutdown; every reply's latency and fencing state is kept for the report.
+//! When the controller closes the connection or answers NOT_CONTROLLER, the broker connects
+//! to the leader the [`Timeline`] found (DescribeQuorum over the voters) and goes on, retrying
+//! every [`RETRY`] until one answers (a broker's channel to the controller follows the leader
+//! its Raft client learned).
 //!
 //! ```text
 //!   register ─▶ epoch ─▶ loop { heartbeat(offset = hw - 1, want_shut_down) ─▶ stats; sleep }
+//!                                   └─ closed / NOT_CONTROLLER ─▶ reconnect to the leader
 //! ```
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -34,6 +39,12 @@ const SHUTDOWN_HEARTBEAT: Duration = Duration::from_millis(10);
 
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How soon a broker whose heartbeat failed tries again (on another connection).
+pub const RETRY: Duration = Duration::from_millis(100);
+
+/// Kafka's NOT_CONTROLLER: the node is not the active controller.
+const NOT_CONTROLLER: i16 = 41;
+
 /// What one broker saw.
 #[derive(Debug, Default, Clone)]
 pub struct BrokerStats {
@@ -61,6 +72,8 @@ pub struct FakeBroker {
     pub id: i32,
     /// The epoch its registration was given.
     pub epoch: i64,
+    /// The log directory it registered (an observer fetching as this broker sends it).
+    pub directory_id: Uuid,
     alive: AtomicBool,
     want_shut_down: AtomicBool,
     stats: Mutex<BrokerStats>,
@@ -82,7 +95,7 @@ impl Drop for Fleet {
 }
 
 /// The BrokerRegistration of broker `id`.
-fn registration(id: i32, cluster_id: &str) -> BrokerRegistrationRequest {
+fn registration(id: i32, cluster_id: &str, directory_id: Uuid) -> BrokerRegistrationRequest {
     let features = Release::Kafka4_1
         .supported_features()
         .iter()
@@ -105,19 +118,37 @@ fn registration(id: i32, cluster_id: &str) -> BrokerRegistrationRequest {
             .with_security_protocol(0)])
         .with_features(features)
         .with_rack(None)
-        .with_log_dirs(vec![Uuid::new_v4()])
+        .with_log_dirs(vec![directory_id])
         .with_previous_broker_epoch(-1)
 }
 
-async fn register(port: u16, id: i32, cluster_id: &str) -> Result<(Conn, i64), String> {
-    let mut conn = Conn::connect(port, &format!("fake-broker-{id}"), CALL_TIMEOUT)
-        .await
-        .map_err(|e| format!("broker {id}: connect: {e}"))?;
-    let body = RequestBody::BrokerRegistration(registration(id, cluster_id));
-    match conn.call(body, 4, CALL_TIMEOUT).await {
-        Ok(ResponseBody::BrokerRegistration(r)) if r.error_code == 0 => Ok((conn, r.broker_epoch)),
-        Ok(other) => Err(format!("broker {id}: registration refused: {other:?}")),
-        Err(e) => Err(format!("broker {id}: registration: {e}")),
+/// Registers broker `id` with the controller on `port`; a controller that is not active yet
+/// (NOT_CONTROLLER: a new leader still catching up to its epoch start) is asked again every
+/// [`RETRY`] for up to a minute, as a broker retries its registration.
+async fn register(
+    port: u16,
+    id: i32,
+    cluster_id: &str,
+    directory_id: Uuid,
+) -> Result<(Conn, i64), String> {
+    let deadline = now() + Duration::from_secs(60);
+    loop {
+        let mut conn = Conn::connect(port, &format!("fake-broker-{id}"), CALL_TIMEOUT)
+            .await
+            .map_err(|e| format!("broker {id}: connect: {e}"))?;
+        let body = RequestBody::BrokerRegistration(registration(id, cluster_id, directory_id));
+        match conn.call(body, 4, CALL_TIMEOUT).await {
+            Ok(ResponseBody::BrokerRegistration(r)) if r.error_code == 0 => {
+                return Ok((conn, r.broker_epoch))
+            }
+            Ok(ResponseBody::BrokerRegistration(r))
+                if r.error_code == NOT_CONTROLLER && now() < deadline =>
+            {
+                tokio::time::sleep(RETRY).await;
+            }
+            Ok(other) => return Err(format!("broker {id}: registration refused: {other:?}")),
+            Err(e) => return Err(format!("broker {id}: registration: {e}")),
+        }
     }
 }
 
@@ -144,15 +175,19 @@ impl Fleet {
             let mut tasks = Vec::new();
             for &id in chunk {
                 let cluster_id = cluster_id.to_string();
+                let directory_id = Uuid::new_v4();
                 tasks.push(tokio::spawn(async move {
-                    register(port, id, &cluster_id).await
+                    register(port, id, &cluster_id, directory_id)
+                        .await
+                        .map(|(conn, epoch)| (conn, epoch, directory_id))
                 }));
             }
             for (task, &id) in tasks.into_iter().zip(chunk) {
-                let (conn, epoch) = task.await.map_err(|e| e.to_string())??;
+                let (conn, epoch, directory_id) = task.await.map_err(|e| e.to_string())??;
                 let broker = Arc::new(FakeBroker {
                     id,
                     epoch,
+                    directory_id,
                     alive: AtomicBool::new(true),
                     want_shut_down: AtomicBool::new(false),
                     stats: Mutex::new(BrokerStats::default()),
@@ -173,22 +208,28 @@ impl Fleet {
             while !stop.load(Ordering::Relaxed) {
                 let started = now();
                 let shutting = b.want_shut_down.load(Ordering::Relaxed);
+                let mut failed = false;
                 if b.alive.load(Ordering::Relaxed) {
                     if conn.is_none() {
-                        conn = Conn::connect(port, &format!("fake-broker-{}", b.id), CALL_TIMEOUT)
+                        let to = timeline.leader_port().unwrap_or(port);
+                        conn = Conn::connect(to, &format!("fake-broker-{}", b.id), CALL_TIMEOUT)
                             .await
                             .ok();
                     }
-                    if let Some(c) = conn.as_mut() {
-                        let ok = b
-                            .heartbeat(c, &timeline, shutting, recording.load(Ordering::Relaxed))
-                            .await;
-                        if !ok {
-                            conn = None;
+                    match conn.as_mut() {
+                        Some(c) => {
+                            let record = recording.load(Ordering::Relaxed);
+                            if !b.heartbeat(c, &timeline, shutting, record).await {
+                                conn = None;
+                                failed = true;
+                            }
                         }
+                        None => failed = true,
                     }
                 }
-                let wait = if shutting {
+                let wait = if failed {
+                    RETRY
+                } else if shutting {
                     SHUTDOWN_HEARTBEAT
                 } else {
                     Duration::from_millis(interval_ms.load(Ordering::Relaxed))
@@ -280,7 +321,7 @@ impl FakeBroker {
         self.want_shut_down.store(true, Ordering::Relaxed);
     }
 
-    /// One heartbeat; false when the connection should be made again.
+    /// One heartbeat; false when the connection should be made again (to the leader).
     async fn heartbeat(&self, c: &mut Conn, t: &Timeline, shutting: bool, record: bool) -> bool {
         let request = BrokerHeartbeatRequest::default()
             .with_broker_id(BrokerId(self.id))
@@ -319,7 +360,8 @@ impl FakeBroker {
             Ok(other) => {
                 s.errors += 1;
                 s.last_error = Some(format!("{other:?}"));
-                true
+                // Not the active controller (any more): find the one that is.
+                !matches!(other, ResponseBody::BrokerHeartbeat(r) if r.error_code == NOT_CONTROLLER)
             }
             Err(e) => {
                 s.errors += 1;

@@ -1,18 +1,20 @@
 //! Controller benchmark: a fake-broker load generator drives a ferrokraft controller and an
 //! Apache Kafka controller in turn, at each size, and reports ferrokraft / Kafka ratios
-//! (#17). Measurements: CreateTopics committed partitions/s, a broker dying (session expiry
-//! to the last leader move committed), a controlled shutdown, memory, and many brokers
-//! heartbeating (reply p50/p99, CPU, spurious fencings).
+//! (#17). Measurements: 1 CreateTopics committed partitions/s, 2 a broker dying (session
+//! expiry to the last leader move committed), 3 a controlled shutdown, 4 active-controller
+//! failover with the image (three voters, SIGKILL of the leader), 5 cold start on the log and
+//! on a snapshot (and the snapshot's write time), 6 many brokers heartbeating (reply p50/p99,
+//! CPU, spurious fencings), 7 metadata propagation to Fetch-speaking observers, and memory.
 //!
 //! ```text
 //! cargo bench --bench controller -- [--smoke] [--dir DIR] [--sizes N,…]
 //!                                   [--heartbeat-brokers N,…] [--heartbeat-secs S]
-//!                                   [--kafka-version V] [--kafka-heap 4G] [--out FILE]
+//!                                   [--failover-trials N] [--kafka-version V]
+//!                                   [--kafka-heap 4G] [--out FILE]
 //! ```
 //!
 //! `--smoke` runs every measurement at tiny sizes; tests/bench_smoke.rs runs it under
-//! `cargo test` so the harness cannot rot. Results and what is not measured yet are in
-//! docs/benchmarks.md.
+//! `cargo test` so the harness cannot rot. Results are in docs/benchmarks.md.
 #![allow(clippy::print_stdout, missing_docs)]
 
 mod bench;
@@ -35,6 +37,7 @@ fn main() -> std::process::ExitCode {
     let mut heartbeat_brokers = None;
     let mut heartbeat_secs = None;
     let mut kafka_heap = None;
+    let mut failover_trials = None;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--smoke" => smoke = true,
@@ -45,6 +48,7 @@ fn main() -> std::process::ExitCode {
             "--sizes" => sizes = numbers(args.next()),
             "--heartbeat-brokers" => heartbeat_brokers = numbers(args.next()),
             "--heartbeat-secs" => heartbeat_secs = args.next().and_then(|v| v.parse().ok()),
+            "--failover-trials" => failover_trials = args.next().and_then(|v| v.parse().ok()),
             // cargo bench passes --bench; filters are meaningless here.
             _ => {}
         }
@@ -58,6 +62,7 @@ fn main() -> std::process::ExitCode {
     p.heartbeat_brokers = heartbeat_brokers.unwrap_or(p.heartbeat_brokers);
     p.heartbeat_secs = heartbeat_secs.unwrap_or(p.heartbeat_secs);
     p.kafka_heap = kafka_heap.unwrap_or(p.kafka_heap);
+    p.failover_trials = failover_trials.unwrap_or(p.failover_trials);
     let env = match env(&kafka_version) {
         Ok(e) => e,
         Err(e) => {

@@ -1,10 +1,14 @@
-//! The measurements. Each runs against one active controller (a single-voter quorum of one
-//! implementation) with the fake-broker [`Fleet`] and the high-watermark [`Timeline`], and
-//! reads its figure from the committed log ([`records_from`] + [`Timeline::commit_time`]).
+//! The measurements at one size, and what they share. Each runs against one active
+//! controller (a single-voter quorum of one implementation) with the fake-broker [`Fleet`]
+//! and the high-watermark [`Timeline`], and reads its figure from the committed log
+//! ([`records_from`] + [`Timeline::commit_time`]). Measurement 4 (three voters) is in
+//! failover.rs, 5 in cold_start.rs, 6 in heartbeats.rs, 7 in propagation.rs.
 //!
 //! ```text
 //!   sizes:      start ─▶ register brokers ─▶ 1 CreateTopics ─▶ 2 a broker dies ─▶
-//!               3 controlled shutdown ─▶ RSS, spurious fencings ─▶ stop
+//!               3 controlled shutdown ─▶ 7 propagation to observers ─▶ 5 cold starts ─▶
+//!               RSS, spurious fencings ─▶ stop
+//!   failover:   3 voters ─▶ register brokers ─▶ CreateTopics (the image) ─▶ 4 SIGKILL leader
 //!   heartbeats: start ─▶ register N brokers ─▶ heartbeat for S seconds ─▶ p50/p99, CPU
 //! ```
 
@@ -20,10 +24,12 @@ use kafka_protocol::messages::{CreateTopicsRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
 
+use super::cold_start::{cold_starts, ColdStartResult};
 use super::committed::{records_from, Timeline};
 use super::fleet::{Fleet, FIRST_BROKER_ID};
 use super::probe::describe_once;
 use super::procs::{cpu_seconds, rss_kib, Env, Kind, Quorum, Setup, Timers};
+use super::propagation::{propagation, PropagationResult};
 use super::wire::Conn;
 use super::{now, Params};
 
@@ -129,7 +135,8 @@ impl Controller {
     }
 }
 
-fn tail(text: &str) -> String {
+/// The last 20 lines of `text`.
+pub fn tail(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(20)..].join("\n")
 }
@@ -139,7 +146,7 @@ fn secs(d: Duration) -> f64 {
 }
 
 /// Signed milliseconds from `from` to `to`.
-fn ms_between(from: Instant, to: Instant) -> f64 {
+pub fn ms_between(from: Instant, to: Instant) -> f64 {
     if to >= from {
         to.duration_since(from).as_secs_f64() * 1e3
     } else {
@@ -196,20 +203,6 @@ pub struct ShutdownResult {
     pub should_shut_down_ms: f64,
 }
 
-/// Measurement 5.
-#[derive(Debug, Clone, Default)]
-pub struct ColdStartResult {
-    /// From exec to the first CreateTopics answered, with the whole log to replay.
-    pub from_log_ms: f64,
-    /// From exec to the first CreateTopics answered, on a snapshot of the image.
-    pub from_snapshot_ms: f64,
-    /// The snapshot's end offset and size.
-    pub snapshot_offset: i64,
-    pub snapshot_bytes: u64,
-    /// RSS once serving from the snapshot.
-    pub rss_kib: u64,
-}
-
 /// Everything measured at one size for one implementation.
 #[derive(Debug, Clone)]
 pub struct SizeRun {
@@ -220,6 +213,7 @@ pub struct SizeRun {
     pub fence: FenceResult,
     pub shutdown: ShutdownResult,
     pub cold_start: ColdStartResult,
+    pub propagation: PropagationResult,
     /// RSS (KiB) idle after start, after the topics, at the end.
     pub rss_idle_kib: u64,
     pub rss_created_kib: u64,
@@ -252,7 +246,7 @@ pub fn size_run(
 
 /// Starts a controller of `kind` as `name`, runs `steps` against it with a high-watermark
 /// [`Timeline`], and stops both; an error carries the end of the controller's log.
-fn against<T>(
+pub fn against<T>(
     rt: &tokio::runtime::Runtime,
     env: &Env,
     dir: &Path,
@@ -272,7 +266,11 @@ fn against<T>(
 }
 
 /// `count` fake brokers registered with `ctrl`, heartbeating at Kafka's default interval.
-async fn fleet_of(ctrl: &Controller, timeline: &Timeline, count: usize) -> Result<Fleet, String> {
+pub async fn fleet_of(
+    ctrl: &Controller,
+    timeline: &Timeline,
+    count: usize,
+) -> Result<Fleet, String> {
     Fleet::register(
         ctrl.port(),
         &ctrl.cluster_id,
@@ -284,7 +282,7 @@ async fn fleet_of(ctrl: &Controller, timeline: &Timeline, count: usize) -> Resul
     .await
 }
 
-fn short(kind: Kind) -> &'static str {
+pub fn short(kind: Kind) -> &'static str {
     match kind {
         Kind::Ferrokraft => "fk",
         _ => "kafka",
@@ -302,13 +300,14 @@ async fn size_phases(
     let fleet = fleet_of(ctrl, timeline, brokers).await?;
     fleet.wait_unfenced(Duration::from_secs(60)).await?;
     let rss_idle_kib = ctrl.rss_kib();
-    let create = create_topics(ctrl, timeline, partitions, p).await?;
+    let create = create_topics(ctrl.port(), ctrl.data_dir(), timeline, partitions, p).await?;
     let rss_created_kib = ctrl.rss_kib();
     let dead = FIRST_BROKER_ID;
     let fence = broker_dies(ctrl, timeline, &fleet, dead).await?;
     let leaving = FIRST_BROKER_ID + 1;
     let shutdown = shutdown(ctrl, timeline, &fleet, leaving).await?;
     let rss_end_kib = ctrl.rss_kib();
+    let propagation = propagation(ctrl.port(), &ctrl.cluster_id, timeline, &fleet, p).await?;
     let cold_start = cold_starts(ctrl, timeline).await?;
     let spurious_fencings = records_from(ctrl.data_dir(), 0)?
         .iter()
@@ -326,6 +325,7 @@ async fn size_phases(
         fence,
         shutdown,
         cold_start,
+        propagation,
         rss_idle_kib,
         rss_created_kib,
         rss_end_kib,
@@ -336,8 +336,9 @@ async fn size_phases(
 
 /// Measurement 1: `partitions` partitions in topics of `p.partitions_per_topic`, RF 3,
 /// `p.topics_per_request` topics a request, `p.in_flight` requests in flight.
-async fn create_topics(
-    ctrl: &Controller,
+pub async fn create_topics(
+    port: u16,
+    data_dir: &Path,
     timeline: &Timeline,
     partitions: usize,
     p: &Params,
@@ -355,7 +356,6 @@ async fn create_topics(
     let mut workers = Vec::new();
     for w in 0..p.in_flight.max(1) {
         let queue = queue.clone();
-        let port = ctrl.port();
         workers.push(tokio::spawn(async move {
             let mut conn = Conn::connect(port, &format!("bench-admin-{w}"), Duration::from_secs(5))
                 .await
@@ -400,7 +400,7 @@ async fn create_topics(
     for w in workers {
         w.await.map_err(|e| e.to_string())??;
     }
-    let records = records_from(ctrl.data_dir(), from)?;
+    let records = records_from(data_dir, from)?;
     let created: Vec<i64> = records
         .iter()
         .filter(|(_, r)| matches!(r, MetadataRecord::Partition(_)))
@@ -597,178 +597,4 @@ async fn shutdown(
         moved_ms,
         should_shut_down_ms: ms_between(asked, told),
     })
-}
-
-/// Kafka's metadata.log.max.snapshot.interval.ms while the cold start waits for a snapshot
-/// (during the other measurements no snapshot is written: procs.rs turns them off).
-const SNAPSHOT_INTERVAL_MS: &str = "1000";
-
-/// Measurement 5: the controller is SIGKILLed and started again, first with the whole log to
-/// replay, then (once it has written a snapshot of the image) on that snapshot. Serving means
-/// answering a CreateTopics (one partition, RF 1: the fleet may have one live broker left).
-async fn cold_starts(ctrl: &Controller, timeline: &Timeline) -> Result<ColdStartResult, String> {
-    let image_end = timeline.high_watermark();
-    let exec = ctrl.restart_with(
-        "metadata.log.max.snapshot.interval.ms",
-        SNAPSHOT_INTERVAL_MS,
-    )?;
-    let from_log_ms = ms_between(exec, serving(ctrl, "cold-log").await?);
-    let (snapshot_offset, snapshot_bytes) = wait_snapshot(ctrl.data_dir(), image_end).await?;
-    let exec = ctrl.restart_with("metadata.log.max.snapshot.interval.ms", "0")?;
-    let from_snapshot_ms = ms_between(exec, serving(ctrl, "cold-snapshot").await?);
-    Ok(ColdStartResult {
-        from_log_ms,
-        from_snapshot_ms,
-        snapshot_offset,
-        snapshot_bytes,
-        rss_kib: ctrl.rss_kib(),
-    })
-}
-
-/// When the controller first answers a CreateTopics of `topic` without error (or says it
-/// exists: an earlier try timed out after the controller took it).
-async fn serving(ctrl: &Controller, topic: &str) -> Result<Instant, String> {
-    const TOPIC_ALREADY_EXISTS: i16 = 36;
-    let deadline = now() + Duration::from_secs(600);
-    let mut last = String::new();
-    while now() < deadline {
-        if let Ok(mut c) =
-            Conn::connect(ctrl.port(), "bench-cold", Duration::from_millis(200)).await
-        {
-            let request = CreateTopicsRequest::default()
-                .with_timeout_ms(5_000)
-                .with_topics(vec![CreatableTopic::default()
-                    .with_name(TopicName(StrBytes::from_string(topic.to_string())))
-                    .with_num_partitions(1)
-                    .with_replication_factor(1)]);
-            match c
-                .call(
-                    RequestBody::CreateTopics(request),
-                    7,
-                    Duration::from_secs(10),
-                )
-                .await
-            {
-                Ok(ResponseBody::CreateTopics(r)) => match r.topics.first() {
-                    Some(t) if t.error_code == 0 || t.error_code == TOPIC_ALREADY_EXISTS => {
-                        return Ok(now());
-                    }
-                    Some(t) => last = format!("error {} {:?}", t.error_code, t.error_message),
-                    None => last = "an empty answer".into(),
-                },
-                Ok(other) => last = format!("{other:?}"),
-                Err(e) => last = e.to_string(),
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    Err(format!(
-        "not serving CreateTopics after 600 s (last: {last})"
-    ))
-}
-
-/// Waits for a snapshot in `data_dir`'s metadata log at or past `offset`: its end offset
-/// and size.
-async fn wait_snapshot(data_dir: &Path, offset: i64) -> Result<(i64, u64), String> {
-    let dir = data_dir.join("__cluster_metadata-0");
-    let deadline = now() + Duration::from_secs(900);
-    loop {
-        let found = std::fs::read_dir(&dir)
-            .map_err(|e| format!("{}: {e}", dir.display()))?
-            .filter_map(Result::ok)
-            .filter_map(|e| {
-                let name = e.file_name().to_string_lossy().into_owned();
-                let end: i64 = name
-                    .strip_suffix(".checkpoint")?
-                    .split('-')
-                    .next()?
-                    .parse()
-                    .ok()?;
-                Some((end, e.metadata().ok()?.len()))
-            })
-            .filter(|&(end, _)| end >= offset)
-            .max();
-        if let Some(found) = found {
-            return Ok(found);
-        }
-        if now() > deadline {
-            return Err(format!(
-                "no snapshot at or past offset {offset} in {}",
-                dir.display()
-            ));
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-/// Measurement 6 for one implementation.
-#[derive(Debug, Clone)]
-pub struct HeartbeatRun {
-    pub kind: Kind,
-    pub brokers: usize,
-    pub seconds: u64,
-    pub heartbeats: usize,
-    pub p50_ms: f64,
-    pub p99_ms: f64,
-    pub max_ms: f64,
-    pub cpu_seconds: f64,
-    pub rss_kib: u64,
-    /// Brokers fenced after they were unfenced (must be 0).
-    pub spurious_fencings: usize,
-}
-
-/// Measurement 6: `brokers` fake brokers heartbeat at the default interval for `seconds`.
-pub fn heartbeats(
-    rt: &tokio::runtime::Runtime,
-    env: &Env,
-    dir: &Path,
-    kind: Kind,
-    brokers: usize,
-    seconds: u64,
-    p: &Params,
-) -> Result<HeartbeatRun, String> {
-    let name = format!("{}-hb-{brokers}", short(kind));
-    against(rt, env, dir, &name, kind, p, async |ctrl, timeline| {
-        let fleet = fleet_of(ctrl, timeline, brokers).await?;
-        fleet
-            .wait_unfenced(Duration::from_secs(120 + brokers as u64 / 50))
-            .await?;
-        // Every broker's first heartbeat after the unfencing is behind it.
-        tokio::time::sleep(HEARTBEAT_INTERVAL).await;
-        let from = timeline.high_watermark().max(0);
-        let cpu_before = ctrl.cpu_seconds();
-        fleet.record_latencies(true);
-        tokio::time::sleep(Duration::from_secs(seconds)).await;
-        fleet.record_latencies(false);
-        let cpu_seconds = ctrl.cpu_seconds() - cpu_before;
-        let mut lat = fleet.latencies_us();
-        lat.sort_unstable();
-        let fenced: BTreeSet<i32> = records_from(ctrl.data_dir(), from)?
-            .iter()
-            .filter_map(|(_, r)| match r {
-                MetadataRecord::BrokerRegistrationChange(c) if c.fenced == 1 => Some(c.broker_id),
-                _ => None,
-            })
-            .collect();
-        let pct = |q: f64| -> f64 {
-            if lat.is_empty() {
-                return 0.0;
-            }
-            let i = ((lat.len() as f64 * q).ceil() as usize).clamp(1, lat.len()) - 1;
-            f64::from(lat[i]) / 1e3
-        };
-        Ok::<_, String>(HeartbeatRun {
-            kind,
-            brokers,
-            seconds,
-            heartbeats: lat.len(),
-            p50_ms: pct(0.50),
-            p99_ms: pct(0.99),
-            max_ms: lat.last().map_or(0.0, |&m| f64::from(m) / 1e3),
-            cpu_seconds,
-            rss_kib: ctrl.rss_kib(),
-            spurious_fencings: fenced.len().max(fleet.fenced_again() as usize),
-        })
-    })
-    .map_err(|e| format!("{} heartbeats of {brokers}: {e}", kind.label()))
 }

@@ -4,12 +4,16 @@
 
 use std::fmt::Write as _;
 
-use super::phases::{HeartbeatRun, SizeRun};
+use super::failover::FailoverRun;
+use super::heartbeats::HeartbeatRun;
+use super::phases::SizeRun;
 use super::procs::Kind;
+use super::propagation::median;
 use super::{Params, Results};
 
+/// fk / kafka; "–" when it means nothing (Kafka's figure 0, or a signed time at or below 0).
 fn ratio(fk: f64, kafka: f64) -> String {
-    if kafka.abs() > f64::EPSILON && fk.is_finite() && kafka.is_finite() {
+    if kafka > f64::EPSILON && fk >= 0.0 && fk.is_finite() && kafka.is_finite() {
         format!("{:.3}", fk / kafka)
     } else {
         "–".into()
@@ -126,10 +130,39 @@ pub fn markdown(r: &Results, p: &Params, kafka_version: &str) -> String {
             a,
             b,
         );
+        let (a, b) = f(&|s| s.cold_start.snapshot_write_ms);
+        row(
+            &mut out,
+            "5. snapshot write: its last record committed to .checkpoint in place",
+            "ms",
+            a,
+            b,
+        );
         let (a, b) = f(&|s| s.cold_start.snapshot_bytes as f64 / 1024.0);
         row(&mut out, "5. snapshot size", "KiB", a, b);
         let (a, b) = f(&|s| mib(s.cold_start.rss_kib));
         row(&mut out, "5. RSS serving from the snapshot", "MiB", a, b);
+        let observers = fk.or(kafka).map_or(0, |s| s.propagation.observers);
+        let (a, b) = f(&|s| s.propagation.medians().0);
+        row(
+            &mut out,
+            &format!(
+                "7. propagation: CreateTopics answer to {observers} observers fetched it, median"
+            ),
+            "ms",
+            a,
+            b,
+        );
+        let (a, b) = f(&|s| s.propagation.medians().1);
+        row(
+            &mut out,
+            &format!(
+                "7. propagation: CreateTopics answer to {observers} observers saw it committed, median"
+            ),
+            "ms",
+            a,
+            b,
+        );
         let (a, b) = f(&|s| mib(s.rss_idle_kib));
         row(&mut out, "RSS idle", "MiB", a, b);
         let (a, b) = f(&|s| mib(s.rss_created_kib));
@@ -140,6 +173,7 @@ pub fn markdown(r: &Results, p: &Params, kafka_version: &str) -> String {
         row(&mut out, "spurious fencings (must be 0)", "brokers", a, b);
         out.push('\n');
     }
+    failover_tables(&mut out, &r.failovers);
     let mut counts: Vec<usize> = r.heartbeats.iter().map(|h| h.brokers).collect();
     counts.dedup();
     for brokers in counts {
@@ -172,4 +206,51 @@ pub fn markdown(r: &Results, p: &Params, kafka_version: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Measurement 4, one table per size.
+fn failover_tables(out: &mut String, runs: &[FailoverRun]) {
+    let mut sizes: Vec<usize> = runs.iter().map(|f| f.partitions).collect();
+    sizes.dedup();
+    for size in sizes {
+        let (fk, kafka) = pair(runs, |f: &FailoverRun| f.kind, |f| f.partitions == size);
+        let brokers = fk.or(kafka).map_or(0, |f| f.brokers);
+        let _ = writeln!(
+            out,
+            "## 4. Active-controller failover: 3 voters, {size} partitions, {brokers} brokers, \
+             SIGKILL of the leader\n\n\
+             | Measurement | ferrokraft | Kafka | ratio |\n|---|---|---|---|"
+        );
+        let f = |g: &dyn Fn(&FailoverRun) -> f64| (fk.map(g), kafka.map(g));
+        let trials = fk.or(kafka).map_or(0, |f| f.to_create_ms.len());
+        let (a, b) = f(&|f| median(&f.to_create_ms));
+        row(
+            out,
+            &format!("SIGKILL to a CreateTopics answered, median of {trials}"),
+            "ms",
+            a,
+            b,
+        );
+        let (a, b) = f(&|f| median(&f.to_epoch_committed_ms));
+        row(
+            out,
+            &format!("SIGKILL to the new epoch's first record committed, median of {trials}"),
+            "ms",
+            a,
+            b,
+        );
+        let (a, b) = f(&|f| median(&f.to_fleet_ms));
+        row(
+            out,
+            &format!(
+                "SIGKILL to every broker heartbeating with the new leader, median of {trials}"
+            ),
+            "ms",
+            a,
+            b,
+        );
+        let (a, b) = f(&|f| f.spurious_fencings as f64);
+        row(out, "brokers fenced (must be 0)", "brokers", a, b);
+        out.push('\n');
+    }
 }

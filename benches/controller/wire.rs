@@ -10,6 +10,8 @@ use bytes::Bytes;
 use ferrokraft::codec::messages::{RequestBody, ResponseBody};
 use ferrokraft::codec::request::encode_request;
 use ferrokraft::codec::response::decode_response;
+use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse};
+use kafka_protocol::protocol::StrBytes;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -20,6 +22,8 @@ const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
 /// One connection; one request in flight at a time, as a Kafka broker's channel to its
 /// controller.
 pub struct Conn {
+    /// The port it is connected to.
+    pub port: u16,
     stream: TcpStream,
     correlation_id: i32,
     client_id: String,
@@ -34,6 +38,7 @@ impl Conn {
             .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "connect timed out"))??;
         stream.set_nodelay(true)?;
         Ok(Conn {
+            port,
             stream,
             correlation_id: 0,
             client_id: client_id.to_string(),
@@ -53,6 +58,20 @@ impl Conn {
                 io::ErrorKind::TimedOut,
                 "no response in time",
             )),
+        }
+    }
+
+    /// ApiVersions (v3): the versions the node supports.
+    pub async fn api_versions(&mut self, timeout: Duration) -> io::Result<ApiVersionsResponse> {
+        let request = ApiVersionsRequest::default()
+            .with_client_software_name(StrBytes::from_static_str("ferrokraft-bench"))
+            .with_client_software_version(StrBytes::from_static_str("0"));
+        match self
+            .call(RequestBody::ApiVersions(request), 3, timeout)
+            .await?
+        {
+            ResponseBody::ApiVersions(r) if r.error_code == 0 => Ok(r),
+            other => Err(io::Error::other(format!("ApiVersions: {other:?}"))),
         }
     }
 

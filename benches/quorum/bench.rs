@@ -4,6 +4,9 @@
 
 #[path = "catchup.rs"]
 pub mod catchup;
+#[path = "fetch.rs"]
+#[allow(dead_code)]
+pub mod fetch;
 #[path = "json.rs"]
 pub mod json;
 #[path = "phases.rs"]
@@ -19,6 +22,8 @@ pub mod snapshot_transfer;
 #[path = "../storage/measure.rs"]
 #[allow(dead_code)]
 pub mod storage_measure;
+#[path = "sweep.rs"]
+pub mod sweep;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -49,8 +54,13 @@ pub struct Params {
     pub spurious_secs: u64,
     /// Record size of the workload.
     pub record_bytes: usize,
-    /// Workload rates (records/s); a very large one means "as fast as it commits".
+    /// Workload rates (records/s) of the latency cells; [`MAX_RATE`] means unpaced (a note,
+    /// not a capacity: the sweep finds that).
     pub rates: Vec<u64>,
+    /// The offered rates of the sweep (records/s), rising.
+    pub sweep_rates: Vec<u64>,
+    /// Measured window of each sweep rate.
+    pub sweep_secs: u64,
     /// Linger settings.
     pub lingers_ms: Vec<u64>,
     /// Warm-up before a latency measurement.
@@ -77,18 +87,20 @@ pub enum Phase {
     Latency,
     CatchUp,
     Snapshot,
+    Sweep,
 }
 
 impl Phase {
-    pub const ALL: [Phase; 5] = [
+    pub const ALL: [Phase; 6] = [
         Phase::Startup,
         Phase::Failover,
         Phase::Latency,
+        Phase::Sweep,
         Phase::CatchUp,
         Phase::Snapshot,
     ];
 
-    /// `startup`, `failover`, `latency`, `catchup` or `snapshot`.
+    /// `startup`, `failover`, `latency`, `sweep`, `catchup` or `snapshot`.
     pub fn parse(name: &str) -> Option<Phase> {
         Phase::ALL.into_iter().find(|p| p.name() == name)
     }
@@ -100,12 +112,20 @@ impl Phase {
             Phase::Latency => "latency",
             Phase::CatchUp => "catchup",
             Phase::Snapshot => "snapshot",
+            Phase::Sweep => "sweep",
         }
     }
 }
 
-/// A rate high enough that the workload is limited by commits, not by pacing.
+/// A rate high enough that the workload is not paced (`--rates max`): ferrokraft's closed loop
+/// then commits as fast as it can, Kafka's `TestRaftServer` appends as fast as its workload
+/// thread can (not its capacity: the sweep measures that).
 pub const MAX_RATE: u64 = 10_000_000;
+
+/// The sweep's offered rates in the full run (records/s).
+pub const SWEEP_LADDER: [u64; 11] = [
+    1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000, 2_000_000,
+];
 
 impl Params {
     /// The full run of docs/benchmarks.md.
@@ -121,7 +141,9 @@ impl Params {
             idle_secs: 60,
             spurious_secs: 600,
             record_bytes: 256,
-            rates: vec![1_000, 20_000, MAX_RATE],
+            rates: vec![1_000, 20_000],
+            sweep_rates: SWEEP_LADDER.to_vec(),
+            sweep_secs: 30,
             lingers_ms: vec![25, 0],
             warmup_secs: 10,
             latency_secs: 60,
@@ -144,6 +166,8 @@ impl Params {
             spurious_secs: 3,
             record_bytes: 256,
             rates: vec![20_000],
+            sweep_rates: vec![200, 1_000],
+            sweep_secs: 5,
             lingers_ms: vec![25],
             warmup_secs: 1,
             latency_secs: 6,
@@ -177,6 +201,7 @@ pub struct Results {
     pub latency: Vec<phases::LatencyRun>,
     pub catchup: catchup::CatchUpResults,
     pub snapshot: catchup::CatchUpResults,
+    pub sweep: Vec<sweep::Sweep>,
 }
 
 /// Runs every measurement in `dir`; `progress` sees the results after each phase, so a
@@ -200,6 +225,7 @@ pub fn run(
             Phase::Latency => r.latency = phases::latency(env, dir, p)?,
             Phase::CatchUp => r.catchup = catchup::catch_up(env, dir, p)?,
             Phase::Snapshot => r.snapshot = snapshot_transfer::snapshot_transfer(env, dir, p)?,
+            Phase::Sweep => r.sweep = sweep::sweep(env, dir, p)?,
         }
         progress(&r);
     }

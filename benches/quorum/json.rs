@@ -84,6 +84,22 @@ pub fn results_json(r: &Results) -> Value {
             "kind": k.label(), "elections": n, "seconds": secs,
         })).collect::<Vec<_>>(),
         "latency": latency,
+        "sweep": r.sweep.iter().map(|s| json!({
+            "kind": s.kind.label(),
+            "linger_ms": s.linger_ms,
+            "highest_sustained_rate": s.highest_sustained().map(|x| x.rate),
+            "steps": s.steps.iter().map(|x| json!({
+                "rate": x.rate,
+                "committed_per_sec": if x.committed_per_sec.is_finite() {
+                    json!(x.committed_per_sec)
+                } else {
+                    Value::Null
+                },
+                "p99_ms": if x.p99_ms.is_finite() { json!(x.p99_ms) } else { Value::Null },
+                "sustained": x.sustained,
+                "note": x.note,
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
         "catchup": transfers(&r.catchup),
         "snapshot": transfers(&r.snapshot),
     })

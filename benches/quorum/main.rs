@@ -9,11 +9,13 @@
 //!                               [--catchup-trials N] [--snapshot-mib M]
 //!                               [--startup-trials N] [--out FILE] [--json FILE]
 //!                               [--only PHASE,…] [--rates R,…] [--lingers MS,…]
+//!                               [--sweep-rates R,…] [--sweep-secs S]
 //! ```
 //!
-//! `--only` picks phases (startup, failover, latency, catchup, snapshot; the floors always
-//! run), `--rates`/`--lingers` the latency cells (`max` is the unpaced rate): for re-running
-//! or profiling one measurement.
+//! `--only` picks phases (startup, failover, latency, sweep, catchup, snapshot; the floors
+//! always run), `--rates`/`--lingers` the latency cells (`max` is the unpaced rate, reported
+//! as a note), `--sweep-rates`/`--sweep-secs` the rate sweep that finds each implementation's
+//! highest sustained committed rate: for re-running or profiling one measurement.
 //!
 //! Kafka's jars come from Maven Central through `interop/kafka/fetch.sh` (default 4.1.2 for
 //! controllers; TestRaftServer from 4.4.0, which honours --throughput/--record-size — apache/kafka
@@ -58,6 +60,8 @@ fn main() -> std::process::ExitCode {
     let mut only: Option<Result<Vec<Phase>, String>> = None;
     let mut rates: Option<Result<Vec<u64>, String>> = None;
     let mut lingers: Option<Result<Vec<u64>, String>> = None;
+    let mut sweep_rates: Option<Result<Vec<u64>, String>> = None;
+    let mut sweep_secs: Option<u64> = None;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--smoke" => smoke = true,
@@ -84,6 +88,8 @@ fn main() -> std::process::ExitCode {
                 }))
             }
             "--lingers" => lingers = Some(list(&a, args.next(), |l| l.parse().ok())),
+            "--sweep-rates" => sweep_rates = Some(list(&a, args.next(), |r| r.parse().ok())),
+            "--sweep-secs" => sweep_secs = args.next().and_then(|v| v.parse().ok()),
             // cargo bench passes --bench; filters are meaningless here.
             _ => {}
         }
@@ -99,10 +105,16 @@ fn main() -> std::process::ExitCode {
     params.catchup_trials = catchup_trials.unwrap_or(params.catchup_trials);
     params.snapshot_bytes = snapshot_mib.map_or(params.snapshot_bytes, |m| m * 1024 * 1024);
     params.startup_trials = startup_trials.unwrap_or(params.startup_trials);
-    let picked = (only.transpose(), rates.transpose(), lingers.transpose());
-    let (only, rates, lingers) = match picked {
-        (Ok(o), Ok(r), Ok(l)) => (o, r, l),
-        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
+    params.sweep_secs = sweep_secs.unwrap_or(params.sweep_secs);
+    let picked = (
+        only.transpose(),
+        rates.transpose(),
+        lingers.transpose(),
+        sweep_rates.transpose(),
+    );
+    let (only, rates, lingers, sweep_rates) = match picked {
+        (Ok(o), Ok(r), Ok(l), Ok(s)) => (o, r, l, s),
+        (Err(e), _, _, _) | (_, Err(e), _, _) | (_, _, Err(e), _) | (_, _, _, Err(e)) => {
             eprintln!("{e}");
             return std::process::ExitCode::FAILURE;
         }
@@ -110,6 +122,7 @@ fn main() -> std::process::ExitCode {
     params.phases = only.unwrap_or(params.phases);
     params.rates = rates.unwrap_or(params.rates);
     params.lingers_ms = lingers.unwrap_or(params.lingers_ms);
+    params.sweep_rates = sweep_rates.unwrap_or(params.sweep_rates);
     let env = match env(&kafka_version, &test_raft_version) {
         Ok(e) => e,
         Err(e) => {

@@ -388,32 +388,30 @@ pub fn last_workload_line(log: &str) -> Option<WorkloadLine> {
     Some(w)
 }
 
-fn latency_run(
+/// Three voters of `kind` running the workload at `rate` records/s of `record_bytes`, linger
+/// `linger_ms`, under `root/name`; started, with the index of the leader (the node printing
+/// workload lines).
+pub fn workload_quorum(
     env: &Env,
     root: &Path,
-    p: &Params,
+    name: &str,
     kind: Kind,
-    rate: u64,
+    (rate, record_bytes): (u64, usize),
     linger_ms: u64,
-) -> Result<LatencyRun, String> {
+) -> Result<(Quorum, usize), String> {
     let setup = Setup {
         voters: 3,
         timers: Timers::DEFAULT,
         linger_ms: Some(linger_ms),
-        workload: Some((rate, p.record_bytes)),
+        workload: Some((rate, record_bytes)),
     };
-    let name = format!(
-        "latency-{}-{rate}-{linger_ms}",
-        kind.label().replace(' ', "-")
-    );
-    let mut q = Quorum::create(env, root, &name, kind, &setup)?;
+    let mut q = Quorum::create(env, root, name, kind, &setup)?;
     q.start_all()?;
-    // The leader is the node printing workload lines.
     let deadline = now() + Duration::from_secs(180);
-    let leader = loop {
+    loop {
         if let Some(i) = (0..q.nodes.len()).find(|i| last_workload_line(&q.log_text(*i)).is_some())
         {
-            break i;
+            return Ok((q, i));
         }
         if now() > deadline || (0..q.nodes.len()).any(|i| !q.running(i)) {
             return Err(format!(
@@ -423,7 +421,22 @@ fn latency_run(
             ));
         }
         sleep_ms(100);
-    };
+    }
+}
+
+fn latency_run(
+    env: &Env,
+    root: &Path,
+    p: &Params,
+    kind: Kind,
+    rate: u64,
+    linger_ms: u64,
+) -> Result<LatencyRun, String> {
+    let name = format!(
+        "latency-{}-{rate}-{linger_ms}",
+        kind.label().replace(' ', "-")
+    );
+    let (q, leader) = workload_quorum(env, root, &name, kind, (rate, p.record_bytes), linger_ms)?;
     sleep_ms(p.warmup_secs * 1000);
     let cpu = |q: &Quorum| -> f64 {
         (0..q.nodes.len())

@@ -11,8 +11,12 @@ use ferrokraft::codec::messages::{RequestBody, ResponseBody};
 use ferrokraft::codec::request::encode_request;
 use ferrokraft::codec::response::decode_response;
 use kafka_protocol::messages::describe_quorum_request::{PartitionData, TopicData};
-use kafka_protocol::messages::{ApiVersionsRequest, DescribeQuorumRequest, TopicName};
+use kafka_protocol::messages::{
+    ApiVersionsRequest, ApiVersionsResponse, DescribeQuorumRequest, TopicName,
+};
 use kafka_protocol::protocol::StrBytes;
+
+use super::fetch;
 
 /// What a DescribeQuorum answer says about `__cluster_metadata-0`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,11 +80,15 @@ impl Probe {
 
     /// ApiVersions v3; Ok when the node answers with error 0.
     pub fn api_versions(&mut self) -> std::io::Result<()> {
+        self.api_versions_response().map(|_| ())
+    }
+
+    fn api_versions_response(&mut self) -> std::io::Result<ApiVersionsResponse> {
         let request = ApiVersionsRequest::default()
             .with_client_software_name(StrBytes::from_static_str("ferrokraft-bench"))
             .with_client_software_version(StrBytes::from_static_str("0"));
         match self.call(RequestBody::ApiVersions(request), API_VERSIONS_VERSION)? {
-            ResponseBody::ApiVersions(r) if r.error_code == 0 => Ok(()),
+            ResponseBody::ApiVersions(r) if r.error_code == 0 => Ok(r),
             other => Err(std::io::Error::other(format!("ApiVersions: {other:?}"))),
         }
     }
@@ -125,6 +133,82 @@ impl Probe {
             epoch: p.leader_epoch,
             high_watermark: p.high_watermark,
         }))
+    }
+}
+
+/// The replica id the commit probe fetches as: an observer no quorum has as a voter.
+const COMMIT_PROBE_REPLICA_ID: i32 = 9_999;
+
+/// Reads a Raft leader's high watermark with Fetch, for servers that do not answer
+/// DescribeQuorum (Kafka's `TestRaftServer` handles only the Raft APIs): an observer's Fetch
+/// past the end of the leader's log in its current epoch is answered at once with a diverging
+/// epoch (Kafka's `validateOffsetAndEpoch`) and the high watermark, without reading or
+/// sending records and without counting as a fetch of the observer.
+pub struct CommitProbe {
+    probe: Probe,
+    version: i16,
+    epoch: i32,
+    topic_id: uuid::Uuid,
+}
+
+impl CommitProbe {
+    /// Connects to the node on `port` and negotiates the Fetch version; `topic_id` is its Raft
+    /// partition's ([`fetch::METADATA_TOPIC_ID`] or [`fetch::TEST_RAFT_TOPIC_ID`]).
+    pub fn connect(
+        port: u16,
+        timeout: Duration,
+        topic_id: uuid::Uuid,
+    ) -> std::io::Result<CommitProbe> {
+        let mut probe = Probe::connect(port, timeout)?;
+        let versions = probe.api_versions_response()?;
+        let version = fetch::negotiate(&versions)
+            .ok_or_else(|| std::io::Error::other("no Fetch version in common"))?;
+        Ok(CommitProbe {
+            probe,
+            version,
+            epoch: 0,
+            topic_id,
+        })
+    }
+
+    /// The leader's high watermark; an error when the node is not (or no longer) the leader.
+    pub fn high_watermark(&mut self) -> std::io::Result<i64> {
+        // The first try learns the leader epoch from FENCED_LEADER_EPOCH.
+        for _ in 0..3 {
+            let args = fetch::FetchArgs {
+                version: self.version,
+                topic_id: self.topic_id,
+                cluster_id: None,
+                replica_id: COMMIT_PROBE_REPLICA_ID,
+                directory_id: uuid::Uuid::nil(),
+                leader_epoch: self.epoch,
+                fetch_offset: i64::MAX / 2,
+                last_fetched_epoch: self.epoch,
+                max_wait_ms: 0,
+            };
+            let ResponseBody::Fetch(r) = self
+                .probe
+                .call(RequestBody::Fetch(fetch::request(&args)), self.version)?
+            else {
+                return Err(std::io::Error::other("not a Fetch response"));
+            };
+            let a = fetch::answer(&r);
+            match a.error {
+                0 if a.diverging.is_some() && a.high_watermark >= 0 => return Ok(a.high_watermark),
+                fetch::FENCED_LEADER_EPOCH | fetch::UNKNOWN_LEADER_EPOCH
+                    if a.leader_epoch > self.epoch =>
+                {
+                    self.epoch = a.leader_epoch;
+                }
+                _ => {
+                    return Err(std::io::Error::other(format!(
+                        "Fetch answered error {} (leader {} epoch {}, high watermark {})",
+                        a.error, a.leader_id, a.leader_epoch, a.high_watermark
+                    )))
+                }
+            }
+        }
+        Err(std::io::Error::other("the leader epoch keeps changing"))
     }
 }
 

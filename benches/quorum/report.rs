@@ -121,7 +121,7 @@ fn latency_rows(out: &mut String, runs: &[LatencyRun], p: &Params) {
     }
     let rate_label = |r: u64| {
         if r >= super::MAX_RATE {
-            "max".to_string()
+            "unpaced (note)".to_string()
         } else {
             format!("{r}/s")
         }
@@ -317,7 +317,85 @@ pub fn markdown(r: &Results, p: &Params, kafka_version: &str, test_raft_version:
         ));
     }
     latency_rows(&mut out, &r.latency, p);
+    if r.latency.iter().any(|l| l.rate >= super::MAX_RATE) {
+        out.push_str(
+            "\nUnpaced rows are a note, not a capacity: ferrokraft's workload is a closed loop \
+             (at most 64 Ki records uncommitted), Kafka's TestRaftServer appends as fast as its \
+             workload thread can and commits far less than at a paced rate. The sweep below is \
+             the throughput comparison.\n",
+        );
+    }
+    sweep_rows(&mut out, &r.sweep);
     out
+}
+
+/// The rate sweep: each implementation's highest sustained committed rate, then every step.
+fn sweep_rows(out: &mut String, sweeps: &[super::sweep::Sweep]) {
+    use super::sweep::{KEEP_UP, MAX_P99_MS};
+    if sweeps.is_empty() {
+        return;
+    }
+    let best = |k: Kind| {
+        sweeps
+            .iter()
+            .find(|s| s.kind == k)
+            .and_then(|s| s.highest_sustained())
+    };
+    out.push_str(&format!(
+        "\nHighest sustained committed rate: the highest offered rate of the sweep at which the \
+         commit-latency p99 stays under {MAX_P99_MS:.0} ms and the committed rate (from the \
+         leader's high watermark) is at least {:.0} % of the offered rate; linger {} ms.\n\n\
+         | measurement | ferrokraft | Kafka TestRaftServer | ratio |\n|---|---|---|---|\n",
+        KEEP_UP * 100.0,
+        sweeps.first().map_or(0, |s| s.linger_ms)
+    ));
+    let (f, k) = (best(Kind::Ferrokraft), best(Kind::KafkaTestRaft));
+    let cell = |s: Option<&super::sweep::SweepStep>, v: fn(&super::sweep::SweepStep) -> f64| {
+        s.map_or("none sustained".to_string(), |s| {
+            let x = v(s);
+            if x < 100.0 {
+                format!("{x:.1}")
+            } else {
+                format!("{x:.0}")
+            }
+        })
+    };
+    let ratio_of = |v: fn(&super::sweep::SweepStep) -> f64| match (f, k) {
+        (Some(a), Some(b)) => ratio(v(a), v(b)),
+        _ => "—".into(),
+    };
+    for (what, v) in [
+        (
+            "highest sustained rate, offered (records/s)",
+            (|s: &super::sweep::SweepStep| s.rate as f64) as fn(&super::sweep::SweepStep) -> f64,
+        ),
+        ("committed there (records/s)", |s| s.committed_per_sec),
+        ("commit p99 there (ms)", |s| s.p99_ms),
+    ] {
+        out.push_str(&format!(
+            "| {what} | {} | {} | {} |\n",
+            cell(f, v),
+            cell(k, v),
+            ratio_of(v)
+        ));
+    }
+    out.push_str("\n| sweep step | impl | committed records/s | p99 ms | sustained |\n|---|---|---|---|---|\n");
+    for s in sweeps {
+        for step in &s.steps {
+            out.push_str(&format!(
+                "| {}/s | {} | {:.0} | {:.1} | {} |\n",
+                step.rate,
+                s.kind.label(),
+                step.committed_per_sec,
+                step.p99_ms,
+                if step.sustained {
+                    "yes".to_string()
+                } else {
+                    format!("no: {}", step.note)
+                }
+            ));
+        }
+    }
 }
 
 /// MB/s and the receiver's peak RSS of catch-up trials (log or snapshot).
