@@ -1,9 +1,10 @@
 //! ACLs, authorization, client quotas and delegation tokens on the controller (#16), against
 //! real Apache Kafka 4.1.2: a mixed quorum (two ferrokraft controllers, one Kafka controller)
 //! and a Kafka broker, every node with `authorizer.class.name=StandardAuthorizer` and
-//! `delegation.token.secret.key`, SASL_PLAINTEXT/PLAIN everywhere (SCRAM-SHA-256 too on the
-//! broker, for token authentication), the controllers and the broker authenticating as the
-//! super user `controller`:
+//! `delegation.token.secret.key`, SASL_SSL on every listener (certificates made by the test,
+//! client certificates required on the controller listener; PLAIN, and SCRAM-SHA-256 too on
+//! the broker for token authentication), the controllers and the broker authenticating as the
+//! super user `controller`. Leadership moves ferrokraft → Kafka → ferrokraft on the way:
 //! - the broker registers and is unfenced (its CLUSTER_ACTION RPCs pass ferrokraft's checks);
 //! - `kafka-acls --add` through the broker reaches ferrokraft as a forwarded CreateAcls,
 //!   lands in its log, and both `kafka-acls --list` through the broker and
@@ -21,6 +22,8 @@
 //!   shared secret) the one the broker describes, a client authenticates to the broker with it
 //!   (SCRAM `tokenauth`), its renewer renews it and a stranger may not, the owner expires it,
 //!   and a short-lived token is swept by ferrokraft's expiry check;
+//! - `kafka-configs --add-config SCRAM-SHA-256=[…]` through the broker reaches ferrokraft, and
+//!   the user authenticates to the broker with it;
 //! - `kafka-acls --remove` deletes the ACL from the log.
 #![allow(
     clippy::unwrap_used,
@@ -34,6 +37,8 @@ mod support;
 use std::time::{Duration, Instant};
 
 use support::cluster::{serial, AllowedError, Cluster, Impl};
+use support::kafka::ToolOutput;
+use support::tls::Pki;
 
 const AUTHORIZER: &str = "org.apache.kafka.metadata.authorizer.StandardAuthorizer";
 const ACL_COMMAND: &str = "org.apache.kafka.tools.AclCommand";
@@ -50,16 +55,15 @@ const TOKEN_PROPS: &[(&str, &str)] = &[
 const USERS: &str = "user_controller=\"controller-secret\" user_admin=\"admin-secret\" \
     user_alice=\"alice-secret\" user_mallory=\"mallory-secret\"";
 
-fn controller_props() -> Vec<(String, String)> {
+/// SASL_SSL on the controller listener: the test CA's node certificate and key inline (client
+/// certificates required), PLAIN on top; the StandardAuthorizer; the token secret.
+fn controller_props(pki: &Pki) -> Vec<(String, String)> {
     let jaas = format!(
         "org.apache.kafka.common.security.plain.PlainLoginModule required \
          username=\"controller\" password=\"controller-secret\" {USERS};"
     );
-    [
-        (
-            "listener.security.protocol.map",
-            "CONTROLLER:SASL_PLAINTEXT",
-        ),
+    let sasl: Vec<(String, String)> = [
+        ("listener.security.protocol.map", "CONTROLLER:SASL_SSL"),
         ("sasl.enabled.mechanisms", "PLAIN"),
         ("sasl.mechanism.controller.protocol", "PLAIN"),
         (
@@ -72,29 +76,50 @@ fn controller_props() -> Vec<(String, String)> {
     .iter()
     .chain(TOKEN_PROPS)
     .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect()
+    .collect();
+    // The protocol map's last value wins (Java's Properties, ferrokraft's reader alike).
+    let mut props = pki.server_props_inline();
+    props.extend(sasl);
+    props
 }
 
-fn client(c: &Cluster, user: &str) -> String {
+/// A client's TLS half: it trusts the test CA and presents the node certificate (the
+/// controller listener requires one; on SASL_SSL the principal is the SASL user).
+fn client_tls(pki: &Pki) -> String {
+    format!(
+        "ssl.truststore.type=PEM\nssl.truststore.location={}\n\
+         ssl.keystore.type=PEM\nssl.keystore.location={}\n",
+        pki.truststore.display(),
+        pki.keystore.display()
+    )
+}
+
+fn client(c: &Cluster, pki: &Pki, user: &str) -> String {
     let path = c.art.path(&format!("{user}.properties"));
     std::fs::write(
         &path,
         format!(
-            "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n\
+            "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n\
              sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \
              username=\"{user}\" password=\"{user}-secret\";\n\
-             default.api.timeout.ms=15000\nrequest.timeout.ms=8000\n"
+             default.api.timeout.ms=15000\nrequest.timeout.ms=8000\n{}",
+            client_tls(pki)
         ),
     )
     .unwrap();
     path.display().to_string()
 }
 
-/// The ACLs in node `id`'s log, as (resource type, name, principal, operation) codes.
-fn acls_in_log(c: &Cluster, id: i32) -> Vec<(i8, String, String, i8)> {
+/// Node `id`'s whole log replayed into an image.
+fn image_of(c: &Cluster, id: i32) -> ferrokraft::metadata::image::MetadataImage {
     let mut image = ferrokraft::metadata::image::MetadataImage::default();
     image.replay_batches(&c.nodes[(id - 1) as usize].log_bytes(), i64::MAX, "test");
     image
+}
+
+/// The ACLs in node `id`'s log, as (resource type, name, principal, operation) codes.
+fn acls_in_log(c: &Cluster, id: i32) -> Vec<(i8, String, String, i8)> {
+    image_of(c, id)
         .acls
         .values()
         .map(|r| {
@@ -148,7 +173,8 @@ fn refusal(out: &support::kafka::ToolOutput) -> String {
 #[test]
 fn acls_through_a_broker_authorize_clients_as_a_kafka_controller_does() {
     let _serial = serial();
-    let props = controller_props();
+    let pki = Pki::new();
+    let props = controller_props(&pki);
     let refs: Vec<(&str, &str)> = props
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_str()))
@@ -159,7 +185,7 @@ fn acls_through_a_broker_authorize_clients_as_a_kafka_controller_does() {
         &refs,
     );
     // admin.properties is also what the cluster's own quorum tools use.
-    let admin = client(&c, "admin");
+    let admin = client(&c, &pki, "admin");
     c.start_all();
     let leader = c.make_leader_kind(Impl::Ferrokraft, Duration::from_secs(180));
     eprintln!("ferrokraft node {leader} leads");
@@ -170,39 +196,46 @@ fn acls_through_a_broker_authorize_clients_as_a_kafka_controller_does() {
     );
     let controller_jaas = "org.apache.kafka.common.security.plain.PlainLoginModule required \
          username=\"controller\" password=\"controller-secret\";";
-    let broker = c.start_broker_with(
-        100,
-        &[
-            (
-                "listener.security.protocol.map",
-                "CONTROLLER:SASL_PLAINTEXT,PLAINTEXT:SASL_PLAINTEXT",
-            ),
-            ("sasl.enabled.mechanisms", "PLAIN"),
-            ("sasl.mechanism.inter.broker.protocol", "PLAIN"),
-            ("sasl.mechanism.controller.protocol", "PLAIN"),
-            (
-                "listener.name.controller.plain.sasl.jaas.config",
-                controller_jaas,
-            ),
-            (
-                "listener.name.plaintext.plain.sasl.jaas.config",
-                &broker_jaas,
-            ),
-            ("authorizer.class.name", AUTHORIZER),
-            ("super.users", "User:controller;User:admin"),
-            // Token authentication (SCRAM with tokenauth) on the client listener.
-            (
-                "listener.name.plaintext.sasl.enabled.mechanisms",
-                "PLAIN,SCRAM-SHA-256",
-            ),
-            (
-                "listener.name.plaintext.scram-sha-256.sasl.jaas.config",
-                "org.apache.kafka.common.security.scram.ScramLoginModule required;",
-            ),
-            TOKEN_PROPS[0],
-            TOKEN_PROPS[1],
-        ],
-    );
+    // SASL_SSL on every listener: to the controllers (presenting the node certificate) and
+    // for the broker's own clients; the same keys serve both.
+    let tls: Vec<(String, String)> = pki
+        .server_props_inline()
+        .into_iter()
+        .filter(|(k, _)| k.starts_with("ssl."))
+        .collect();
+    let mut broker_props: Vec<(&str, &str)> =
+        tls.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    broker_props.extend_from_slice(&[
+        (
+            "listener.security.protocol.map",
+            "CONTROLLER:SASL_SSL,PLAINTEXT:SASL_SSL",
+        ),
+        ("sasl.enabled.mechanisms", "PLAIN"),
+        ("sasl.mechanism.inter.broker.protocol", "PLAIN"),
+        ("sasl.mechanism.controller.protocol", "PLAIN"),
+        (
+            "listener.name.controller.plain.sasl.jaas.config",
+            controller_jaas,
+        ),
+        (
+            "listener.name.plaintext.plain.sasl.jaas.config",
+            &broker_jaas,
+        ),
+        ("authorizer.class.name", AUTHORIZER),
+        ("super.users", "User:controller;User:admin"),
+        // Token authentication (SCRAM with tokenauth) on the client listener.
+        (
+            "listener.name.plaintext.sasl.enabled.mechanisms",
+            "PLAIN,SCRAM-SHA-256",
+        ),
+        (
+            "listener.name.plaintext.scram-sha-256.sasl.jaas.config",
+            "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+        ),
+        TOKEN_PROPS[0],
+        TOKEN_PROPS[1],
+    ]);
+    let broker = c.start_broker_with(100, &broker_props);
     broker.wait_for_log_text(
         support::clients::UNFENCED_LOG,
         Instant::now() + Duration::from_secs(120),
@@ -285,8 +318,8 @@ fn acls_through_a_broker_authorize_clients_as_a_kafka_controller_does() {
     );
 
     // alice creates her topic through the broker; another one and mallory are refused.
-    let alice = client(&c, "alice");
-    let mallory = client(&c, "mallory");
+    let alice = client(&c, &pki, "alice");
+    let mallory = client(&c, &pki, "mallory");
     let create = |c: &Cluster, name: &str, config: &str, topic: &str| {
         tool(
             c,
@@ -313,13 +346,11 @@ fn acls_through_a_broker_authorize_clients_as_a_kafka_controller_does() {
     let ours_mallory = create(&c, "mallory-creates", &mallory, "alice-topic-2");
     assert!(!ours_mallory.status.success(), "mallory created a topic");
     let topics = |c: &Cluster| -> Vec<String> {
-        let mut image = ferrokraft::metadata::image::MetadataImage::default();
-        image.replay_batches(
-            &c.nodes[(leader - 1) as usize].log_bytes(),
-            i64::MAX,
-            "test",
-        );
-        image.topics.values().map(|t| t.name.clone()).collect()
+        image_of(c, leader)
+            .topics
+            .values()
+            .map(|t| t.name.clone())
+            .collect()
     };
     let held = topics(&c);
     assert!(held.contains(&"alice-topic".to_string()), "{held:?}");
@@ -350,7 +381,8 @@ fn acls_through_a_broker_authorize_clients_as_a_kafka_controller_does() {
     assert_eq!(refusal(&ours), refusal(&kafkas), "DescribeAcls as alice");
 
     let quota_refusals = client_quotas(&c, leader, &bootstrap, &admin, &alice, "ferrokraft");
-    delegation_tokens(&c, leader, &bootstrap, &admin, &alice, &mallory);
+    delegation_tokens(&c, &pki, leader, &bootstrap, &admin, &alice, &mallory);
+    scram_through_the_broker(&c, &pki, leader, &bootstrap, &admin);
 
     // With the Kafka controller active, alice's refused creation reads the same.
     let kafka_leader = c.make_leader_kind(Impl::Kafka, Duration::from_secs(120));
@@ -419,20 +451,20 @@ fn acls_through_a_broker_authorize_clients_as_a_kafka_controller_does() {
 
 /// The quotas in node `id`'s log for an entity of one type and name.
 fn quotas_in_log(c: &Cluster, id: i32, entity_type: &str, name: &str) -> Vec<(String, f64)> {
-    let mut image = ferrokraft::metadata::image::MetadataImage::default();
-    image.replay_batches(&c.nodes[(id - 1) as usize].log_bytes(), i64::MAX, "test");
     let key = [(entity_type.to_string(), Some(name.to_string()))]
         .into_iter()
         .collect();
-    image
+    image_of(c, id)
         .client_quotas
         .get(&key)
         .map(|q| q.iter().map(|(k, v)| (k.clone(), *v)).collect())
         .unwrap_or_default()
 }
 
-fn configs(
+/// A Kafka tool of `class` through the broker as the client of `command_config`.
+fn via_broker(
     c: &Cluster,
+    class: &str,
     name: &str,
     command_config: &str,
     bootstrap: &str,
@@ -445,7 +477,18 @@ fn configs(
         command_config,
     ];
     all.extend_from_slice(args);
-    tool(c, name, support::clients::config_command(), &all)
+    tool(c, name, class, &all)
+}
+
+fn configs(c: &Cluster, name: &str, cfg: &str, bootstrap: &str, args: &[&str]) -> ToolOutput {
+    via_broker(
+        c,
+        support::clients::config_command(),
+        name,
+        cfg,
+        bootstrap,
+        args,
+    )
 }
 
 /// The line of a failed tool's output naming the exception, from its class on.
@@ -586,21 +629,8 @@ fn client_quotas(
     ]
 }
 
-fn tokens(
-    c: &Cluster,
-    name: &str,
-    command_config: &str,
-    bootstrap: &str,
-    args: &[&str],
-) -> support::kafka::ToolOutput {
-    let mut all = vec![
-        "--bootstrap-server",
-        bootstrap,
-        "--command-config",
-        command_config,
-    ];
-    all.extend_from_slice(args);
-    tool(c, name, TOKEN_COMMAND, &all)
+fn tokens(c: &Cluster, name: &str, cfg: &str, bootstrap: &str, args: &[&str]) -> ToolOutput {
+    via_broker(c, TOKEN_COMMAND, name, cfg, bootstrap, args)
 }
 
 /// (token id, HMAC in base64) from `kafka-delegation-tokens --create`'s table.
@@ -624,9 +654,7 @@ fn created_token(out: &support::kafka::ToolOutput) -> (String, String) {
 
 /// The delegation tokens in node `id`'s log: (token id, owner, renewers).
 fn tokens_in_log(c: &Cluster, id: i32) -> Vec<(String, String, Vec<String>)> {
-    let mut image = ferrokraft::metadata::image::MetadataImage::default();
-    image.replay_batches(&c.nodes[(id - 1) as usize].log_bytes(), i64::MAX, "test");
-    image
+    image_of(c, id)
         .delegation_tokens
         .values()
         .map(|t| (t.token_id.clone(), t.owner.clone(), t.renewers.clone()))
@@ -636,6 +664,7 @@ fn tokens_in_log(c: &Cluster, id: i32) -> Vec<(String, String, Vec<String>)> {
 /// Delegation tokens through the broker, ferrokraft node `leader` active.
 fn delegation_tokens(
     c: &Cluster,
+    pki: &Pki,
     leader: i32,
     bootstrap: &str,
     admin: &str,
@@ -692,10 +721,11 @@ fn delegation_tokens(
     std::fs::write(
         &token_client,
         format!(
-            "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n\
+            "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-256\n{}\
              sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \
              username=\"{id}\" password=\"{hmac}\" tokenauth=\"true\";\n\
-             default.api.timeout.ms=15000\nrequest.timeout.ms=8000\n"
+             default.api.timeout.ms=15000\nrequest.timeout.ms=8000\n",
+            client_tls(pki)
         ),
     )
     .unwrap();
@@ -773,4 +803,68 @@ fn delegation_tokens(
     wait_until("the short token swept", Duration::from_secs(30), || {
         !tokens_in_log(c, leader).iter().any(|t| t.0 == short)
     });
+}
+
+/// `kafka-configs --add-config SCRAM-SHA-256=…` through the broker (a forwarded
+/// AlterUserScramCredentials served by ferrokraft node `leader`), then carol authenticates to
+/// the broker with it over SASL_SSL.
+fn scram_through_the_broker(c: &Cluster, pki: &Pki, leader: i32, bootstrap: &str, admin: &str) {
+    configs(
+        c,
+        "scram-add-carol",
+        admin,
+        bootstrap,
+        &[
+            "--alter",
+            "--entity-type",
+            "users",
+            "--entity-name",
+            "carol",
+            "--add-config",
+            "SCRAM-SHA-256=[iterations=8192,password=carol-secret]",
+        ],
+    )
+    .assert_ok("kafka-configs --add-config SCRAM-SHA-256 for carol as admin");
+    wait_until(
+        "carol's credential in the leader's log",
+        Duration::from_secs(30),
+        || {
+            image_of(c, leader)
+                .scram
+                .values()
+                .any(|r| r.name == "carol" && r.iterations == 8192)
+        },
+    );
+    let carol = c.art.path("carol.properties");
+    std::fs::write(
+        &carol,
+        format!(
+            "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-256\n\
+             sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \
+             username=\"carol\" password=\"carol-secret\";\n\
+             default.api.timeout.ms=15000\nrequest.timeout.ms=8000\n{}",
+            client_tls(pki)
+        ),
+    )
+    .unwrap();
+    wait_until(
+        "carol authenticates to the broker",
+        Duration::from_secs(30),
+        || {
+            tool(
+                c,
+                "carol-lists-topics",
+                support::clients::TOPIC_COMMAND,
+                &[
+                    "--bootstrap-server",
+                    bootstrap,
+                    "--command-config",
+                    &carol.display().to_string(),
+                    "--list",
+                ],
+            )
+            .status
+            .success()
+        },
+    );
 }
