@@ -201,7 +201,8 @@ fn refusals_from(log: &str, ip: Ipv4Addr) -> usize {
 }
 
 /// A single ferrokraft voter with an SSL listener, NoOpRecords off so that its log only grows
-/// when something is written. Each bad peer comes from its own loopback address: it is closed,
+/// when something is written. Each bad peer (the ClientHello cut at every one of its bytes
+/// among them) comes from its own loopback address: it is closed,
 /// logged exactly once with its address, and a good client is served afterwards; the log did
 /// not grow.
 #[test]
@@ -264,10 +265,11 @@ fn ssl_listener_refuses_bad_peers_and_keeps_serving() {
     assert!(hello.len() > 100, "a ClientHello of {} bytes", hello.len());
 
     let mut cases: Vec<(Ipv4Addr, String)> = Vec::new();
-    let mut next_ip = 10u8;
+    // Each bad peer from its own address in 127.0.1.0 and up (127.0.0.x: good and slow ones).
+    let mut next_ip = 250u32;
     let mut ip = |what: &str| {
         next_ip += 1;
-        let a = Ipv4Addr::new(127, 0, 0, next_ip);
+        let a = Ipv4Addr::new(127, 0, (next_ip / 250) as u8, (next_ip % 250 + 1) as u8);
         cases.push((a, what.to_string()));
         a
     };
@@ -317,8 +319,8 @@ fn ssl_listener_refuses_bad_peers_and_keeps_serving() {
             assert!(closed_by_peer(&mut s), "plaintext client left open");
         }
     }
-    // The ClientHello cut at several byte positions (then the client closes).
-    for cut in [1, 3, 5, 6, 40, hello.len() / 2, hello.len() - 1] {
+    // The ClientHello cut at every byte (then the client closes).
+    for cut in 1..hello.len() {
         let from = ip(&format!("handshake cut at byte {cut}"));
         let mut s = connect_from(from, server);
         s.write_all(&hello[..cut]).unwrap();
@@ -949,4 +951,190 @@ fn ssl_clients_are_their_certificate_subjects_mapped_as_on_kafka() {
             "needs ALTER permission.",
         ],
     }]);
+}
+
+/// A framed request: header (client id `t`) and body, encoded at `version`.
+fn framed<T: kafka_protocol::protocol::Encodable>(
+    key: kafka_protocol::messages::ApiKey,
+    version: i16,
+    correlation_id: i32,
+    body: &T,
+) -> Vec<u8> {
+    let mut buf = bytes::BytesMut::new();
+    ferrokraft::codec::header::encode_request_header(&mut buf, key, version, correlation_id, "t");
+    body.encode(&mut buf, version).unwrap();
+    let mut frame = (buf.len() as i32).to_be_bytes().to_vec();
+    frame.extend_from_slice(&buf);
+    frame
+}
+
+/// A SASL exchange (SaslHandshake v1 for PLAIN, then SaslAuthenticate v2) as bytes on the wire.
+fn plain_exchange(user: &str, password: &str) -> Vec<u8> {
+    use kafka_protocol::messages::{ApiKey, SaslAuthenticateRequest, SaslHandshakeRequest};
+    let mut bytes = framed(
+        ApiKey::SaslHandshake,
+        1,
+        1,
+        &SaslHandshakeRequest::default()
+            .with_mechanism(kafka_protocol::protocol::StrBytes::from_static_str("PLAIN")),
+    );
+    let token = format!("\0{user}\0{password}");
+    bytes.extend(framed(
+        ApiKey::SaslAuthenticate,
+        2,
+        2,
+        &SaslAuthenticateRequest::default().with_auth_bytes(bytes::Bytes::from(token)),
+    ));
+    bytes
+}
+
+/// A single ferrokraft voter on SASL_PLAINTEXT (PLAIN), NoOpRecords off: the SASL exchange cut
+/// at every one of its bytes, a wrong password, an unknown mechanism, a request before the
+/// handshake, garbage announcing a frame beyond `sasl.server.max.receive.size` — each from its
+/// own loopback address — are each closed, logged at most once (the refusals exactly once)
+/// with the address, and write nothing to the log; a good client authenticates afterwards.
+#[test]
+fn sasl_listener_refuses_cut_and_bad_exchanges_and_keeps_serving() {
+    use kafka_protocol::messages::{ApiKey, SaslHandshakeRequest};
+    let _serial = serial();
+    let jaas = "org.apache.kafka.common.security.plain.PlainLoginModule required \
+                username=\"admin\" password=\"admin-secret\" user_admin=\"admin-secret\";";
+    let mut c = Cluster::new(
+        "sasl-refusals",
+        &[Impl::Ferrokraft],
+        &[
+            (
+                "listener.security.protocol.map",
+                "CONTROLLER:SASL_PLAINTEXT",
+            ),
+            ("sasl.enabled.mechanisms", "PLAIN"),
+            ("sasl.mechanism.controller.protocol", "PLAIN"),
+            ("listener.name.controller.plain.sasl.jaas.config", jaas),
+            ("metadata.max.idle.interval.ms", "0"),
+        ],
+    );
+    std::fs::write(
+        c.art.path("admin.properties"),
+        format!(
+            "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config={jaas}\n"
+        ),
+    )
+    .unwrap();
+    c.start_all();
+    let server = SocketAddr::from(([127, 0, 0, 1], c.nodes[0].port));
+    // A good exchange, then ApiVersions answered: the node serves authenticated clients.
+    let good = plain_exchange("admin", "admin-secret");
+    let served = |from: Ipv4Addr| {
+        let Ok(mut s) = try_connect_from(from, server) else {
+            return false;
+        };
+        if s.write_all(&good).is_err() {
+            return false;
+        }
+        let mut read_frame = || -> std::io::Result<Vec<u8>> {
+            let mut size = [0u8; 4];
+            std::io::Read::read_exact(&mut s, &mut size)?;
+            let mut body = vec![0u8; i32::from_be_bytes(size) as usize];
+            std::io::Read::read_exact(&mut s, &mut body)?;
+            Ok(body)
+        };
+        // The handshake and authenticate answers, then ApiVersions.
+        if read_frame().is_err() || read_frame().is_err() {
+            return false;
+        }
+        api_versions(&mut s, 9).ok() == Some((9, 0))
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !served(Ipv4Addr::new(127, 0, 0, 1)) {
+        assert!(
+            Instant::now() < deadline,
+            "ferrokraft never served a SASL client:\n{}",
+            c.nodes[0].log_text()
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let log_before = c.nodes[0].log_bytes().len();
+
+    let mut next = 250u32;
+    let mut ip = || {
+        next += 1;
+        Ipv4Addr::new(127, 0, (next / 250) as u8, (next % 250 + 1) as u8)
+    };
+    let mut refused: Vec<(Ipv4Addr, &str)> = Vec::new();
+    let mut quiet: Vec<Ipv4Addr> = Vec::new();
+    // The exchange cut at every byte, then the client closes.
+    for cut in 1..good.len() {
+        let from = ip();
+        let mut s = connect_from(from, server);
+        s.write_all(&good[..cut]).unwrap();
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+        assert!(closed_by_peer(&mut s), "cut at {cut}: left open");
+        quiet.push(from);
+    }
+    let mut bad = |bytes: Vec<u8>, what: &'static str| {
+        let from = ip();
+        let mut s = connect_from(from, server);
+        let _ = s.write_all(&bytes);
+        assert!(closed_by_peer(&mut s), "{what}: left open");
+        refused.push((from, what));
+    };
+    bad(plain_exchange("admin", "wrong"), "a wrong password");
+    bad(
+        framed(
+            ApiKey::SaslHandshake,
+            1,
+            1,
+            &SaslHandshakeRequest::default().with_mechanism(
+                kafka_protocol::protocol::StrBytes::from_static_str("GSSAPI"),
+            ),
+        ),
+        "an unknown mechanism",
+    );
+    bad(
+        framed(
+            ApiKey::DescribeQuorum,
+            2,
+            1,
+            &kafka_protocol::messages::DescribeQuorumRequest::default(),
+        ),
+        "a request before the handshake",
+    );
+    bad(
+        [0x7f, 0xff, 0xff, 0xff, 1, 2, 3, 4].to_vec(),
+        "garbage announcing a huge frame",
+    );
+
+    assert!(
+        served(Ipv4Addr::new(127, 0, 0, 2)),
+        "a good client served after the refusals"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let log = c.nodes[0].log_text();
+    let lines_from = |from: Ipv4Addr| {
+        let (peer, slash) = (format!("peer={from}:"), format!("/{from} "));
+        log.lines()
+            .filter(|l| l.contains(&peer) || l.contains(&slash))
+            .count()
+    };
+    for (from, what) in &refused {
+        assert_eq!(
+            lines_from(*from),
+            1,
+            "{what} from {from}: expected one line; log:\n{}",
+            support::cluster::tail(&log, 40)
+        );
+    }
+    for from in &quiet {
+        assert!(
+            lines_from(*from) <= 1,
+            "a cut exchange from {from} logged twice"
+        );
+    }
+    assert!(c.nodes[0].is_running(), "ferrokraft still runs");
+    assert_eq!(
+        c.nodes[0].log_bytes().len(),
+        log_before,
+        "the refused peers wrote to the metadata log"
+    );
 }
