@@ -17,6 +17,7 @@ use bytes::Bytes;
 use kafka_protocol::messages::incremental_alter_configs_response::AlterConfigsResourceResponse;
 
 use super::answers::not_controller_body;
+use super::authorization::{Allowance, Checker, ResourceAccess};
 use super::config::ControllerConfig;
 use super::errors::{ApiError, ControllerError};
 use super::heartbeats::BrokerHeartbeatManager;
@@ -724,12 +725,16 @@ impl ActiveController {
             }
             RequestBody::DeleteTopics(req) => {
                 let mut quota = mutation_quota(quotas, committed, &request, 5, now_ms);
+                let checker = Checker::new(cfg.authorizer.as_ref(), committed, &request);
                 let mut result = replication::delete_topics(
                     committed,
                     &self.image,
                     cfg,
                     rng,
-                    &mut quota,
+                    Allowance {
+                        quota: &mut quota,
+                        access: ResourceAccess::new(checker.as_ref()),
+                    },
                     req,
                     version,
                 );
@@ -744,8 +749,17 @@ impl ActiveController {
             }
             RequestBody::CreatePartitions(req) => {
                 let mut quota = mutation_quota(quotas, committed, &request, 3, now_ms);
-                let mut result =
-                    replication::create_partitions(&self.image, cfg.release, rng, req, &mut quota);
+                let checker = Checker::new(cfg.authorizer.as_ref(), committed, &request);
+                let mut result = replication::create_partitions(
+                    &self.image,
+                    cfg.release,
+                    rng,
+                    req,
+                    Allowance {
+                        quota: &mut quota,
+                        access: ResourceAccess::new(checker.as_ref()),
+                    },
+                );
                 result.response.throttle_time_ms = quota.throttle_time_ms();
                 self.complete(
                     appender,
@@ -799,11 +813,13 @@ impl ActiveController {
                 );
             }
             RequestBody::IncrementalAlterConfigs(req) => {
+                let checker = Checker::new(cfg.authorizer.as_ref(), committed, &request);
                 let result = configuration::incremental_alter_configs(
                     &self.image,
                     alter_ctx(&request),
                     req,
                     broker_loggers,
+                    ResourceAccess::new(checker.as_ref()),
                 );
                 self.complete(
                     appender,
@@ -814,8 +830,13 @@ impl ActiveController {
                 );
             }
             RequestBody::AlterConfigs(req) => {
-                let result =
-                    configuration::legacy_alter_configs(&self.image, alter_ctx(&request), req);
+                let checker = Checker::new(cfg.authorizer.as_ref(), committed, &request);
+                let result = configuration::legacy_alter_configs(
+                    &self.image,
+                    alter_ctx(&request),
+                    req,
+                    ResourceAccess::new(checker.as_ref()),
+                );
                 self.complete(
                     appender,
                     &request,

@@ -16,6 +16,8 @@
 //! BROKER_LOGGER, unknown or duplicate resources) is answered at once on any controller, as
 //! Kafka's `QuorumController` completes an empty change map.
 
+use super::authorization::ResourceAccess;
+use crate::metadata::acl::AclOperation;
 use std::collections::BTreeMap;
 
 use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceResponse as LegacyResult;
@@ -107,7 +109,11 @@ struct Screened {
     changes: Vec<(ConfigResource, Change)>,
 }
 
-fn screen(resources: Vec<(i8, String, Change)>, legacy: bool) -> Screened {
+fn screen(
+    resources: Vec<(i8, String, Change)>,
+    legacy: bool,
+    access: ResourceAccess<'_>,
+) -> Screened {
     let mut early = Vec::new();
     let mut changes: Vec<(ConfigResource, Change)> = Vec::new();
     let mut duplicates: Vec<ConfigResource> = Vec::new();
@@ -154,20 +160,28 @@ fn screen(resources: Vec<(i8, String, Change)>, legacy: bool) -> Screened {
         }
         changes.push((key, change));
     }
-    // The legacy API's BROKER_LOGGER resources fail Kafka's authorization step, which comes
-    // after the duplicates and before the controller's answers.
-    let (refused, changes): (Vec<_>, Vec<_>) = changes
-        .into_iter()
-        .partition(|(k, _)| k.resource_type == resource::BROKER_LOGGER);
-    early.extend(refused.into_iter().map(|(k, _)| Outcome {
-        resource_type: k.resource_type,
-        resource_name: k.resource_name,
-        error: ApiError::new(
-            errors::INVALID_REQUEST,
-            "Unexpected resource type BROKER_LOGGER.",
-        ),
-    }));
-    Screened { early, changes }
+    // Kafka's authorization step (`authorizeAlterResource`) comes after the duplicates and
+    // before the controller's answers: a refused resource is answered with its error (the
+    // legacy API's BROKER_LOGGER resources fail it as an unexpected type).
+    let mut allowed = Vec::with_capacity(changes.len());
+    for (key, change) in changes {
+        match access.config_resource(
+            AclOperation::AlterConfigs,
+            key.resource_type,
+            &key.resource_name,
+        ) {
+            None => allowed.push((key, change)),
+            Some(error) => early.push(Outcome {
+                resource_type: key.resource_type,
+                resource_name: key.resource_name,
+                error,
+            }),
+        }
+    }
+    Screened {
+        early,
+        changes: allowed,
+    }
 }
 
 /// Who asks, for the rules that depend on it.
@@ -221,13 +235,20 @@ fn legacy_resources(req: &AlterConfigsRequest) -> Vec<(i8, String, Change)> {
 
 /// Whether the IncrementalAlterConfigs request has a resource for the active controller
 /// (else Kafka answers it at once, on any controller).
-pub fn incremental_needs_controller(req: &IncrementalAlterConfigsRequest) -> bool {
-    !screen(incremental_resources(req), false).changes.is_empty()
+pub fn incremental_needs_controller(
+    req: &IncrementalAlterConfigsRequest,
+    access: ResourceAccess<'_>,
+) -> bool {
+    !screen(incremental_resources(req), false, access)
+        .changes
+        .is_empty()
 }
 
 /// Whether the legacy AlterConfigs request has a resource for the active controller.
-pub fn legacy_needs_controller(req: &AlterConfigsRequest) -> bool {
-    !screen(legacy_resources(req), true).changes.is_empty()
+pub fn legacy_needs_controller(req: &AlterConfigsRequest, access: ResourceAccess<'_>) -> bool {
+    !screen(legacy_resources(req), true, access)
+        .changes
+        .is_empty()
 }
 
 /// Kafka's IncrementalAlterConfigs on the active controller; `broker_loggers` (the answers
@@ -237,8 +258,9 @@ pub fn incremental_alter_configs(
     ctx: AlterContext,
     req: &IncrementalAlterConfigsRequest,
     broker_loggers: &[AlterConfigsResourceResponse],
+    access: ResourceAccess<'_>,
 ) -> ControllerResult<IncrementalAlterConfigsResponse> {
-    let screened = screen(incremental_resources(req), false);
+    let screened = screen(incremental_resources(req), false, access);
     let (outcomes, records) = alter(image, ctx, screened, req.validate_only);
     let result = |o: Outcome| {
         resource_result!(
@@ -287,8 +309,9 @@ pub fn legacy_alter_configs(
     image: &MetadataImage,
     ctx: AlterContext,
     req: &AlterConfigsRequest,
+    access: ResourceAccess<'_>,
 ) -> ControllerResult<AlterConfigsResponse> {
-    let screened = screen(legacy_resources(req), true);
+    let screened = screen(legacy_resources(req), true, access);
     let (outcomes, records) = alter(image, ctx, screened, req.validate_only);
     let result = |o: Outcome| {
         resource_result!(

@@ -456,6 +456,14 @@ impl QuorumController {
                     &self.committed,
                     ctx,
                     req,
+                    authorization::ResourceAccess::new(
+                        authorization::Checker::new(
+                            self.cfg.authorizer.as_ref(),
+                            &self.committed,
+                            &request,
+                        )
+                        .as_ref(),
+                    ),
                 )),
             });
             return;
@@ -480,12 +488,19 @@ impl QuorumController {
                     changes,
                 });
             }
-            if !configuration::incremental_needs_controller(req) {
+            let checker = authorization::Checker::new(
+                self.cfg.authorizer.as_ref(),
+                &self.committed,
+                &request,
+            );
+            let access = authorization::ResourceAccess::new(checker.as_ref());
+            if !configuration::incremental_needs_controller(req, access) {
                 let result = configuration::incremental_alter_configs(
                     &self.committed,
                     alter_ctx,
                     req,
                     &answers,
+                    access,
                 );
                 self.outputs.push_back(ControllerOutput::Respond {
                     request_id,
@@ -496,8 +511,15 @@ impl QuorumController {
             broker_loggers = answers;
         }
         if let RequestBody::AlterConfigs(req) = &request.body {
-            if !configuration::legacy_needs_controller(req) {
-                let result = configuration::legacy_alter_configs(&self.committed, alter_ctx, req);
+            let checker = authorization::Checker::new(
+                self.cfg.authorizer.as_ref(),
+                &self.committed,
+                &request,
+            );
+            let access = authorization::ResourceAccess::new(checker.as_ref());
+            if !configuration::legacy_needs_controller(req, access) {
+                let result =
+                    configuration::legacy_alter_configs(&self.committed, alter_ctx, req, access);
                 self.outputs.push_back(ControllerOutput::Respond {
                     request_id,
                     body: ResponseBody::AlterConfigs(result.response),

@@ -37,6 +37,9 @@ const KAFKA_MESSAGES: &[(i16, &str)] = &[
     (REQUEST_TIMED_OUT, "The request timed out."),
     (BROKER_NOT_AVAILABLE, "The broker is not available."),
     (NETWORK_EXCEPTION, "The server disconnected before a response was received."),
+    // TOPIC_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED (per-resource refusals).
+    (29, "Topic authorization failed."),
+    (30, "Group authorization failed."),
     (CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed."),
     (UNSUPPORTED_VERSION, "The version of API is not supported."),
     (NOT_CONTROLLER, "This is not the correct controller for this cluster."),

@@ -26,10 +26,12 @@ use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
 use kafka_protocol::protocol::StrBytes;
 
 use super::resource;
+use crate::controller::authorization::ResourceAccess;
 use crate::controller::errors::{self, ApiError};
 use crate::controller::replication::topic_configs::{topic_config, ConfigType, TOPIC_CONFIGS};
 use crate::controller::replication::validate_topic_name;
 use crate::logging::LogLevels;
+use crate::metadata::acl::AclOperation;
 use crate::metadata::image::{ConfigResource, MetadataImage};
 
 /// ConfigSource ids.
@@ -192,6 +194,7 @@ pub fn describe_configs(
     image: &MetadataImage,
     ctx: DescribeContext<'_>,
     req: &DescribeConfigsRequest,
+    access: ResourceAccess<'_>,
 ) -> DescribeConfigsResponse {
     let known = |t: i8| {
         matches!(
@@ -219,9 +222,29 @@ pub fn describe_configs(
             ),
         );
     }
-    let results = req
-        .resources
-        .iter()
+    // Kafka's ConfigHelper: the resources the sender may not DESCRIBE_CONFIGS are answered
+    // after the others, with their kind's authorization error and no configs.
+    let mut refused = Vec::new();
+    let mut allowed = Vec::new();
+    for r in &req.resources {
+        match access.config_resource(
+            AclOperation::DescribeConfigs,
+            r.resource_type,
+            r.resource_name.as_str(),
+        ) {
+            None => allowed.push(r),
+            Some(e) => refused.push(
+                DescribeConfigsResult::default()
+                    .with_resource_type(r.resource_type)
+                    .with_resource_name(r.resource_name.clone())
+                    .with_error_code(e.code)
+                    .with_error_message(e.message.map(StrBytes::from_string))
+                    .with_configs(Vec::new()),
+            ),
+        }
+    }
+    let results = allowed
+        .into_iter()
         .map(|r| {
             let name = r.resource_name.as_str();
             let described = match r.resource_type {
@@ -266,6 +289,7 @@ pub fn describe_configs(
                     .with_error_message(e.message.map(StrBytes::from_string)),
             }
         })
+        .chain(refused)
         .collect();
     DescribeConfigsResponse::default().with_results(results)
 }

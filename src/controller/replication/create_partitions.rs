@@ -8,7 +8,9 @@
 //! ```
 
 use crate::codec::versions::Release;
+use crate::controller::authorization::Allowance;
 use crate::controller::mutation_quotas::PartitionChangeQuota;
+use crate::metadata::acl::{AclOperation, ResourceType};
 use std::collections::BTreeSet;
 
 use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
@@ -53,8 +55,9 @@ pub fn create_partitions(
     release: Release,
     rng: &mut Rng,
     req: &CreatePartitionsRequest,
-    quota: &mut dyn PartitionChangeQuota,
+    allowance: Allowance<'_>,
 ) -> ControllerResult<CreatePartitionsResponse> {
+    let Allowance { quota, access } = allowance;
     // ControllerApis: a name given twice is refused whole. The rest go on in the order of
     // the Java HashSet that collected them.
     let mut seen = BTreeSet::new();
@@ -80,6 +83,17 @@ pub fn create_partitions(
             )
         })
         .collect();
+    // ControllerApis: ALTER on each topic (no cluster-wide shortcut); the refused ones are
+    // answered before the controller's results, with the code alone.
+    let (unique, refused): (Vec<&str>, Vec<&str>) = unique
+        .into_iter()
+        .partition(|n| access.allowed(AclOperation::Alter, ResourceType::Topic, n, true));
+    results.extend(refused.iter().map(|n| {
+        result(
+            n,
+            &ApiError::code(crate::controller::authorization::TOPIC_AUTHORIZATION_FAILED),
+        )
+    }));
     let mut records = Vec::new();
     for name in unique {
         // The first entry of a name: duplicates never get here.

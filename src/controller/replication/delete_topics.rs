@@ -12,7 +12,8 @@
 //! so a topic whose removal is not committed yet resolves and then answers UNKNOWN_TOPIC_ID;
 //! the two images are passed for that.
 
-use crate::controller::mutation_quotas::PartitionChangeQuota;
+use crate::controller::authorization::{Allowance, TOPIC_AUTHORIZATION_FAILED};
+use crate::metadata::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use std::collections::{BTreeMap, BTreeSet};
 
 use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
@@ -78,7 +79,7 @@ pub fn delete_topics(
     image: &MetadataImage,
     cfg: &ControllerConfig,
     rng: &mut Rng,
-    quota: &mut dyn PartitionChangeQuota,
+    allowance: Allowance<'_>,
     req: &DeleteTopicsRequest,
     version: i16,
 ) -> ControllerResult<DeleteTopicsResponse> {
@@ -159,13 +160,55 @@ pub fn delete_topics(
             )),
         }
     }
+    let Allowance { quota, access } = allowance;
+    // ControllerApis' checks, on every name given or resolved at once: DELETE on the
+    // cluster, else DESCRIBE and DELETE per topic. A topic the sender may not see is refused
+    // without a word on whether it exists.
+    let cluster = access.allowed(
+        AclOperation::Delete,
+        ResourceType::Cluster,
+        CLUSTER_NAME,
+        false,
+    );
+    let to_check: BTreeSet<String> = names.iter().chain(id_to_name.values()).cloned().collect();
+    let allowed = |op| -> BTreeSet<&String> {
+        to_check
+            .iter()
+            .filter(|n| cluster || access.allowed(op, ResourceType::Topic, n, true))
+            .collect()
+    };
+    let (describable, deletable) = (
+        allowed(AclOperation::Describe),
+        allowed(AclOperation::Delete),
+    );
+    let refused = || {
+        ApiError::new(
+            TOPIC_AUTHORIZATION_FAILED,
+            crate::raft::errors::default_message(TOPIC_AUTHORIZATION_FAILED),
+        )
+    };
+    id_to_name.retain(|id, name| {
+        if deletable.contains(name) {
+            return true;
+        }
+        let shown = describable.contains(name).then_some(name.as_str());
+        responses.push(result(shown, *id, &refused()));
+        false
+    });
     for name in &names {
+        if !describable.contains(name) {
+            responses.push(result(Some(name), Uuid::nil(), &refused()));
+            continue;
+        }
         match committed.topic_ids.get(name) {
             None => responses.push(result(
                 Some(name),
                 Uuid::nil(),
                 &ApiError::new(errors::UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_MESSAGE),
             )),
+            Some(_) if !deletable.contains(name) => {
+                responses.push(result(Some(name), Uuid::nil(), &refused()));
+            }
             Some(id) => {
                 if duplicate_ids.contains(id) || id_to_name.contains_key(id) {
                     // A name that maps to an id also given: both refused.

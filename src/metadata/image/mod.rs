@@ -42,7 +42,7 @@ use crate::records::framer::BatchFramer;
 use crate::records::view::BatchView;
 use crate::storage::features::METADATA_VERSION_FEATURE;
 
-pub use configs::{ClientQuotaEntity, ConfigResource};
+pub use configs::{config_resource_type_name, ClientQuotaEntity, ConfigResource};
 pub use topics::{PartitionRegistration, TopicImage, NO_LEADER_CHANGE};
 pub use write::{
     mv, partition_version, register_broker_version, transactions_supported, ImageWriteError,
