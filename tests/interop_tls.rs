@@ -1105,6 +1105,53 @@ fn sasl_listener_refuses_cut_and_bad_exchanges_and_keeps_serving() {
         "garbage announcing a huge frame",
     );
 
+    // A request in place of SaslAuthenticate: Kafka answers it with its own error response,
+    // ILLEGAL_SASL_STATE, then closes (and logs the failed authentication).
+    {
+        let from = ip();
+        let mut s = connect_from(from, server);
+        let mut bytes = framed(
+            ApiKey::SaslHandshake,
+            1,
+            1,
+            &SaslHandshakeRequest::default()
+                .with_mechanism(kafka_protocol::protocol::StrBytes::from_static_str("PLAIN")),
+        );
+        bytes.extend(framed(
+            ApiKey::DescribeQuorum,
+            2,
+            2,
+            &kafka_protocol::messages::DescribeQuorumRequest::default(),
+        ));
+        s.write_all(&bytes).unwrap();
+        let mut frames = Vec::new();
+        for _ in 0..2 {
+            let mut size = [0u8; 4];
+            std::io::Read::read_exact(&mut s, &mut size).unwrap();
+            let mut body = vec![0u8; i32::from_be_bytes(size) as usize];
+            std::io::Read::read_exact(&mut s, &mut body).unwrap();
+            frames.push(bytes::Bytes::from(body));
+        }
+        let (_, answer) = ferrokraft::codec::response::decode_response(
+            frames[1].clone(),
+            ApiKey::DescribeQuorum,
+            2,
+        )
+        .unwrap();
+        match answer {
+            ferrokraft::codec::ResponseBody::DescribeQuorum(r) => {
+                assert_eq!(r.error_code, 34, "ILLEGAL_SASL_STATE");
+                assert_eq!(
+                    r.error_message.as_deref(),
+                    Some("Unexpected Kafka request of type DESCRIBE_QUORUM during SASL authentication.")
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(closed_by_peer(&mut s), "left open after the error answer");
+        refused.push((from, "a request in place of SaslAuthenticate"));
+    }
+
     assert!(
         served(Ipv4Addr::new(127, 0, 0, 2)),
         "a good client served after the refusals"

@@ -190,6 +190,70 @@ pub fn error_response(body: &RequestBody, version: i16, error: &ApiError) -> Res
     }
 }
 
+/// The answer to any request this node serves carrying only `error` (Kafka's
+/// `getErrorResponse` of each request): the controller APIs' as [`error_response`], the
+/// Raft and node APIs' with their top-level error code (and message where they carry one).
+pub fn any_error_response(body: &RequestBody, version: i16, error: &ApiError) -> ResponseBody {
+    use kafka_protocol::messages::*;
+    use kafka_protocol::protocol::StrBytes;
+    let message = || error.message.clone().map(StrBytes::from_string);
+    match body {
+        RequestBody::Fetch(_) => {
+            ResponseBody::Fetch(FetchResponse::default().with_error_code(error.code))
+        }
+        RequestBody::FetchSnapshot(_) => ResponseBody::FetchSnapshot(
+            FetchSnapshotResponse::default().with_error_code(error.code),
+        ),
+        RequestBody::Vote(_) => {
+            ResponseBody::Vote(VoteResponse::default().with_error_code(error.code))
+        }
+        RequestBody::BeginQuorumEpoch(_) => ResponseBody::BeginQuorumEpoch(
+            BeginQuorumEpochResponse::default().with_error_code(error.code),
+        ),
+        RequestBody::EndQuorumEpoch(_) => ResponseBody::EndQuorumEpoch(
+            EndQuorumEpochResponse::default().with_error_code(error.code),
+        ),
+        RequestBody::DescribeQuorum(_) => ResponseBody::DescribeQuorum(
+            DescribeQuorumResponse::default()
+                .with_error_code(error.code)
+                .with_error_message(message()),
+        ),
+        RequestBody::AddRaftVoter(_) => ResponseBody::AddRaftVoter(
+            AddRaftVoterResponse::default()
+                .with_error_code(error.code)
+                .with_error_message(message()),
+        ),
+        RequestBody::RemoveRaftVoter(_) => ResponseBody::RemoveRaftVoter(
+            RemoveRaftVoterResponse::default()
+                .with_error_code(error.code)
+                .with_error_message(message()),
+        ),
+        RequestBody::UpdateRaftVoter(_) => ResponseBody::UpdateRaftVoter(
+            UpdateRaftVoterResponse::default().with_error_code(error.code),
+        ),
+        RequestBody::DescribeCluster(_) => ResponseBody::DescribeCluster(
+            DescribeClusterResponse::default()
+                .with_error_code(error.code)
+                .with_error_message(message()),
+        ),
+        RequestBody::ApiVersions(_) => {
+            ResponseBody::ApiVersions(ApiVersionsResponse::default().with_error_code(error.code))
+        }
+        RequestBody::SaslHandshake(_) => ResponseBody::SaslHandshake(
+            SaslHandshakeResponse::default().with_error_code(error.code),
+        ),
+        RequestBody::SaslAuthenticate(_) => ResponseBody::SaslAuthenticate(
+            SaslAuthenticateResponse::default()
+                .with_error_code(error.code)
+                .with_error_message(message()),
+        ),
+        RequestBody::Envelope(_) => {
+            ResponseBody::Envelope(EnvelopeResponse::default().with_error_code(error.code))
+        }
+        other => error_response(other, version, error),
+    }
+}
+
 /// NOT_CONTROLLER in the shape of `body`'s API.
 pub(super) fn not_controller_body(body: &ResponseBody, error: &ApiError) -> ResponseBody {
     use kafka_protocol::protocol::StrBytes;

@@ -25,7 +25,7 @@ use uuid::Uuid;
 
 use super::configuration::resource;
 use super::errors::{self, ApiError};
-use crate::codec::{RequestBody, ResponseBody};
+use crate::codec::ResponseBody;
 use crate::metadata::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use crate::metadata::authorizer::{self, Action, AuthorizerConfig, Requester};
 use crate::metadata::image::MetadataImage;
@@ -303,58 +303,7 @@ pub fn cluster_refusal(
 }
 
 fn refused_body(request: &InboundRequest, error: &ApiError) -> ResponseBody {
-    if super::serves(request.body.api_key()) {
-        super::error_response(&request.body, request.api_version, error)
-    } else {
-        raft_error(&request.body, error)
-    }
-}
-
-/// The Raft APIs' error answers (`getErrorResponse`: the top-level error code).
-fn raft_error(body: &RequestBody, error: &ApiError) -> ResponseBody {
-    use kafka_protocol::messages::*;
-    let message = || error.message.clone().map(StrBytes::from_string);
-    match body {
-        RequestBody::Fetch(_) => {
-            ResponseBody::Fetch(FetchResponse::default().with_error_code(error.code))
-        }
-        RequestBody::FetchSnapshot(_) => ResponseBody::FetchSnapshot(
-            FetchSnapshotResponse::default().with_error_code(error.code),
-        ),
-        RequestBody::Vote(_) => {
-            ResponseBody::Vote(VoteResponse::default().with_error_code(error.code))
-        }
-        RequestBody::BeginQuorumEpoch(_) => ResponseBody::BeginQuorumEpoch(
-            BeginQuorumEpochResponse::default().with_error_code(error.code),
-        ),
-        RequestBody::EndQuorumEpoch(_) => ResponseBody::EndQuorumEpoch(
-            EndQuorumEpochResponse::default().with_error_code(error.code),
-        ),
-        RequestBody::DescribeQuorum(_) => ResponseBody::DescribeQuorum(
-            DescribeQuorumResponse::default()
-                .with_error_code(error.code)
-                .with_error_message(message()),
-        ),
-        RequestBody::AddRaftVoter(_) => ResponseBody::AddRaftVoter(
-            AddRaftVoterResponse::default()
-                .with_error_code(error.code)
-                .with_error_message(message()),
-        ),
-        RequestBody::RemoveRaftVoter(_) => ResponseBody::RemoveRaftVoter(
-            RemoveRaftVoterResponse::default()
-                .with_error_code(error.code)
-                .with_error_message(message()),
-        ),
-        RequestBody::UpdateRaftVoter(_) => ResponseBody::UpdateRaftVoter(
-            UpdateRaftVoterResponse::default().with_error_code(error.code),
-        ),
-        RequestBody::DescribeCluster(_) => ResponseBody::DescribeCluster(
-            DescribeClusterResponse::default()
-                .with_error_code(error.code)
-                .with_error_message(message()),
-        ),
-        other => super::error_response(other, 0, error),
-    }
+    super::any_error_response(&request.body, request.api_version, error)
 }
 
 /// A config resource's check: the operation on the ACL resource Kafka maps it to, and the

@@ -132,7 +132,7 @@ enum Leadership {
 
 mod active;
 
-pub use answers::{error_response, not_controller};
+pub use answers::{any_error_response, error_response, not_controller};
 
 /// The controller of one node: the committed image on every node, the active state on the
 /// leader. Call order: after every `handle_*`/`replay_committed`/`poll`, drain

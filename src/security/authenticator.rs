@@ -394,13 +394,20 @@ impl SaslServerAuthenticator {
         let req: SaslAuthenticateRequest = match body {
             RequestBody::SaslAuthenticate(req) => req,
             other => {
-                // Kafka also answers with the request's own error response; the client closes
-                // on the failure either way, and that answer is left out here.
+                // Kafka answers with the request's own error response (ILLEGAL_SASL_STATE),
+                // then closes.
                 let reason = format!(
                     "Unexpected Kafka request of type {} during SASL authentication.",
                     api_name(other.api_key())
                 );
-                return self.fail(None, reason);
+                let error =
+                    crate::controller::ApiError::new(super::ILLEGAL_SASL_STATE, reason.clone());
+                let reply = Reply {
+                    body: crate::controller::any_error_response(&other, header.api_version, &error),
+                    version: header.api_version,
+                    correlation_id: header.correlation_id,
+                };
+                return self.fail(Some(reply), reason);
             }
         };
         let (version, correlation_id) = (header.api_version, header.correlation_id);

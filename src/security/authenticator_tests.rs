@@ -209,13 +209,24 @@ fn test_unexpected_request_type() {
     );
     let mut a = SaslServerAuthenticator::new(settings(0));
     let _ = step(&mut a, handshake("PLAIN", 1), 0);
-    let Step::Fail { reason, .. } = step(&mut a, describe(), 0) else {
+    let Step::Fail { reason, reply } = step(&mut a, describe(), 0) else {
         panic!("refused");
     };
     assert_eq!(
         reason,
         "Unexpected Kafka request of type DESCRIBE_QUORUM during SASL authentication."
     );
+    // During the exchange Kafka answers with the request's own error response
+    // (ILLEGAL_SASL_STATE and the reason), then closes; before the handshake it does not.
+    let reply = reply.expect("an error answer");
+    match reply.body {
+        ResponseBody::DescribeQuorum(r) => {
+            assert_eq!(r.error_code, crate::security::ILLEGAL_SASL_STATE);
+            assert_eq!(r.error_message.as_deref(), Some(reason.as_str()));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(reply.version, 2);
     // Nothing more is served once failed.
     assert!(matches!(
         step(&mut a, api_versions("x"), 0),
