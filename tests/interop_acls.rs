@@ -19,8 +19,9 @@
 //!   the words of the Kafka controller;
 //! - `kafka-delegation-tokens --create` through the broker is a forwarded
 //!   CreateDelegationToken: the token in ferrokraft's log, its HMAC (ferrokraft's, from the
-//!   shared secret) the one the broker describes, a client authenticates to the broker with it
-//!   (SCRAM `tokenauth`), its renewer renews it and a stranger may not, the owner expires it,
+//!   shared secret) the one the broker describes, a client authenticates with it (SCRAM
+//!   `tokenauth`) to the broker and to the ferrokraft and Kafka controllers alike, its renewer
+//!   renews it and a stranger may not, the owner expires it,
 //!   and a short-lived token is swept by ferrokraft's expiry check;
 //! - `kafka-configs --add-config SCRAM-SHA-256=[…]` through the broker reaches ferrokraft, and
 //!   the user authenticates to the broker with it;
@@ -64,7 +65,12 @@ fn controller_props(pki: &Pki) -> Vec<(String, String)> {
     );
     let sasl: Vec<(String, String)> = [
         ("listener.security.protocol.map", "CONTROLLER:SASL_SSL"),
-        ("sasl.enabled.mechanisms", "PLAIN"),
+        // PLAIN among the nodes; SCRAM too for clients' delegation tokens.
+        ("sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-256"),
+        (
+            "listener.name.controller.scram-sha-256.sasl.jaas.config",
+            "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+        ),
         ("sasl.mechanism.controller.protocol", "PLAIN"),
         (
             "listener.name.controller.plain.sasl.jaas.config",
@@ -742,6 +748,24 @@ fn delegation_tokens(
         ],
     );
     listed.assert_ok("kafka-topics --list authenticated with the token");
+    // The same token authenticates to the controllers themselves: ferrokraft's listener
+    // finds it in its committed image as Kafka's does (the owner admin is a super user).
+    for via in [leader, 3] {
+        let out = tool(
+            c,
+            &format!("token-client-describes-quorum-via-{via}"),
+            "org.apache.kafka.tools.MetadataQuorumCommand",
+            &[
+                "--bootstrap-controller",
+                &c.controller_address(via),
+                "--command-config",
+                &token_client.display().to_string(),
+                "describe",
+                "--status",
+            ],
+        );
+        out.assert_ok(&format!("kafka-metadata-quorum via {via} with the token"));
+    }
 
     // alice (a renewer) renews it; mallory may not (ferrokraft's owner check).
     let renewed = tokens(

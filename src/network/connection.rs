@@ -62,7 +62,7 @@ pub async fn serve_connection<H: RequestHandler, S: AsyncRead + AsyncWrite + Unp
 ) {
     let limits = server.limits;
     let mut auth = sasl.map(|s| SaslServerAuthenticator::new(s.settings.clone()));
-    let scram = |m, user: &str| handler.scram_credential(m, user);
+    let scram = super::HandlerCredentials(handler.as_ref());
     let mut buf = BytesMut::new();
     // Bytes the frame being read still needs, once its size prefix is known.
     let mut frame_needs: Option<usize> = None;

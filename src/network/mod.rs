@@ -81,6 +81,37 @@ pub trait RequestHandler: Send + Sync + 'static {
     ) -> Option<crate::security::scram::ScramCredential> {
         None
     }
+
+    /// A delegation token in the committed metadata as a SCRAM credential, for token
+    /// authentication (`tokenauth=true`) on SASL/SCRAM listeners.
+    fn token_credential(
+        &self,
+        _mechanism: crate::security::scram::ScramMechanism,
+        _token_id: &str,
+    ) -> Option<crate::security::scram::TokenCredential> {
+        None
+    }
+}
+
+/// A handler's users and delegation tokens, for the SCRAM exchanges of its connections.
+pub struct HandlerCredentials<'a, H>(pub &'a H);
+
+impl<H: RequestHandler> crate::security::scram::ScramCredentials for HandlerCredentials<'_, H> {
+    fn user(
+        &self,
+        mechanism: crate::security::scram::ScramMechanism,
+        user: &str,
+    ) -> Option<crate::security::scram::ScramCredential> {
+        self.0.scram_credential(mechanism, user)
+    }
+
+    fn token(
+        &self,
+        mechanism: crate::security::scram::ScramMechanism,
+        token_id: &str,
+    ) -> Option<crate::security::scram::TokenCredential> {
+        self.0.token_credential(mechanism, token_id)
+    }
 }
 
 /// Limits every connection obeys.

@@ -46,6 +46,15 @@ pub fn now_ms() -> u64 {
         .as_millis() as u64
 }
 
+/// Milliseconds since the Unix epoch, for a delegation token's time left (its expiry is a
+/// wall-clock timestamp).
+#[allow(clippy::disallowed_methods)] // token expiry is wall-clock by nature; not a core
+pub fn epoch_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
 /// A fresh SCRAM nonce: two version-4 UUIDs (244 random bits from the OS), as printable characters (RFC 5802 asks
 /// for printable ASCII without a comma).
 pub fn nonce() -> String {

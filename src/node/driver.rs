@@ -101,6 +101,9 @@ pub struct Status {
     /// ACLs in the committed metadata, for the checks the handler makes itself
     /// (DescribeCluster); shared, copied only when they change.
     pub acls: Arc<BTreeMap<uuid::Uuid, crate::metadata::records::AccessControlEntryRecord>>,
+    /// Delegation tokens in the committed metadata, by token id, for SCRAM token
+    /// authentication (`tokenauth=true`); shared, copied only when they change.
+    pub delegation_tokens: Arc<BTreeMap<String, crate::metadata::records::DelegationTokenRecord>>,
 }
 
 /// The async side's handle on the raft thread.
@@ -114,6 +117,8 @@ pub struct RaftHandle {
     /// The controller's authorizer (`authorizer.class.name`), for the checks the handler
     /// makes itself.
     pub authorizer: Option<Arc<crate::metadata::authorizer::AuthorizerConfig>>,
+    /// `delegation.token.secret.key` and the token lifetimes, for token authentication.
+    pub delegation_tokens: Option<Arc<crate::controller::delegation_tokens::DelegationTokenConfig>>,
 }
 
 impl RaftHandle {
@@ -185,6 +190,7 @@ pub fn spawn(
         status: status.clone(),
         metrics: metrics.clone(),
         authorizer: controller.config().authorizer.clone().map(Arc::new),
+        delegation_tokens: controller.config().delegation_tokens.clone().map(Arc::new),
     };
     let thread = std::thread::Builder::new().name("raft".into()).spawn(move || {
         let _enter = runtime.enter();
@@ -405,6 +411,9 @@ impl Driver {
             }
             if *s.acls != image.acls {
                 s.acls = Arc::new(image.acls.clone());
+            }
+            if *s.delegation_tokens != image.delegation_tokens {
+                s.delegation_tokens = Arc::new(image.delegation_tokens.clone());
             }
             if s.finalized_features != image.features {
                 s.finalized_features = image.features.clone();

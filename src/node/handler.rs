@@ -515,6 +515,41 @@ impl RequestHandler for Node {
         })
     }
 
+    fn token_credential(
+        &self,
+        mechanism: ScramMechanism,
+        token_id: &str,
+    ) -> Option<crate::security::scram::TokenCredential> {
+        // Kafka's controller authenticates tokens from its published image (the
+        // DelegationTokenPublisher fills its DelegationTokenCache).
+        let raft = self.raft.as_ref()?;
+        let cfg = raft.delegation_tokens.as_deref()?;
+        let token = raft
+            .status
+            .lock()
+            .ok()?
+            .delegation_tokens
+            .get(token_id)?
+            .clone();
+        use base64::Engine;
+        let hmac = base64::engine::general_purpose::STANDARD.encode(cfg.hmac(&token.token_id));
+        let owner = token
+            .owner
+            .split_once(':')
+            .map_or(token.owner.as_str(), |(_, name)| name)
+            .to_string();
+        let lifetime_ms = token
+            .expiration_timestamp
+            .saturating_sub(crate::network::sasl::epoch_ms());
+        Some(crate::security::scram::TokenCredential::new(
+            mechanism,
+            &token.token_id,
+            &hmac,
+            owner,
+            lifetime_ms,
+        ))
+    }
+
     fn handle(&self, ctx: &RequestContext, request: WireRequest) -> PendingResponse {
         let peer = ctx.peer;
         let header = request.header();

@@ -22,7 +22,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 
-use super::scram::{ScramCredential, ScramFailure, ScramMechanism, ScramServer};
+use super::scram::{ScramCredentials, ScramFailure, ScramServer};
 use super::{
     plain, Principal, SaslMechanism, SASL_AUTHENTICATION_FAILED, UNSUPPORTED_SASL_MECHANISM,
 };
@@ -123,6 +123,10 @@ pub struct SaslServerAuthenticator {
     /// A SaslAuthenticate of v1+ was seen (Kafka's `connectedClientSupportsReauthentication`).
     client_supports_reauth: bool,
     session_expiry_ms: Option<u64>,
+    /// The session lifetime told to the client (0: none).
+    session_lifetime_ms: u64,
+    /// A token-authenticated exchange's time left on its token.
+    token_lifetime_ms: Option<i64>,
     last_reauth_start_ms: Option<u64>,
     bad_mechanism_message: String,
 }
@@ -167,6 +171,8 @@ impl SaslServerAuthenticator {
             reauthenticating: false,
             client_supports_reauth: false,
             session_expiry_ms: None,
+            session_lifetime_ms: 0,
+            token_lifetime_ms: None,
             last_reauth_start_ms: None,
             bad_mechanism_message: String::new(),
         }
@@ -208,7 +214,7 @@ impl SaslServerAuthenticator {
         &mut self,
         request: InboundRequest,
         now_ms: u64,
-        scram: &dyn Fn(ScramMechanism, &str) -> Option<ScramCredential>,
+        scram: &dyn ScramCredentials,
     ) -> Step {
         match self.state {
             State::Complete => self.on_authenticated_request(request, now_ms),
@@ -222,12 +228,7 @@ impl SaslServerAuthenticator {
     }
 
     /// A raw token (SaslHandshake v0).
-    pub fn on_token(
-        &mut self,
-        token: &[u8],
-        now_ms: u64,
-        scram: &dyn Fn(ScramMechanism, &str) -> Option<ScramCredential>,
-    ) -> Step {
+    pub fn on_token(&mut self, token: &[u8], now_ms: u64, scram: &dyn ScramCredentials) -> Step {
         if self.state == State::ReauthBadMechanism {
             return self.fail(None, self.bad_mechanism_message.clone());
         }
@@ -379,7 +380,7 @@ impl SaslServerAuthenticator {
         &mut self,
         request: InboundRequest,
         now_ms: u64,
-        scram: &dyn Fn(ScramMechanism, &str) -> Option<ScramCredential>,
+        scram: &dyn ScramCredentials,
     ) -> Step {
         let (header, body) = match request {
             InboundRequest::Request { header, body } => (header, body),
@@ -423,9 +424,9 @@ impl SaslServerAuthenticator {
             )),
             Ok((token, Some(principal))) => match self.complete(principal, now_ms) {
                 Ok(principal) => {
-                    // Kafka's answer: connections.max.reauth.ms (no credential lifetime
-                    // without delegation tokens), 0 when sessions do not expire.
-                    let lifetime_ms = self.max_reauth_ms();
+                    // Kafka's answer: connections.max.reauth.ms, bounded by a delegation
+                    // token's time left; 0 when sessions do not expire.
+                    let lifetime_ms = self.session_lifetime_ms;
                     Step::Authenticated {
                         reply: Some(reply(
                             SaslAuthenticateResponse::default()
@@ -449,7 +450,7 @@ impl SaslServerAuthenticator {
     fn evaluate(
         &mut self,
         token: &[u8],
-        scram: &dyn Fn(ScramMechanism, &str) -> Option<ScramCredential>,
+        scram: &dyn ScramCredentials,
     ) -> Result<(Vec<u8>, Option<Principal>), ScramFailure> {
         let mechanism = self
             .mechanism
@@ -473,16 +474,17 @@ impl SaslServerAuthenticator {
                 Ok((Vec::new(), Some(Principal::user(&user))))
             }
             Exchange::Scram(server) => {
-                let SaslMechanism::Scram(m) = mechanism else {
+                let SaslMechanism::Scram(_) = mechanism else {
                     return Err(ScramFailure::Invalid("mechanism changed".into()));
                 };
-                let response = server.evaluate(token, &|user: &str| scram(m, user))?;
+                let response = server.evaluate_with(token, scram)?;
                 if !server.is_complete() {
                     return Ok((response, None));
                 }
                 let name = server.authorization_id().unwrap_or_default().to_string();
                 let mut principal = Principal::user(&name);
                 principal.token_authenticated = server.token_authenticated();
+                self.token_lifetime_ms = server.token_lifetime_ms();
                 Ok((response, Some(principal)))
             }
         }
@@ -519,8 +521,23 @@ impl SaslServerAuthenticator {
                 }
             }
         }
-        let lifetime_ms = self.max_reauth_ms();
-        self.session_expiry_ms = (lifetime_ms > 0).then(|| now_ms + lifetime_ms);
+        // Kafka's SaslServerAuthenticator: the session ends at connections.max.reauth.ms or
+        // when the credential (a delegation token) expires, whichever comes first.
+        let max_reauth_ms = self.max_reauth_ms();
+        let lifetime_ms = match self.token_lifetime_ms.take() {
+            None if max_reauth_ms == 0 => None,
+            None => Some(max_reauth_ms),
+            Some(token_ms) => {
+                let token_ms = u64::try_from(token_ms).unwrap_or(0);
+                Some(if max_reauth_ms == 0 {
+                    token_ms
+                } else {
+                    token_ms.min(max_reauth_ms)
+                })
+            }
+        };
+        self.session_lifetime_ms = lifetime_ms.unwrap_or(0);
+        self.session_expiry_ms = lifetime_ms.map(|l| now_ms + l);
         self.principal = Some(principal.clone());
         self.reauthenticating = false;
         self.exchange = None;

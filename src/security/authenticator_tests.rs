@@ -441,3 +441,66 @@ fn a_scram_exchange_with_a_credential_from_the_image() {
         None
     );
 }
+
+/// A delegation token's credential: the token `t1` of `owner`, whose HMAC is "hmac", with
+/// `lifetime_ms` left.
+struct Token {
+    lifetime_ms: i64,
+}
+
+impl super::scram::ScramCredentials for Token {
+    fn user(&self, _m: ScramMechanism, _user: &str) -> Option<ScramCredential> {
+        None
+    }
+
+    fn token(&self, m: ScramMechanism, id: &str) -> Option<super::scram::TokenCredential> {
+        (id == "t1").then(|| {
+            super::scram::TokenCredential::new(m, id, "hmac", "owner".into(), self.lifetime_ms)
+        })
+    }
+}
+
+/// A token exchange at `now_ms` with `connections.max.reauth.ms` = `max_reauth_ms`: the
+/// principal and the session lifetime the server tells.
+fn token_login(max_reauth_ms: u64, lifetime_ms: i64, now_ms: u64) -> (Principal, i64) {
+    let creds = Token { lifetime_ms };
+    let mut a = SaslServerAuthenticator::new(settings(max_reauth_ms));
+    let _ = a.on_request(handshake("SCRAM-SHA-256", 1), now_ms, &creds);
+    a.set_scram_nonce("server-nonce".into());
+    let mut client =
+        super::scram::ScramClient::new(ScramMechanism::Sha256, "t1", "hmac", "c".into())
+            .with_token_auth();
+    let Step::Respond(reply) =
+        a.on_request(authenticate(&client.first_message(), 2), now_ms, &creds)
+    else {
+        panic!("server-first");
+    };
+    let last = client
+        .evaluate(&authenticate_response(&reply).auth_bytes)
+        .unwrap()
+        .unwrap();
+    let Step::Authenticated {
+        reply: Some(reply),
+        principal,
+        ..
+    } = a.on_request(authenticate(&last, 2), now_ms, &creds)
+    else {
+        panic!("authenticated");
+    };
+    (principal, authenticate_response(&reply).session_lifetime_ms)
+}
+
+#[test]
+fn a_delegation_token_session_ends_with_the_token() {
+    // The principal is the owner, token-authenticated (it may not ask for tokens itself).
+    let (principal, lifetime) = token_login(0, 5_000, 100);
+    assert_eq!(principal.name, "owner");
+    assert!(principal.token_authenticated);
+    // Without connections.max.reauth.ms the token's time left is the session's (Kafka's
+    // CREDENTIAL_LIFETIME_MS); with it, the shorter of the two.
+    assert_eq!(lifetime, 5_000);
+    assert_eq!(token_login(3_000, 5_000, 100).1, 3_000);
+    assert_eq!(token_login(10_000, 5_000, 100).1, 5_000);
+    // An expired but not yet swept token authenticates for a session of zero.
+    assert_eq!(token_login(10_000, -50, 100).1, 0);
+}

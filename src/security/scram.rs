@@ -389,6 +389,70 @@ struct PendingFinal {
     credential: ScramCredential,
 }
 
+/// A delegation token as a SCRAM exchange with `tokenauth=true` authenticates against it
+/// (Kafka's DelegationTokenCache): the credential made from its HMAC (the client's password is
+/// the HMAC in base64, its user name the token id), the owner's name (the principal), and the
+/// time it has left, which bounds the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenCredential {
+    /// The credential of the token's HMAC.
+    pub credential: ScramCredential,
+    /// The owner's principal name.
+    pub owner: String,
+    /// Milliseconds until the token expires (negative once past).
+    pub lifetime_ms: i64,
+}
+
+impl TokenCredential {
+    /// The credential of the token `token_id` whose HMAC, in base64, is `hmac_base64` (the
+    /// client's password), at the mechanism's minimum iterations as Kafka's
+    /// DelegationTokenManager makes it. Kafka salts it at random when it caches the token; the
+    /// password is an unguessable HMAC, so a salt derived from the token id serves as well.
+    pub fn new(
+        mechanism: ScramMechanism,
+        token_id: &str,
+        hmac_base64: &str,
+        owner: String,
+        lifetime_ms: i64,
+    ) -> Self {
+        let digest = mechanism.hash(token_id.as_bytes());
+        let salt = &digest[..16.min(digest.len())];
+        Self {
+            credential: ScramCredential::from_password(
+                mechanism,
+                hmac_base64,
+                salt,
+                mechanism.min_iterations(),
+            ),
+            owner,
+            lifetime_ms,
+        }
+    }
+}
+
+/// Where a SCRAM exchange finds what it checks: users' credentials (the metadata image's) and
+/// delegation tokens.
+pub trait ScramCredentials {
+    /// The credential of `user` for `mechanism`.
+    fn user(&self, mechanism: ScramMechanism, user: &str) -> Option<ScramCredential>;
+    /// The delegation token `token_id`, made into a credential for `mechanism`.
+    fn token(&self, mechanism: ScramMechanism, token_id: &str) -> Option<TokenCredential>;
+}
+
+/// A user lookup alone (no delegation tokens), as tests and token-less callers give it.
+impl<F> ScramCredentials for F
+where
+    F: Fn(ScramMechanism, &str) -> Option<ScramCredential>,
+{
+    fn user(&self, mechanism: ScramMechanism, user: &str) -> Option<ScramCredential> {
+        self(mechanism, user)
+    }
+
+    fn token(&self, _mechanism: ScramMechanism, _token_id: &str) -> Option<TokenCredential> {
+        None
+    }
+}
+
 /// The server side of one exchange (Kafka's `ScramSaslServer`).
 pub struct ScramServer {
     mechanism: ScramMechanism,
@@ -396,6 +460,9 @@ pub struct ScramServer {
     state: ServerState,
     authorization_id: Option<String>,
     token_authenticated: bool,
+    /// A token-authenticated exchange's time left on its token (Kafka's
+    /// CREDENTIAL_LIFETIME_MS negotiated property).
+    token_lifetime_ms: Option<i64>,
 }
 
 impl ScramServer {
@@ -407,18 +474,32 @@ impl ScramServer {
             state: ServerState::ClientFirst,
             authorization_id: None,
             token_authenticated: false,
+            token_lifetime_ms: None,
         }
     }
 
-    /// One client token in, the server's token out. `credential` looks a user up by name.
+    /// One client token in, the server's token out. `credential` looks a user up by name (no
+    /// delegation tokens).
     pub fn evaluate(
         &mut self,
         client_token: &[u8],
         credential: &dyn Fn(&str) -> Option<ScramCredential>,
     ) -> Result<Vec<u8>, ScramFailure> {
+        let mechanism = self.mechanism;
+        self.evaluate_with(client_token, &|m: ScramMechanism, user: &str| {
+            (m == mechanism).then(|| credential(user)).flatten()
+        })
+    }
+
+    /// [`Self::evaluate`] with users and delegation tokens from `credentials`.
+    pub fn evaluate_with(
+        &mut self,
+        client_token: &[u8],
+        credentials: &dyn ScramCredentials,
+    ) -> Result<Vec<u8>, ScramFailure> {
         let state = std::mem::replace(&mut self.state, ServerState::Failed);
         let result = match state {
-            ServerState::ClientFirst => self.client_first(client_token, credential),
+            ServerState::ClientFirst => self.client_first(client_token, credentials),
             ServerState::ClientFinal(p) => self.client_final(
                 client_token,
                 &p.client_first,
@@ -444,21 +525,28 @@ impl ScramServer {
     fn client_first(
         &mut self,
         token: &[u8],
-        credential: &dyn Fn(&str) -> Option<ScramCredential>,
+        credentials: &dyn ScramCredentials,
     ) -> Result<Vec<u8>, ScramFailure> {
         let client_first = ClientFirst::parse(token)?;
         let user = username(&client_first.sasl_name);
-        if client_first.token_authenticated() {
-            // No delegation tokens are served yet: every token id is unknown (Kafka's answer
-            // when the token cache has none).
-            return Err(invalid(format!(
-                "Token Authentication failed: Invalid tokenId : {user}"
-            )));
-        }
-        let Some(found) = credential(&user) else {
-            return Err(invalid(
-                "Authentication failed: Invalid user credentials".into(),
-            ));
+        let found = if client_first.token_authenticated() {
+            // The user name is a token id; the principal is the token's owner (Kafka's
+            // DelegationTokenCredentialCallback).
+            let Some(token) = credentials.token(self.mechanism, &user) else {
+                return Err(invalid(format!(
+                    "Token Authentication failed: Invalid tokenId : {user}"
+                )));
+            };
+            self.token_lifetime_ms = Some(token.lifetime_ms);
+            self.authorization_id = Some(token.owner);
+            token.credential
+        } else {
+            let Some(found) = credentials.user(self.mechanism, &user) else {
+                return Err(invalid(
+                    "Authentication failed: Invalid user credentials".into(),
+                ));
+            };
+            found
         };
         if !client_first.authorization_id.is_empty() && client_first.authorization_id != user {
             return Err(ScramFailure::Authentication(
@@ -476,7 +564,9 @@ impl ScramServer {
         }
         let nonce = format!("{}{}", client_first.nonce, self.server_nonce);
         let first = server_first(&nonce, &found.salt, found.iterations);
-        self.authorization_id = Some(user);
+        if self.authorization_id.is_none() {
+            self.authorization_id = Some(user);
+        }
         let out = first.clone().into_bytes();
         self.state = ServerState::ClientFinal(Box::new(PendingFinal {
             client_first,
@@ -521,6 +611,11 @@ impl ScramServer {
         Ok(format!("v={}", BASE64.encode(signature)).into_bytes())
     }
 
+    /// A token-authenticated exchange's time left on its token.
+    pub fn token_lifetime_ms(&self) -> Option<i64> {
+        self.token_lifetime_ms
+    }
+
     /// Whether the exchange completed.
     pub fn is_complete(&self) -> bool {
         matches!(self.state, ServerState::Complete)
@@ -554,6 +649,9 @@ pub struct ScramClient {
     password: String,
     nonce: String,
     state: ClientState,
+    /// Authenticate with a delegation token (`tokenauth=true`): the user name is the token
+    /// id, the password its HMAC in base64.
+    token_auth: bool,
 }
 
 impl ScramClient {
@@ -570,12 +668,29 @@ impl ScramClient {
             password: password.to_string(),
             nonce: client_nonce,
             state: ClientState::Start,
+            token_auth: false,
         }
+    }
+
+    /// This exchange authenticates with a delegation token (Kafka's `tokenauth=true`
+    /// extension).
+    pub fn with_token_auth(mut self) -> Self {
+        self.token_auth = true;
+        self
     }
 
     /// The client-first message.
     pub fn first_message(&mut self) -> Vec<u8> {
-        let bare = format!("n={},r={}", sasl_name(&self.username), self.nonce);
+        let extension = if self.token_auth {
+            ",tokenauth=true"
+        } else {
+            ""
+        };
+        let bare = format!(
+            "n={},r={}{extension}",
+            sasl_name(&self.username),
+            self.nonce
+        );
         let message = format!("n,,{bare}");
         self.state = ClientState::ServerFirst { bare };
         message.into_bytes()

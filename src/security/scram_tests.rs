@@ -273,3 +273,68 @@ fn any_token_is_answered_or_refused_without_a_panic() {
         let _ = client.evaluate(&token);
     }
 }
+
+/// Credentials with one delegation token, `token-1`, owned by `owner`, whose HMAC (the
+/// password) is "pencil" as in RFC 7677's example.
+struct OneToken {
+    lifetime_ms: i64,
+}
+
+impl ScramCredentials for OneToken {
+    fn user(&self, _mechanism: ScramMechanism, user: &str) -> Option<ScramCredential> {
+        lookup(user)
+    }
+
+    fn token(&self, mechanism: ScramMechanism, token_id: &str) -> Option<TokenCredential> {
+        (token_id == "token-1").then(|| {
+            TokenCredential::new(
+                mechanism,
+                token_id,
+                "pencil",
+                "owner".into(),
+                self.lifetime_ms,
+            )
+        })
+    }
+}
+
+#[test]
+fn a_delegation_token_authenticates_as_its_owner() {
+    let client = |password: &str| {
+        ScramClient::new(ScramMechanism::Sha256, "token-1", password, "abc".into())
+            .with_token_auth()
+    };
+    let mut server = ScramServer::new(ScramMechanism::Sha256, "xyz".into());
+    let creds = OneToken { lifetime_ms: 5000 };
+    let mut c = client("pencil");
+    let first_message = c.first_message();
+    assert_eq!(first_message, b"n,,n=token-1,r=abc,tokenauth=true");
+    let first = server.evaluate_with(&first_message, &creds).unwrap();
+    // The token's credential: the mechanism's minimum iterations.
+    assert!(String::from_utf8_lossy(&first).ends_with(",i=4096"));
+    let last = c.evaluate(&first).unwrap().unwrap();
+    let server_final = server.evaluate_with(&last, &creds).unwrap();
+    assert_eq!(
+        c.evaluate(&server_final).unwrap(),
+        None,
+        "the client checks the server"
+    );
+    assert!(server.is_complete());
+    assert_eq!(server.authorization_id(), Some("owner"));
+    assert!(server.token_authenticated());
+    assert_eq!(server.token_lifetime_ms(), Some(5000));
+
+    // A wrong HMAC fails as any wrong password; an unknown token id is Kafka's message.
+    let mut server = ScramServer::new(ScramMechanism::Sha256, "xyz".into());
+    let mut c = client("wrong");
+    let first = server.evaluate_with(&c.first_message(), &creds).unwrap();
+    let last = c.evaluate(&first).unwrap().unwrap();
+    assert!(server.evaluate_with(&last, &creds).is_err());
+    let mut server = ScramServer::new(ScramMechanism::Sha256, "xyz".into());
+    assert_eq!(
+        server.evaluate_with(b"n,,n=token-2,r=abc,tokenauth=true", &creds),
+        Err(ScramFailure::Invalid(
+            "Token Authentication failed: Invalid tokenId : token-2".into()
+        ))
+    );
+}
