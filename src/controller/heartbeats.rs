@@ -11,7 +11,7 @@
 //! KAFKA-18138 / KAFKA-19130), so a failover never fences brokers that heartbeated the old
 //! leader, and a broker that died at the failover is still fenced.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What the controller knows of a broker between heartbeats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +89,10 @@ pub struct BrokerHeartbeatManager {
     sessions: BTreeMap<i32, BrokerSession>,
     /// Last contact by (broker id, broker epoch).
     contacts: BTreeMap<(i32, i64), u64>,
+    /// The same entries ordered by last contact, oldest first: the next expiry and the
+    /// expired entries cost what they return, not the number of brokers (Kafka keeps its
+    /// unfenced brokers in contact order for the same reason).
+    by_contact: BTreeSet<(u64, (i32, i64))>,
 }
 
 impl BrokerHeartbeatManager {
@@ -100,7 +104,7 @@ impl BrokerHeartbeatManager {
         for (id, epoch, fenced) in brokers {
             m.sessions.insert(id, BrokerSession::new(fenced));
             if !fenced {
-                m.contacts.insert((id, epoch), now_ms);
+                m.set_contact((id, epoch), now_ms);
             }
         }
         m
@@ -114,11 +118,18 @@ impl BrokerHeartbeatManager {
     /// A heartbeat arrived from (`broker_id`, `broker_epoch`) at `now_ms`, before it is
     /// checked (Kafka's `trackBrokerHeartbeat`).
     pub fn track_contact(&mut self, broker_id: i32, broker_epoch: i64, now_ms: u64) {
-        let t = self
-            .contacts
-            .entry((broker_id, broker_epoch))
-            .or_insert(now_ms);
-        *t = (*t).max(now_ms);
+        let key = (broker_id, broker_epoch);
+        let latest = self.contacts.get(&key).map_or(now_ms, |t| (*t).max(now_ms));
+        self.set_contact(key, latest);
+    }
+
+    /// Sets the last contact of `key`, keeping the order index in step.
+    fn set_contact(&mut self, key: (i32, i64), at_ms: u64) {
+        if let Some(old) = self.contacts.insert(key, at_ms) {
+            self.by_contact.remove(&(old, key));
+        }
+        self.by_contact.insert((at_ms, key));
+        debug_assert_eq!(self.contacts.len(), self.by_contact.len());
     }
 
     /// Kafka's `touch`: a checked heartbeat leaves `broker_id` `fenced` or not, at
@@ -183,26 +194,24 @@ impl BrokerHeartbeatManager {
 
     /// When the first contact entry expires.
     pub fn next_expiry_ms(&self, session_timeout_ms: u64) -> Option<u64> {
-        self.contacts
-            .values()
-            .map(|t| t.saturating_add(session_timeout_ms) + 1)
-            .min()
+        self.by_contact
+            .first()
+            .map(|(t, _)| t.saturating_add(session_timeout_ms) + 1)
     }
 
     /// Removes the contact entries expired at `now_ms` and returns them, the longest silent
     /// first (Kafka's `maybeRemoveExpired`, all at once).
     pub fn remove_expired(&mut self, now_ms: u64, session_timeout_ms: u64) -> Vec<(i32, i64)> {
-        let mut expired: Vec<(u64, (i32, i64))> = self
-            .contacts
-            .iter()
-            .filter(|(_, t)| Self::expired(**t, now_ms, session_timeout_ms))
-            .map(|(k, t)| (*t, *k))
-            .collect();
-        expired.sort_unstable();
-        for (_, k) in &expired {
-            self.contacts.remove(k);
+        let mut expired = Vec::new();
+        while let Some(&(t, key)) = self.by_contact.first() {
+            if !Self::expired(t, now_ms, session_timeout_ms) {
+                break;
+            }
+            self.by_contact.pop_first();
+            self.contacts.remove(&key);
+            expired.push(key);
         }
-        expired.into_iter().map(|(_, k)| k).collect()
+        expired
     }
 
     /// Kafka's `lowestActiveOffset`: the lowest metadata offset of the active brokers

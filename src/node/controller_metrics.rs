@@ -53,17 +53,11 @@ impl ControllerGauges {
             metadata_loaded: committed.metadata_version().is_some(),
             ..Default::default()
         };
-        for t in image.topics.values() {
-            g.global_partition_count += t.partitions.len();
-            for p in t.partitions.values() {
-                if p.leader < 0 {
-                    g.offline_partitions_count += 1;
-                }
-                if p.replicas.first().is_some_and(|r| *r != p.leader) {
-                    g.preferred_replica_imbalance_count += 1;
-                }
-            }
-        }
+        // Kept by replay: a metrics update costs nothing per partition.
+        let stats = &image.partition_stats;
+        g.global_partition_count = stats.partitions;
+        g.offline_partitions_count = stats.offline;
+        g.preferred_replica_imbalance_count = stats.imbalanced;
         g
     }
 

@@ -49,16 +49,13 @@ pub const ELIGIBLE_LEADERS_NOT_AVAILABLE: i16 = 83;
 /// Kafka's `PartitionRegistration.hasPreferredLeader`: led by its first replica (a partition
 /// without replicas "prefers" no leader).
 pub fn has_preferred_leader(p: &PartitionRegistration) -> bool {
-    p.leader == p.replicas.first().copied().unwrap_or(NO_LEADER)
+    p.has_preferred_leader()
 }
 
 /// Kafka's `arePartitionLeadersImbalanced`: some partition is not led by its preferred
 /// replica (leaderless ones included).
 pub fn are_partition_leaders_imbalanced(image: &MetadataImage) -> bool {
-    image
-        .topics
-        .values()
-        .any(|t| t.partitions.values().any(|p| !has_preferred_leader(p)))
+    image.partition_stats.imbalanced > 0
 }
 
 /// Kafka's ElectLeaders: the records and the answer, or the error every requested partition

@@ -118,10 +118,7 @@ pub struct HeartbeatOutcome {
 
 /// Whether `broker_id` leads any partition.
 pub fn leads_partitions(image: &MetadataImage, broker_id: i32) -> bool {
-    image
-        .topics
-        .values()
-        .any(|t| t.partitions.values().any(|p| p.leader == broker_id))
+    image.partition_stats.leaders.contains_key(&broker_id)
 }
 
 /// Kafka's `processBrokerHeartbeat` (QuorumController and ReplicationControlManager parts).
@@ -225,16 +222,21 @@ fn leader_and_isr_updates(
     let elr = elr_enabled(image);
     let mut out = Vec::new();
     for topic in image.topics.values() {
-        let election = if unclean_election_enabled(image, &topic.name) {
-            Election::Unclean
-        } else {
-            Election::Online
-        };
-        let min_isr = effective_min_isr(image, cfg, &topic.name);
+        // The topic's configs are looked up only for a topic with a selected partition: on a
+        // large image most have none, and the lookups cost more than the scan.
+        let mut per_topic: Option<(Election, usize)> = None;
         for (id, p) in &topic.partitions {
             if !select(p) {
                 continue;
             }
+            let (election, min_isr) = *per_topic.get_or_insert_with(|| {
+                let election = if unclean_election_enabled(image, &topic.name) {
+                    Election::Unclean
+                } else {
+                    Election::Online
+                };
+                (election, effective_min_isr(image, cfg, &topic.name))
+            });
             let target: Vec<i32> = p
                 .isr
                 .iter()

@@ -115,3 +115,31 @@ fn test_lowest_active_offset_and_controlled_shutdown() {
         "fencing ends the shutdown"
     );
 }
+
+#[test]
+fn expiry_follows_the_latest_contact_of_each_broker() {
+    use crate::controller::BrokerHeartbeatManager;
+    let timeout = 9_000;
+    let mut m = BrokerHeartbeatManager::default();
+    m.track_contact(1, 10, 100);
+    m.track_contact(2, 20, 200);
+    m.track_contact(3, 30, 150);
+    assert_eq!(m.next_expiry_ms(timeout), Some(100 + timeout + 1));
+    // Broker 1 heartbeats again: broker 3 is now the longest silent. An older time changes
+    // nothing (Kafka keeps the latest).
+    m.track_contact(1, 10, 5_000);
+    m.track_contact(1, 10, 4_000);
+    assert_eq!(m.next_expiry_ms(timeout), Some(150 + timeout + 1));
+    // At 9,201 ms brokers 3 and 2 expired (longest silent first); 1 has not.
+    assert_eq!(
+        m.remove_expired(200 + timeout + 1, timeout),
+        vec![(3, 30), (2, 20)]
+    );
+    assert_eq!(m.next_expiry_ms(timeout), Some(5_000 + timeout + 1));
+    assert!(m.remove_expired(5_000 + timeout, timeout).is_empty());
+    assert_eq!(
+        m.remove_expired(5_000 + timeout + 1, timeout),
+        vec![(1, 10)]
+    );
+    assert_eq!(m.next_expiry_ms(timeout), None);
+}

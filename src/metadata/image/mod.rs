@@ -43,7 +43,7 @@ use crate::records::view::BatchView;
 use crate::storage::features::METADATA_VERSION_FEATURE;
 
 pub use configs::{config_resource_type_name, ClientQuotaEntity, ConfigResource};
-pub use topics::{PartitionRegistration, TopicImage, NO_LEADER_CHANGE};
+pub use topics::{PartitionRegistration, PartitionStats, TopicImage, NO_LEADER_CHANGE};
 pub use write::{
     mv, partition_version, register_broker_version, transactions_supported, ImageWriteError,
     ELR_FEATURE,
@@ -138,6 +138,8 @@ pub struct MetadataImage {
     pub topics: BTreeMap<Uuid, TopicImage>,
     /// Topic ids by name.
     pub topic_ids: BTreeMap<String, Uuid>,
+    /// Counts over every partition, kept by replay.
+    pub partition_stats: PartitionStats,
     /// Dynamic configs by resource; a resource without keys is not kept.
     pub configs: BTreeMap<ConfigResource, BTreeMap<String, String>>,
     /// Client quotas by entity; an entity without quotas is not kept.
@@ -175,6 +177,7 @@ impl Default for MetadataImage {
             brokers: BTreeMap::new(),
             topics: BTreeMap::new(),
             topic_ids: BTreeMap::new(),
+            partition_stats: PartitionStats::default(),
             configs: BTreeMap::new(),
             client_quotas: BTreeMap::new(),
             // Kafka's empty ProducerIdsImage: no block handed out yet.

@@ -487,3 +487,58 @@ fn registration_order_of_listeners_and_features_does_not_matter() {
     // Kafka orders directory ids as signed halves: all-ones (-1, -1) comes first.
     assert_eq!(a.brokers[&1].log_dirs[0], Uuid::from_u128(u128::MAX));
 }
+
+/// The partition counts replay keeps (Kafka's ReplicationControlManager keeps its imbalanced
+/// partitions the same way) equal a count afresh after every kind of change: partitions
+/// created, a leader moved off the preferred replica and to none, a partition record replacing
+/// one, a topic removed.
+#[test]
+fn partition_stats_follow_every_change() {
+    use super::PartitionStats;
+    let check = |img: &MetadataImage| {
+        assert_eq!(
+            img.partition_stats,
+            PartitionStats::count(img.topics.values())
+        );
+    };
+    let mut img = image(vec![
+        topic("a", T1),
+        partition(T1, 0, vec![1, 2, 3]),
+        partition(T1, 1, vec![2, 3, 1]),
+        topic("b", T2),
+        partition(T2, 0, vec![3, 1, 2]),
+    ]);
+    check(&img);
+    assert_eq!(img.partition_stats.partitions, 3);
+    assert_eq!(img.partition_stats.imbalanced, 0);
+    assert_eq!(img.partition_stats.leaders.get(&1), Some(&1));
+    img.replay(R::PartitionChange(PartitionChangeRecord {
+        leader: 2,
+        ..change(T1, 0)
+    }))
+    .unwrap();
+    check(&img);
+    assert_eq!(img.partition_stats.imbalanced, 1);
+    assert_eq!(img.partition_stats.leaders.get(&1), None);
+    assert_eq!(img.partition_stats.leaders.get(&2), Some(&2));
+    img.replay(R::PartitionChange(PartitionChangeRecord {
+        leader: -1,
+        isr: Some(vec![]),
+        ..change(T2, 0)
+    }))
+    .unwrap();
+    check(&img);
+    assert_eq!(
+        (img.partition_stats.offline, img.partition_stats.imbalanced),
+        (1, 2)
+    );
+    img.replay(partition(T1, 1, vec![1, 2, 3])).unwrap();
+    check(&img);
+    img.replay(R::RemoveTopic(RemoveTopicRecord {
+        topic_id: T1,
+        ..Default::default()
+    }))
+    .unwrap();
+    check(&img);
+    assert_eq!(img.partition_stats.partitions, 1);
+}

@@ -15,6 +15,62 @@ pub const NO_LEADER_CHANGE: i32 = -2;
 /// PartitionChangeRecord.leader_recovery_state: unchanged.
 const NO_RECOVERY_STATE_CHANGE: i8 = -1;
 
+/// What the controller asks of all partitions at once, kept as they change (Kafka's
+/// ReplicationControlManager keeps its `imbalancedPartitions` and the controller metrics'
+/// counts incrementally too): so that a write, a heartbeat or a metrics update costs what it
+/// changes, not the size of the image.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PartitionStats {
+    /// Partitions.
+    pub partitions: usize,
+    /// Partitions without a leader.
+    pub offline: usize,
+    /// Partitions not led by their preferred (first) replica, leaderless ones included.
+    pub imbalanced: usize,
+    /// Partitions each broker leads (brokers leading none absent).
+    pub leaders: BTreeMap<i32, usize>,
+}
+
+impl PartitionStats {
+    fn add(&mut self, p: &PartitionRegistration) {
+        self.partitions += 1;
+        if p.leader < 0 {
+            self.offline += 1;
+        } else {
+            *self.leaders.entry(p.leader).or_insert(0) += 1;
+        }
+        if !p.has_preferred_leader() {
+            self.imbalanced += 1;
+        }
+    }
+
+    fn remove(&mut self, p: &PartitionRegistration) {
+        self.partitions = self.partitions.saturating_sub(1);
+        if p.leader < 0 {
+            self.offline = self.offline.saturating_sub(1);
+        } else if let Some(n) = self.leaders.get_mut(&p.leader) {
+            *n -= 1;
+            if *n == 0 {
+                self.leaders.remove(&p.leader);
+            }
+        }
+        if !p.has_preferred_leader() {
+            self.imbalanced = self.imbalanced.saturating_sub(1);
+        }
+    }
+
+    /// The statistics of `topics`, counted afresh (to check the kept ones against).
+    pub fn count<'a>(topics: impl IntoIterator<Item = &'a TopicImage>) -> Self {
+        let mut stats = Self::default();
+        for t in topics {
+            for p in t.partitions.values() {
+                stats.add(p);
+            }
+        }
+        stats
+    }
+}
+
 /// One topic.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopicImage {
@@ -75,6 +131,12 @@ fn leader_recovery_state(value: i8, record: &'static str) -> Result<i8, ReplayEr
 }
 
 impl PartitionRegistration {
+    /// Whether its preferred replica (the first) leads (Kafka's `hasPreferredLeader`); a
+    /// leaderless partition has not.
+    pub fn has_preferred_leader(&self) -> bool {
+        self.leader == self.replicas.first().copied().unwrap_or(-1)
+    }
+
     /// The state a PartitionRecord sets (whole, replacing any earlier state).
     pub fn from_record(r: PartitionRecord) -> Result<Self, ReplayError> {
         if !r.directories.is_empty() && r.directories.len() != r.replicas.len() {
@@ -162,7 +224,7 @@ impl MetadataImage {
     pub(super) fn replay_topic(&mut self, r: TopicRecord) -> Result<(), ReplayError> {
         // A TopicRecord starts the topic with no partitions; its PartitionRecords follow.
         self.topic_ids.insert(r.name.clone(), r.topic_id);
-        self.topics.insert(
+        let replaced = self.topics.insert(
             r.topic_id,
             TopicImage {
                 name: r.name,
@@ -170,6 +232,9 @@ impl MetadataImage {
                 partitions: BTreeMap::new(),
             },
         );
+        for p in replaced.iter().flat_map(|t| t.partitions.values()) {
+            self.partition_stats.remove(p);
+        }
         Ok(())
     }
 
@@ -179,9 +244,11 @@ impl MetadataImage {
             .get_mut(&r.topic_id)
             .ok_or(ReplayError::UnknownTopic(r.topic_id))?;
         let id = r.partition_id;
-        topic
-            .partitions
-            .insert(id, PartitionRegistration::from_record(r)?);
+        let registration = PartitionRegistration::from_record(r)?;
+        self.partition_stats.add(&registration);
+        if let Some(old) = topic.partitions.insert(id, registration) {
+            self.partition_stats.remove(&old);
+        }
         Ok(())
     }
 
@@ -202,7 +269,10 @@ impl MetadataImage {
                 partition_id,
             })?;
         let next = current.merge(r)?;
-        topic.partitions.insert(partition_id, next);
+        self.partition_stats.add(&next);
+        if let Some(old) = topic.partitions.insert(partition_id, next) {
+            self.partition_stats.remove(&old);
+        }
         Ok(())
     }
 
@@ -212,6 +282,9 @@ impl MetadataImage {
             .topics
             .remove(&r.topic_id)
             .ok_or(ReplayError::UnknownTopic(r.topic_id))?;
+        for p in topic.partitions.values() {
+            self.partition_stats.remove(p);
+        }
         if self.topic_ids.get(&topic.name) == Some(&r.topic_id) {
             self.topic_ids.remove(&topic.name);
         }
