@@ -10,7 +10,7 @@
 //! cargo bench --bench controller -- [--smoke] [--dir DIR] [--sizes N,…]
 //!                                   [--heartbeat-brokers N,…] [--heartbeat-secs S]
 //!                                   [--failover-trials N] [--kafka-version V]
-//!                                   [--kafka-heap 4G] [--out FILE]
+//!                                   [--kafka-heap 4G] [--out FILE] [--only-ferrokraft]
 //! ```
 //!
 //! `--smoke` runs every measurement at tiny sizes; tests/bench_smoke.rs runs it under
@@ -38,6 +38,7 @@ fn main() -> std::process::ExitCode {
     let mut heartbeat_secs = None;
     let mut kafka_heap = None;
     let mut failover_trials = None;
+    let mut only_ferrokraft = false;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--smoke" => smoke = true,
@@ -49,6 +50,8 @@ fn main() -> std::process::ExitCode {
             "--heartbeat-brokers" => heartbeat_brokers = numbers(args.next()),
             "--heartbeat-secs" => heartbeat_secs = args.next().and_then(|v| v.parse().ok()),
             "--failover-trials" => failover_trials = args.next().and_then(|v| v.parse().ok()),
+            // For profiling ferrokraft alone; a result needs both, in one run.
+            "--only-ferrokraft" => only_ferrokraft = true,
             // cargo bench passes --bench; filters are meaningless here.
             _ => {}
         }
@@ -63,6 +66,9 @@ fn main() -> std::process::ExitCode {
     p.heartbeat_secs = heartbeat_secs.unwrap_or(p.heartbeat_secs);
     p.kafka_heap = kafka_heap.unwrap_or(p.kafka_heap);
     p.failover_trials = failover_trials.unwrap_or(p.failover_trials);
+    if only_ferrokraft {
+        p.kinds.retain(|k| *k == bench::procs::Kind::Ferrokraft);
+    }
     let env = match env(&kafka_version) {
         Ok(e) => e,
         Err(e) => {

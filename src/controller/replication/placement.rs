@@ -81,41 +81,66 @@ pub fn place(
     }
     let rack_of: BTreeMap<i32, Option<&str>> =
         brokers.iter().map(|b| (b.id, b.rack.as_deref())).collect();
-    let unfenced = interleave(&unfenced);
-    let fenced = interleave(&fenced);
+    // Each broker with its rack, interleaved; and the racks of each group, to know when none
+    // is left that a partition does not use yet.
+    let with_racks = |ids: Vec<i32>| -> Vec<(i32, Option<&str>)> {
+        ids.into_iter().map(|id| (id, rack_of[&id])).collect()
+    };
+    let unfenced = with_racks(interleave(&unfenced));
+    let fenced = with_racks(interleave(&fenced));
+    fn racks<'a>(group: &[(i32, Option<&'a str>)]) -> Vec<Option<&'a str>> {
+        let mut r: Vec<Option<&'a str>> = group.iter().map(|(_, rack)| *rack).collect();
+        r.sort_unstable();
+        r.dedup();
+        r
+    }
+    let (unfenced_racks, fenced_racks) = (racks(&unfenced), racks(&fenced));
     let offset = rng.below(unfenced.len() as u64) as usize;
     let fenced_offset = rng.below(fenced.len().max(1) as u64) as usize;
     let mut out = Vec::with_capacity(usize::try_from(num_partitions).unwrap_or(0));
     for p in 0..usize::try_from(num_partitions).unwrap_or(0) {
         // Candidates in preference order: the unfenced rotated to this partition's start
-        // (its first is the leader), then the fenced, rotated too.
+        // (its first is the leader), then the fenced, rotated too. Indexed, not built: a
+        // placement costs its replicas, not the number of brokers.
         let start = (offset + p) % unfenced.len();
-        let mut candidates: Vec<i32> = (0..unfenced.len())
-            .map(|i| unfenced[(start + i) % unfenced.len()])
-            .collect();
-        if !fenced.is_empty() {
-            let fstart = (fenced_offset + p) % fenced.len();
-            candidates.extend((0..fenced.len()).map(|i| fenced[(fstart + i) % fenced.len()]));
-        }
+        let fstart = (fenced_offset + p) % fenced.len().max(1);
+        let candidate = |i: usize| -> (i32, Option<&str>) {
+            if i < unfenced.len() {
+                unfenced[(start + i) % unfenced.len()]
+            } else {
+                fenced[(fstart + i - unfenced.len()) % fenced.len()]
+            }
+        };
+        let total = unfenced.len() + fenced.len();
         let mut replicas: Vec<i32> = Vec::with_capacity(rf);
-        replicas.push(candidates[0]);
+        let mut used: Vec<Option<&str>> = Vec::with_capacity(rf);
+        let (leader, leader_rack) = candidate(0);
+        replicas.push(leader);
+        used.push(leader_rack);
         while replicas.len() < rf {
-            let used: Vec<Option<&str>> = replicas.iter().map(|r| rack_of[r]).collect();
-            let unfenced_count = unfenced.len();
-            let free = |i: &usize| !replicas.contains(&candidates[*i]);
+            let free = |i: &usize| !replicas.contains(&candidate(*i).0);
+            let new_rack = |i: &usize| !used.contains(&candidate(*i).1);
+            // Whether a group has a rack this partition does not use yet (else looking for one
+            // would visit every broker of the group in vain).
+            let open = |group_racks: &[Option<&str>]| group_racks.iter().any(|r| !used.contains(r));
             // A new rack among the unfenced, else any unfenced, then the same for the fenced.
-            let pick = (0..unfenced_count)
-                .filter(free)
-                .find(|i| !used.contains(&rack_of[&candidates[*i]]))
+            let unfenced_count = unfenced.len();
+            let pick = open(&unfenced_racks)
+                .then(|| (0..unfenced_count).filter(free).find(new_rack))
+                .flatten()
                 .or_else(|| (0..unfenced_count).find(free))
                 .or_else(|| {
-                    (unfenced_count..candidates.len())
-                        .filter(free)
-                        .find(|i| !used.contains(&rack_of[&candidates[*i]]))
+                    open(&fenced_racks)
+                        .then(|| (unfenced_count..total).filter(free).find(new_rack))
+                        .flatten()
                 })
-                .or_else(|| (unfenced_count..candidates.len()).find(free));
+                .or_else(|| (unfenced_count..total).find(free));
             match pick {
-                Some(i) => replicas.push(candidates[i]),
+                Some(i) => {
+                    let (id, rack) = candidate(i);
+                    replicas.push(id);
+                    used.push(rack);
+                }
                 None => break,
             }
         }
@@ -201,5 +226,85 @@ mod tests {
             place(&brokers, 1, 0, &mut Rng::new(1), Release::default()).unwrap_err(),
             "Invalid replication factor 0: the replication factor must be positive."
         );
+    }
+
+    /// The placement as it was first written (every candidate list built and every rack
+    /// looked up per replica): the model the indexed one must agree with.
+    fn naive_place(
+        brokers: &[UsableBroker],
+        n: usize,
+        rf: usize,
+        offset: usize,
+        fenced_offset: usize,
+    ) -> Vec<Vec<i32>> {
+        let rack_of: BTreeMap<i32, Option<&str>> =
+            brokers.iter().map(|b| (b.id, b.rack.as_deref())).collect();
+        let unfenced: Vec<&UsableBroker> = brokers.iter().filter(|b| !b.fenced).collect();
+        let fenced: Vec<&UsableBroker> = brokers.iter().filter(|b| b.fenced).collect();
+        let unfenced = interleave(&unfenced);
+        let fenced = interleave(&fenced);
+        let mut out = Vec::new();
+        for p in 0..n {
+            let start = (offset + p) % unfenced.len();
+            let mut candidates: Vec<i32> = (0..unfenced.len())
+                .map(|i| unfenced[(start + i) % unfenced.len()])
+                .collect();
+            if !fenced.is_empty() {
+                let fstart = (fenced_offset + p) % fenced.len();
+                candidates.extend((0..fenced.len()).map(|i| fenced[(fstart + i) % fenced.len()]));
+            }
+            let mut replicas = vec![candidates[0]];
+            while replicas.len() < rf {
+                let used: Vec<Option<&str>> = replicas.iter().map(|r| rack_of[r]).collect();
+                let u = unfenced.len();
+                let free = |i: &usize| !replicas.contains(&candidates[*i]);
+                let pick = (0..u)
+                    .filter(free)
+                    .find(|i| !used.contains(&rack_of[&candidates[*i]]))
+                    .or_else(|| (0..u).find(free))
+                    .or_else(|| {
+                        (u..candidates.len())
+                            .filter(free)
+                            .find(|i| !used.contains(&rack_of[&candidates[*i]]))
+                    })
+                    .or_else(|| (u..candidates.len()).find(free));
+                match pick {
+                    Some(i) => replicas.push(candidates[i]),
+                    None => break,
+                }
+            }
+            out.push(replicas);
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn indexed_placement_agrees_with_the_naive_one(
+            shape in proptest::collection::vec((0u8..4, proptest::bool::weighted(0.3)), 1..12),
+            racked in proptest::bool::ANY,
+            n in 1usize..20,
+            rf in 1usize..5,
+            seed in 0u64..1000,
+        ) {
+            let brokers: Vec<UsableBroker> = shape
+                .iter()
+                .enumerate()
+                .map(|(i, (rack, fenced))| UsableBroker {
+                    id: i as i32,
+                    rack: racked.then(|| format!("r{rack}")),
+                    fenced: *fenced,
+                })
+                .collect();
+            let unfenced = brokers.iter().filter(|b| !b.fenced).count();
+            proptest::prop_assume!(unfenced > 0 && rf <= brokers.len());
+            let fenced = brokers.len() - unfenced;
+            let placed = place(&brokers, n as i32, rf as i16, &mut Rng::new(seed), Release::default()).unwrap();
+            // The same two draws the placer makes, in its order.
+            let mut rng = Rng::new(seed);
+            let offset = rng.below(unfenced as u64) as usize;
+            let fenced_offset = rng.below(fenced.max(1) as u64) as usize;
+            proptest::prop_assert_eq!(placed, naive_place(&brokers, n, rf, offset, fenced_offset));
+        }
     }
 }
