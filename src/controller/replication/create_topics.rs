@@ -14,7 +14,7 @@ use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse};
 use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
 
-use super::placement::{place, UsableBroker};
+use super::placement::{Placer, UsableBroker};
 use super::topic_configs::{effective_topic_configs, validate_topic_config};
 use crate::controller::cluster::{default_dir, is_active};
 use crate::controller::config::ControllerConfig;
@@ -160,12 +160,14 @@ pub fn create_topics(
     let mut results = Vec::new();
     let mut planned: Vec<(String, Uuid)> = Vec::new();
     let mut record_count = 0usize;
+    let brokers = usable_brokers(image);
+    let placer = Placer::new(&brokers);
     for t in &req.topics {
         let name = t.name.0.to_string();
         if duplicates.contains(&name) || name == METADATA_TOPIC {
             continue;
         }
-        match create_topic(image, cfg, rng, t, &planned, quota) {
+        match create_topic(image, cfg, &placer, rng, t, &planned, quota) {
             Ok((result, topic_records, id)) => {
                 record_count += topic_records.len();
                 if !req.validate_only {
@@ -225,6 +227,7 @@ fn collision_form(name: &str) -> String {
 fn create_topic(
     image: &MetadataImage,
     cfg: &ControllerConfig,
+    placer: &Placer,
     rng: &mut Rng,
     t: &CreatableTopic,
     planned: &[(String, Uuid)],
@@ -290,7 +293,7 @@ fn create_topic(
     for (k, v) in &configs {
         validate_topic_config(k, v).map_err(|m| ApiError::new(errors::INVALID_CONFIG, m))?;
     }
-    let assignments = assign(image, cfg, rng, t)?;
+    let assignments = assign(image, cfg, placer, rng, t)?;
     // The controller mutation quota, once the topic is known to be valid (Kafka's order;
     // validate_only spends it too).
     quota.apply(u32::try_from(assignments.len()).unwrap_or(u32::MAX))?;
@@ -456,6 +459,7 @@ type Assignment = (Vec<i32>, Vec<i32>);
 fn assign(
     image: &MetadataImage,
     cfg: &ControllerConfig,
+    placer: &Placer,
     rng: &mut Rng,
     t: &CreatableTopic,
 ) -> Result<Vec<Assignment>, ApiError> {
@@ -535,7 +539,9 @@ fn assign(
             format!("Unable to replicate the partition {rf} time(s): {m}"),
         )
     };
-    let placed = place(&usable_brokers(image), partitions, rf, rng, cfg.release).map_err(unable)?;
+    let placed = placer
+        .place(partitions, rf, rng, cfg.release)
+        .map_err(unable)?;
     placed
         .into_iter()
         .map(|replicas| {

@@ -254,6 +254,7 @@ fn topics_in_kafka_order(image: &MetadataImage) -> Vec<&TopicImage> {
         .topic_ids
         .values()
         .filter_map(|id| image.topics.get(id))
+        .map(|t| &**t)
         .collect();
     timeline_hash_order(&mut topics, |t| java_string_hash(&t.name));
     topics

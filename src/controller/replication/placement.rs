@@ -50,103 +50,145 @@ pub fn place(
     rng: &mut Rng,
     release: Release,
 ) -> Result<Vec<Vec<i32>>, String> {
-    // Kafka 4.4's placer names cordoned log directories (KIP-1066) in its refusals.
-    let cordoned = release == Release::Kafka4_4;
-    if replication_factor <= 0 {
-        return Err(format!(
-            "Invalid replication factor {replication_factor}: the replication factor must be positive."
-        ));
-    }
-    let unfenced: Vec<&UsableBroker> = brokers.iter().filter(|b| !b.fenced).collect();
-    let fenced: Vec<&UsableBroker> = brokers.iter().filter(|b| b.fenced).collect();
-    if unfenced.is_empty() {
-        return Err(if cordoned {
-            "All brokers are currently fenced, or have all their log directories cordoned.".into()
-        } else {
-            "All brokers are currently fenced.".into()
-        });
-    }
-    let rf = usize::try_from(replication_factor).unwrap_or(0);
-    if rf > brokers.len() {
-        return Err(format!(
-            "The target replication factor of {replication_factor} cannot be reached because \
-             only {} broker(s) are registered{}.",
-            brokers.len(),
-            if cordoned {
-                " or some brokers have all their log directories cordoned"
-            } else {
-                ""
-            }
-        ));
-    }
-    let rack_of: BTreeMap<i32, Option<&str>> =
-        brokers.iter().map(|b| (b.id, b.rack.as_deref())).collect();
-    // Each broker with its rack, interleaved; and the racks of each group, to know when none
-    // is left that a partition does not use yet.
-    let with_racks = |ids: Vec<i32>| -> Vec<(i32, Option<&str>)> {
-        ids.into_iter().map(|id| (id, rack_of[&id])).collect()
-    };
-    let unfenced = with_racks(interleave(&unfenced));
-    let fenced = with_racks(interleave(&fenced));
-    fn racks<'a>(group: &[(i32, Option<&'a str>)]) -> Vec<Option<&'a str>> {
-        let mut r: Vec<Option<&'a str>> = group.iter().map(|(_, rack)| *rack).collect();
-        r.sort_unstable();
-        r.dedup();
-        r
-    }
-    let (unfenced_racks, fenced_racks) = (racks(&unfenced), racks(&fenced));
-    let offset = rng.below(unfenced.len() as u64) as usize;
-    let fenced_offset = rng.below(fenced.len().max(1) as u64) as usize;
-    let mut out = Vec::with_capacity(usize::try_from(num_partitions).unwrap_or(0));
-    for p in 0..usize::try_from(num_partitions).unwrap_or(0) {
-        // Candidates in preference order: the unfenced rotated to this partition's start
-        // (its first is the leader), then the fenced, rotated too. Indexed, not built: a
-        // placement costs its replicas, not the number of brokers.
-        let start = (offset + p) % unfenced.len();
-        let fstart = (fenced_offset + p) % fenced.len().max(1);
-        let candidate = |i: usize| -> (i32, Option<&str>) {
-            if i < unfenced.len() {
-                unfenced[(start + i) % unfenced.len()]
-            } else {
-                fenced[(fstart + i - unfenced.len()) % fenced.len()]
-            }
+    Placer::new(brokers).place(num_partitions, replication_factor, rng, release)
+}
+
+/// The brokers of one request, interleaved and their racks gathered once: a request placing
+/// many topics pays for the brokers once, not per topic.
+pub struct Placer<'a> {
+    /// Every usable broker, fenced or not.
+    registered: usize,
+    /// The unfenced brokers with their racks, interleaved rack by rack.
+    unfenced: Vec<(i32, Option<&'a str>)>,
+    /// The fenced ones, likewise.
+    fenced: Vec<(i32, Option<&'a str>)>,
+    /// The racks of each group, to know when none is left that a partition does not use yet.
+    unfenced_racks: Vec<Option<&'a str>>,
+    fenced_racks: Vec<Option<&'a str>>,
+}
+
+impl<'a> Placer<'a> {
+    /// Interleaves `brokers` for the placements that follow.
+    pub fn new(brokers: &'a [UsableBroker]) -> Self {
+        let rack_of: BTreeMap<i32, Option<&str>> =
+            brokers.iter().map(|b| (b.id, b.rack.as_deref())).collect();
+        let group = |fenced: bool| -> Vec<(i32, Option<&'a str>)> {
+            let members: Vec<&UsableBroker> =
+                brokers.iter().filter(|b| b.fenced == fenced).collect();
+            interleave(&members)
+                .into_iter()
+                .map(|id| (id, rack_of.get(&id).copied().flatten()))
+                .collect()
         };
-        let total = unfenced.len() + fenced.len();
-        let mut replicas: Vec<i32> = Vec::with_capacity(rf);
-        let mut used: Vec<Option<&str>> = Vec::with_capacity(rf);
-        let (leader, leader_rack) = candidate(0);
-        replicas.push(leader);
-        used.push(leader_rack);
-        while replicas.len() < rf {
-            let free = |i: &usize| !replicas.contains(&candidate(*i).0);
-            let new_rack = |i: &usize| !used.contains(&candidate(*i).1);
-            // Whether a group has a rack this partition does not use yet (else looking for one
-            // would visit every broker of the group in vain).
-            let open = |group_racks: &[Option<&str>]| group_racks.iter().any(|r| !used.contains(r));
-            // A new rack among the unfenced, else any unfenced, then the same for the fenced.
-            let unfenced_count = unfenced.len();
-            let pick = open(&unfenced_racks)
-                .then(|| (0..unfenced_count).filter(free).find(new_rack))
-                .flatten()
-                .or_else(|| (0..unfenced_count).find(free))
-                .or_else(|| {
-                    open(&fenced_racks)
-                        .then(|| (unfenced_count..total).filter(free).find(new_rack))
-                        .flatten()
-                })
-                .or_else(|| (unfenced_count..total).find(free));
-            match pick {
-                Some(i) => {
-                    let (id, rack) = candidate(i);
-                    replicas.push(id);
-                    used.push(rack);
-                }
-                None => break,
-            }
+        fn racks<'a>(group: &[(i32, Option<&'a str>)]) -> Vec<Option<&'a str>> {
+            let mut r: Vec<Option<&'a str>> = group.iter().map(|(_, rack)| *rack).collect();
+            r.sort_unstable();
+            r.dedup();
+            r
         }
-        out.push(replicas);
+        let (unfenced, fenced) = (group(false), group(true));
+        Placer {
+            registered: brokers.len(),
+            unfenced_racks: racks(&unfenced),
+            fenced_racks: racks(&fenced),
+            unfenced,
+            fenced,
+        }
     }
-    Ok(out)
+
+    /// Places `num_partitions` partitions of `replication_factor` replicas; the error is
+    /// Kafka's InvalidReplicationFactorException message.
+    pub fn place(
+        &self,
+        num_partitions: i32,
+        replication_factor: i16,
+        rng: &mut Rng,
+        release: Release,
+    ) -> Result<Vec<Vec<i32>>, String> {
+        // Kafka 4.4's placer names cordoned log directories (KIP-1066) in its refusals.
+        let cordoned = release == Release::Kafka4_4;
+        if replication_factor <= 0 {
+            return Err(format!(
+                "Invalid replication factor {replication_factor}: the replication factor must be positive."
+            ));
+        }
+        let (unfenced, fenced) = (&self.unfenced, &self.fenced);
+        let (unfenced_racks, fenced_racks) = (&self.unfenced_racks, &self.fenced_racks);
+        if unfenced.is_empty() {
+            return Err(if cordoned {
+                "All brokers are currently fenced, or have all their log directories cordoned."
+                    .into()
+            } else {
+                "All brokers are currently fenced.".into()
+            });
+        }
+        let rf = usize::try_from(replication_factor).unwrap_or(0);
+        if rf > self.registered {
+            return Err(format!(
+                "The target replication factor of {replication_factor} cannot be reached because \
+                 only {} broker(s) are registered{}.",
+                self.registered,
+                if cordoned {
+                    " or some brokers have all their log directories cordoned"
+                } else {
+                    ""
+                }
+            ));
+        }
+        let offset = rng.below(unfenced.len() as u64) as usize;
+        let fenced_offset = rng.below(fenced.len().max(1) as u64) as usize;
+        let mut out = Vec::with_capacity(usize::try_from(num_partitions).unwrap_or(0));
+        for p in 0..usize::try_from(num_partitions).unwrap_or(0) {
+            // Candidates in preference order: the unfenced rotated to this partition's start
+            // (its first is the leader), then the fenced, rotated too. Indexed, not built: a
+            // placement costs its replicas, not the number of brokers.
+            let start = (offset + p) % unfenced.len();
+            let fstart = (fenced_offset + p) % fenced.len().max(1);
+            let candidate = |i: usize| -> (i32, Option<&str>) {
+                if i < unfenced.len() {
+                    unfenced[(start + i) % unfenced.len()]
+                } else {
+                    fenced[(fstart + i - unfenced.len()) % fenced.len()]
+                }
+            };
+            let total = unfenced.len() + fenced.len();
+            let mut replicas: Vec<i32> = Vec::with_capacity(rf);
+            let mut used: Vec<Option<&str>> = Vec::with_capacity(rf);
+            let (leader, leader_rack) = candidate(0);
+            replicas.push(leader);
+            used.push(leader_rack);
+            while replicas.len() < rf {
+                let free = |i: &usize| !replicas.contains(&candidate(*i).0);
+                let new_rack = |i: &usize| !used.contains(&candidate(*i).1);
+                // Whether a group has a rack this partition does not use yet (else looking for one
+                // would visit every broker of the group in vain).
+                let open =
+                    |group_racks: &[Option<&str>]| group_racks.iter().any(|r| !used.contains(r));
+                // A new rack among the unfenced, else any unfenced, then the same for the fenced.
+                let unfenced_count = unfenced.len();
+                let pick = open(unfenced_racks)
+                    .then(|| (0..unfenced_count).filter(free).find(new_rack))
+                    .flatten()
+                    .or_else(|| (0..unfenced_count).find(free))
+                    .or_else(|| {
+                        open(fenced_racks)
+                            .then(|| (unfenced_count..total).filter(free).find(new_rack))
+                            .flatten()
+                    })
+                    .or_else(|| (unfenced_count..total).find(free));
+                match pick {
+                    Some(i) => {
+                        let (id, rack) = candidate(i);
+                        replicas.push(id);
+                        used.push(rack);
+                    }
+                    None => break,
+                }
+            }
+            out.push(replicas);
+        }
+        Ok(out)
+    }
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@ mod tests;
 pub(crate) mod write_tests;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use uuid::Uuid;
 
@@ -134,8 +135,10 @@ pub struct MetadataImage {
     /// Registered brokers by id, as a snapshot would write them: the registration with its
     /// current fenced, controlled-shutdown and log-directory state.
     pub brokers: BTreeMap<i32, RegisterBrokerRecord>,
-    /// Topics by id.
-    pub topics: BTreeMap<Uuid, TopicImage>,
+    /// Topics by id. Shared between images until one changes it: the active controller's
+    /// speculative image starts as a copy of the committed one, and copying it costs the
+    /// topics, not their partitions.
+    pub topics: BTreeMap<Uuid, Arc<TopicImage>>,
     /// Topic ids by name.
     pub topic_ids: BTreeMap<String, Uuid>,
     /// Counts over every partition, kept by replay.
@@ -214,7 +217,10 @@ impl MetadataImage {
 
     /// The topic named `name`.
     pub fn topic_by_name(&self, name: &str) -> Option<&TopicImage> {
-        self.topic_ids.get(name).and_then(|id| self.topics.get(id))
+        self.topic_ids
+            .get(name)
+            .and_then(|id| self.topics.get(id))
+            .map(|t| &**t)
     }
 
     /// Applies one record. Inside a metadata transaction the record waits for the

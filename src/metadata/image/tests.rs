@@ -542,3 +542,62 @@ fn partition_stats_follow_every_change() {
     check(&img);
     assert_eq!(img.partition_stats.partitions, 1);
 }
+
+/// The active controller's speculative image starts as a copy of the committed one (Kafka's
+/// timeline snapshots share the same way): the copy shares every topic, a change to one image
+/// copies only the topic it touches, and never shows in the other.
+#[test]
+fn a_copied_image_shares_topics_until_one_changes() {
+    use std::sync::Arc;
+    let with_elr = R::PartitionChange(PartitionChangeRecord {
+        eligible_leader_replicas: Some(vec![2]),
+        ..change(T2, 0)
+    });
+    let committed = image(vec![
+        topic("a", T1),
+        partition(T1, 0, vec![1, 2, 3]),
+        topic("b", T2),
+        partition(T2, 0, vec![1, 2, 3]),
+        with_elr,
+    ]);
+    let mut speculative = committed.clone();
+    assert!(Arc::ptr_eq(
+        &committed.topics[&T1],
+        &speculative.topics[&T1]
+    ));
+    speculative
+        .replay(R::PartitionChange(PartitionChangeRecord {
+            leader: 2,
+            ..change(T1, 0)
+        }))
+        .unwrap();
+    assert_eq!(speculative.topics[&T1].partitions[&0].leader, 2);
+    assert_eq!(committed.topics[&T1].partitions[&0].leader, 1, "unchanged");
+    assert!(Arc::ptr_eq(
+        &committed.topics[&T2],
+        &speculative.topics[&T2]
+    ));
+    // A ClearElrRecord of every topic copies only the topics it changes.
+    let mut cleared = committed.clone();
+    cleared
+        .replay(R::ClearElr(ClearElrRecord::default()))
+        .unwrap();
+    assert!(Arc::ptr_eq(&committed.topics[&T1], &cleared.topics[&T1]));
+    assert!(cleared.topics[&T2].partitions[&0].elr.is_empty());
+    assert_eq!(committed.topics[&T2].partitions[&0].elr, vec![2]);
+    // The statistics of each image follow its own topics.
+    let stats_of = |img: &MetadataImage| {
+        super::PartitionStats::count(img.topics.values()) == img.partition_stats
+    };
+    assert!(stats_of(&committed) && stats_of(&speculative) && stats_of(&cleared));
+    // Removing a shared topic leaves the other image's copy whole.
+    let mut removed = committed.clone();
+    removed
+        .replay(R::RemoveTopic(RemoveTopicRecord {
+            topic_id: T1,
+            ..Default::default()
+        }))
+        .unwrap();
+    assert!(!removed.topics.contains_key(&T1));
+    assert_eq!(committed.topics[&T1].partitions.len(), 1);
+}

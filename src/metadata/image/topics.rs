@@ -1,6 +1,7 @@
 //! Topics and partitions (Kafka's `TopicsDelta`, `TopicDelta`, `PartitionRegistration`).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use uuid::Uuid;
 
@@ -60,7 +61,7 @@ impl PartitionStats {
     }
 
     /// The statistics of `topics`, counted afresh (to check the kept ones against).
-    pub fn count<'a>(topics: impl IntoIterator<Item = &'a TopicImage>) -> Self {
+    pub fn count<'a>(topics: impl IntoIterator<Item = &'a Arc<TopicImage>>) -> Self {
         let mut stats = Self::default();
         for t in topics {
             for p in t.partitions.values() {
@@ -226,11 +227,11 @@ impl MetadataImage {
         self.topic_ids.insert(r.name.clone(), r.topic_id);
         let replaced = self.topics.insert(
             r.topic_id,
-            TopicImage {
+            Arc::new(TopicImage {
                 name: r.name,
                 id: r.topic_id,
                 partitions: BTreeMap::new(),
-            },
+            }),
         );
         for p in replaced.iter().flat_map(|t| t.partitions.values()) {
             self.partition_stats.remove(p);
@@ -239,10 +240,11 @@ impl MetadataImage {
     }
 
     pub(super) fn replay_partition(&mut self, r: PartitionRecord) -> Result<(), ReplayError> {
-        let topic = self
-            .topics
-            .get_mut(&r.topic_id)
-            .ok_or(ReplayError::UnknownTopic(r.topic_id))?;
+        let topic = Arc::make_mut(
+            self.topics
+                .get_mut(&r.topic_id)
+                .ok_or(ReplayError::UnknownTopic(r.topic_id))?,
+        );
         let id = r.partition_id;
         let registration = PartitionRegistration::from_record(r)?;
         self.partition_stats.add(&registration);
@@ -256,10 +258,11 @@ impl MetadataImage {
         &mut self,
         r: PartitionChangeRecord,
     ) -> Result<(), ReplayError> {
-        let topic = self
-            .topics
-            .get_mut(&r.topic_id)
-            .ok_or(ReplayError::UnknownTopic(r.topic_id))?;
+        let topic = Arc::make_mut(
+            self.topics
+                .get_mut(&r.topic_id)
+                .ok_or(ReplayError::UnknownTopic(r.topic_id))?,
+        );
         let partition_id = r.partition_id;
         let current = topic
             .partitions
@@ -290,7 +293,7 @@ impl MetadataImage {
         }
         self.configs.remove(&ConfigResource {
             resource_type: TOPIC_RESOURCE,
-            resource_name: topic.name,
+            resource_name: topic.name.clone(),
         });
         Ok(())
     }
@@ -311,7 +314,15 @@ impl MetadataImage {
             let Some(topic) = self.topics.get_mut(&id) else {
                 continue;
             };
-            for p in topic.partitions.values_mut() {
+            // Copied from a shared topic only if one of its partitions changes.
+            if !topic
+                .partitions
+                .values()
+                .any(|p| !p.elr.is_empty() || !p.last_known_elr.is_empty())
+            {
+                continue;
+            }
+            for p in Arc::make_mut(topic).partitions.values_mut() {
                 if !p.elr.is_empty() || !p.last_known_elr.is_empty() {
                     p.elr.clear();
                     p.last_known_elr.clear();
