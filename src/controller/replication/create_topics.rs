@@ -219,11 +219,6 @@ pub fn create_topics(
     ControllerResult::of(records, response)
 }
 
-/// The collision form of a topic name ('.' and '_' are the same to metrics).
-fn collision_form(name: &str) -> String {
-    name.replace('.', "_")
-}
-
 fn create_topic(
     image: &MetadataImage,
     cfg: &ControllerConfig,
@@ -241,18 +236,11 @@ fn create_topic(
         )
     };
     let mut error = validate_topic_name(&name).err().map(invalid_topic);
-    if name.contains('.') || name.contains('_') {
-        let form = collision_form(&name);
-        if let Some(existing) = image
-            .topic_ids
-            .keys()
-            .find(|n| *n != &name && collision_form(n) == form)
-        {
-            error = Some(ApiError::new(
-                errors::INVALID_TOPIC_EXCEPTION,
-                format!("Topic '{name}' collides with existing topic: {existing}"),
-            ));
-        }
+    if let Some(existing) = image.colliding_topic(&name) {
+        error = Some(ApiError::new(
+            errors::INVALID_TOPIC_EXCEPTION,
+            format!("Topic '{name}' collides with existing topic: {existing}"),
+        ));
     }
     if image.topic_ids.contains_key(&name) || planned.iter().any(|(n, _)| *n == name) {
         error = Some(ApiError::new(

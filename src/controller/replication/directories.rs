@@ -55,12 +55,20 @@ pub fn directories_offline(
     if gone.is_empty() {
         return Vec::new();
     }
-    let mut records = leader_and_isr_updates(image, cfg, broker_id, NO_LEADER, NO_LEADER, |p| {
-        p.replicas
-            .iter()
-            .zip(&p.directories)
-            .any(|(r, d)| *r == broker_id && gone.contains(d))
-    });
+    let mut records = leader_and_isr_updates(
+        image,
+        cfg,
+        broker_id,
+        NO_LEADER,
+        NO_LEADER,
+        |_| true,
+        |p| {
+            p.replicas
+                .iter()
+                .zip(&p.directories)
+                .any(|(r, d)| *r == broker_id && gone.contains(d))
+        },
+    );
     let remaining: Vec<Uuid> = broker
         .log_dirs
         .iter()

@@ -46,7 +46,7 @@ use super::errors::{self, ApiError};
 use super::features::{leader_epoch_bump_on_isr_shrink, partition_record_version};
 use super::heartbeats::{BrokerControlState, BrokerHeartbeatManager, HeartbeatAsk};
 use super::result::{ControllerResult, RecordOut};
-use crate::metadata::image::{mv, MetadataImage, PartitionRegistration};
+use crate::metadata::image::{mv, MetadataImage, PartitionRegistration, TopicImage};
 use crate::metadata::record::MetadataRecord;
 use crate::metadata::records::{BrokerRegistrationChangeRecord, PartitionChangeRecord};
 use partition_change::{Election, PartitionChangeBuilder, NO_LEADER};
@@ -214,6 +214,7 @@ fn leader_and_isr_updates(
     remove: i32,
     add: i32,
     unclean: i32,
+    topics: impl Fn(&TopicImage) -> bool,
     select: impl Fn(&PartitionRegistration) -> bool,
 ) -> Vec<RecordOut> {
     let version = partition_record_version(image);
@@ -222,6 +223,16 @@ fn leader_and_isr_updates(
     let elr = elr_enabled(image);
     let mut out = Vec::new();
     for topic in image.topics.values() {
+        if !topics(topic) {
+            // The topic filter stands for the partition one (an index kept by replay): debug
+            // and simulation builds check that it skips nothing the scan would pick.
+            debug_assert!(
+                !topic.partitions.values().any(&select),
+                "topic {} skipped with a selected partition",
+                topic.name
+            );
+            continue;
+        }
         // The topic's configs are looked up only for a topic with a selected partition: on a
         // large image most have none, and the lookups cost more than the scan.
         let mut per_topic: Option<(Election, usize)> = None;
@@ -274,9 +285,15 @@ pub fn broker_removed_from_isrs(
     cfg: &ControllerConfig,
     broker_id: i32,
 ) -> Vec<RecordOut> {
-    leader_and_isr_updates(image, cfg, broker_id, NO_LEADER, NO_LEADER, |p| {
-        p.isr.contains(&broker_id)
-    })
+    leader_and_isr_updates(
+        image,
+        cfg,
+        broker_id,
+        NO_LEADER,
+        NO_LEADER,
+        |t| t.isr_holds(broker_id),
+        |p| p.isr.contains(&broker_id),
+    )
 }
 
 /// Kafka 4.1's `handleBrokerShutdown` for a broker that re-registers after an unclean
@@ -287,15 +304,22 @@ pub fn broker_shut_down_uncleanly(
     cfg: &ControllerConfig,
     broker_id: i32,
 ) -> Vec<RecordOut> {
-    let mut out = leader_and_isr_updates(image, cfg, NO_LEADER, NO_LEADER, broker_id, |p| {
-        p.isr.contains(&broker_id)
-    });
+    let mut out = leader_and_isr_updates(
+        image,
+        cfg,
+        NO_LEADER,
+        NO_LEADER,
+        broker_id,
+        |t| t.isr_holds(broker_id),
+        |p| p.isr.contains(&broker_id),
+    );
     out.extend(leader_and_isr_updates(
         image,
         cfg,
         NO_LEADER,
         NO_LEADER,
         broker_id,
+        |_| true,
         |p| p.elr.contains(&broker_id),
     ));
     out
@@ -334,14 +358,18 @@ pub fn broker_unfenced(
         MetadataRecord::BrokerRegistrationChange(change),
         0,
     )];
-    records.extend(leader_and_isr_updates(
-        image,
-        cfg,
-        NO_LEADER,
-        broker_id,
-        NO_LEADER,
-        |p| p.leader == NO_LEADER,
-    ));
+    // Only leaderless partitions can gain a leader: none, and nothing is visited.
+    if image.partition_stats.offline > 0 {
+        records.extend(leader_and_isr_updates(
+            image,
+            cfg,
+            NO_LEADER,
+            broker_id,
+            NO_LEADER,
+            |_| true,
+            |p| p.leader == NO_LEADER,
+        ));
+    }
     records
 }
 

@@ -27,7 +27,7 @@ mod tests;
 #[cfg(test)]
 pub(crate) mod write_tests;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use uuid::Uuid;
@@ -44,7 +44,7 @@ use crate::records::view::BatchView;
 use crate::storage::features::METADATA_VERSION_FEATURE;
 
 pub use configs::{config_resource_type_name, ClientQuotaEntity, ConfigResource};
-pub use topics::{PartitionRegistration, PartitionStats, TopicImage, NO_LEADER_CHANGE};
+pub use topics::{IsrMembers, PartitionRegistration, PartitionStats, TopicImage, NO_LEADER_CHANGE};
 pub use write::{
     mv, partition_version, register_broker_version, transactions_supported, ImageWriteError,
     ELR_FEATURE,
@@ -141,6 +141,9 @@ pub struct MetadataImage {
     pub topics: BTreeMap<Uuid, Arc<TopicImage>>,
     /// Topic ids by name.
     pub topic_ids: BTreeMap<String, Uuid>,
+    /// Names holding '.' or '_' by their collision form (Kafka's `topicsWithCollisionChars`):
+    /// a new name is checked against these, not against every topic.
+    pub topics_by_collision_form: BTreeMap<String, BTreeSet<String>>,
     /// Counts over every partition, kept by replay.
     pub partition_stats: PartitionStats,
     /// Dynamic configs by resource; a resource without keys is not kept.
@@ -180,6 +183,7 @@ impl Default for MetadataImage {
             brokers: BTreeMap::new(),
             topics: BTreeMap::new(),
             topic_ids: BTreeMap::new(),
+            topics_by_collision_form: BTreeMap::new(),
             partition_stats: PartitionStats::default(),
             configs: BTreeMap::new(),
             client_quotas: BTreeMap::new(),

@@ -500,6 +500,12 @@ fn partition_stats_follow_every_change() {
             img.partition_stats,
             PartitionStats::count(img.topics.values())
         );
+        for t in img.topics.values() {
+            assert_eq!(
+                t.isr_members,
+                super::IsrMembers::count(t.partitions.values())
+            );
+        }
     };
     let mut img = image(vec![
         topic("a", T1),
@@ -532,6 +538,8 @@ fn partition_stats_follow_every_change() {
         (img.partition_stats.offline, img.partition_stats.imbalanced),
         (1, 2)
     );
+    assert!(!img.topics[&T2].isr_holds(3), "b's only ISR emptied");
+    assert!(img.topics[&T1].isr_holds(3));
     img.replay(partition(T1, 1, vec![1, 2, 3])).unwrap();
     check(&img);
     img.replay(R::RemoveTopic(RemoveTopicRecord {
@@ -600,4 +608,58 @@ fn a_copied_image_shares_topics_until_one_changes() {
         .unwrap();
     assert!(!removed.topics.contains_key(&T1));
     assert_eq!(committed.topics[&T1].partitions.len(), 1);
+}
+
+/// ReplicationControlManager.topicsWithCollisionChars: names holding '.' or '_' are kept by
+/// their collision form while their topic exists, so a new name is checked in O(log topics).
+#[test]
+fn topics_with_collision_chars_follow_creation_and_removal() {
+    let mut img = image(vec![
+        topic("a.b", T1),
+        topic("plain", T2),
+        partition(T1, 0, vec![1]),
+    ]);
+    assert_eq!(img.colliding_topic("a_b"), Some("a.b"));
+    assert_eq!(
+        img.colliding_topic("a.b"),
+        None,
+        "a name never collides with itself"
+    );
+    assert_eq!(img.colliding_topic("plain"), None, "no '.' or '_'");
+    assert_eq!(img.colliding_topic("a.c"), None);
+    assert_eq!(img.topics_by_collision_form.len(), 1);
+    img.replay(R::RemoveTopic(RemoveTopicRecord {
+        topic_id: T1,
+        ..Default::default()
+    }))
+    .unwrap();
+    assert_eq!(img.colliding_topic("a_b"), None);
+    assert!(img.topics_by_collision_form.is_empty(), "emptied forms go");
+}
+
+/// A PartitionChangeRecord is applied in place, but only once it is checked whole: a refused
+/// one (a bad recovery state, directories that do not match the replicas) leaves the
+/// partition, its epochs and the statistics as they were.
+#[test]
+fn a_refused_partition_change_changes_nothing() {
+    let mut img = image(vec![topic("a", T1), partition(T1, 0, vec![1, 2, 3])]);
+    let before = img.clone();
+    for bad in [
+        PartitionChangeRecord {
+            leader: 2,
+            isr: Some(vec![2]),
+            leader_recovery_state: 7,
+            ..change(T1, 0)
+        },
+        PartitionChangeRecord {
+            leader: 2,
+            replicas: Some(vec![1, 2]),
+            directories: Some(vec![DIR_A]),
+            ..change(T1, 0)
+        },
+    ] {
+        assert!(img.replay(R::PartitionChange(bad)).is_err());
+        assert_eq!(img.topics, before.topics);
+        assert_eq!(img.partition_stats, before.partition_stats);
+    }
 }

@@ -46,16 +46,22 @@ impl PartitionStats {
     }
 
     fn remove(&mut self, p: &PartitionRegistration) {
+        self.remove_led(p.leader, p.has_preferred_leader());
+    }
+
+    /// [`Self::remove`] of a partition that had `leader`, led by its preferred replica or
+    /// not (what the counts read of it, kept across an in-place change).
+    fn remove_led(&mut self, leader: i32, preferred_leader: bool) {
         self.partitions = self.partitions.saturating_sub(1);
-        if p.leader < 0 {
+        if leader < 0 {
             self.offline = self.offline.saturating_sub(1);
-        } else if let Some(n) = self.leaders.get_mut(&p.leader) {
+        } else if let Some(n) = self.leaders.get_mut(&leader) {
             *n -= 1;
             if *n == 0 {
-                self.leaders.remove(&p.leader);
+                self.leaders.remove(&leader);
             }
         }
-        if !p.has_preferred_leader() {
+        if !preferred_leader {
             self.imbalanced = self.imbalanced.saturating_sub(1);
         }
     }
@@ -81,6 +87,60 @@ pub struct TopicImage {
     pub id: Uuid,
     /// Partitions by index.
     pub partitions: BTreeMap<i32, PartitionRegistration>,
+    /// The brokers in its partitions' ISRs, kept by replay.
+    pub isr_members: IsrMembers,
+}
+
+impl TopicImage {
+    /// Whether some partition's ISR holds `broker_id`: a broker's fencing or shutdown visits
+    /// only the topics where it is in sync (Kafka keeps `BrokersToIsrs` for the same), not
+    /// every partition of the image.
+    pub fn isr_holds(&self, broker_id: i32) -> bool {
+        self.isr_members.holds(broker_id)
+    }
+}
+
+/// Brokers in some ISR of a topic, each with the number of its partitions whose ISR holds it;
+/// sorted by broker id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IsrMembers(Vec<(i32, u32)>);
+
+impl IsrMembers {
+    /// Whether some ISR holds `broker_id`.
+    pub fn holds(&self, broker_id: i32) -> bool {
+        self.0.binary_search_by_key(&broker_id, |(b, _)| *b).is_ok()
+    }
+
+    /// Counts the members of one partition's ISR in.
+    fn add(&mut self, isr: &[i32]) {
+        for b in isr {
+            match self.0.binary_search_by_key(b, |(id, _)| *id) {
+                Ok(i) => self.0[i].1 += 1,
+                Err(i) => self.0.insert(i, (*b, 1)),
+            }
+        }
+    }
+
+    /// Counts the members of one partition's former ISR out.
+    fn remove(&mut self, isr: &[i32]) {
+        for b in isr {
+            if let Ok(i) = self.0.binary_search_by_key(b, |(id, _)| *id) {
+                self.0[i].1 -= 1;
+                if self.0[i].1 == 0 {
+                    self.0.remove(i);
+                }
+            }
+        }
+    }
+
+    /// The members counted afresh over `partitions` (to check the kept ones against).
+    pub fn count<'a>(partitions: impl IntoIterator<Item = &'a PartitionRegistration>) -> Self {
+        let mut members = Self::default();
+        for p in partitions {
+            members.add(&p.isr);
+        }
+        members
+    }
 }
 
 /// A partition's state, as a PartitionRecord in a snapshot would carry it.
@@ -171,6 +231,14 @@ impl PartitionRegistration {
     /// (-1 "no leader" included) bumps the leader epoch, and every change bumps the partition
     /// epoch.
     pub fn merge(&self, r: PartitionChangeRecord) -> Result<Self, ReplayError> {
+        let mut next = self.clone();
+        next.apply_change(r)?;
+        Ok(next)
+    }
+
+    /// [`Self::merge`] in place: the record is checked whole before anything changes, and
+    /// the fields it leaves null are neither copied nor touched.
+    pub fn apply_change(&mut self, r: PartitionChangeRecord) -> Result<(), ReplayError> {
         if let (Some(replicas), Some(dirs)) = (&r.replicas, &r.directories) {
             if !dirs.is_empty() && dirs.len() != replicas.len() {
                 return Err(ReplayError::ReplicaDirectories {
@@ -185,52 +253,68 @@ impl PartitionRegistration {
             NO_RECOVERY_STATE_CHANGE => self.leader_recovery_state,
             v => leader_recovery_state(v, "PartitionChangeRecord")?,
         };
-        let replicas = r.replicas.unwrap_or_else(|| self.replicas.clone());
+        if let Some(replicas) = r.replicas {
+            self.replicas = replicas;
+        }
         // Without new directories the old ones stay, resized only while all are "migrating"
         // (Kafka does the same, even if a reassignment changed the replica count).
-        let directories = default_to_migrating(
-            r.directories.unwrap_or_else(|| self.directories.clone()),
-            replicas.len(),
-        );
-        let (leader, leader_epoch) = if r.leader == NO_LEADER_CHANGE {
-            (self.leader, self.leader_epoch)
-        } else {
-            (r.leader, self.leader_epoch + 1)
+        if let Some(dirs) = r.directories {
+            self.directories = dirs;
+        }
+        if self.directories.iter().all(Uuid::is_nil)
+            && self.directories.len() != self.replicas.len()
+        {
+            self.directories = vec![Uuid::nil(); self.replicas.len()];
+        }
+        if r.leader != NO_LEADER_CHANGE {
+            self.leader = r.leader;
+            self.leader_epoch += 1;
+        }
+        let replace = |field: &mut Vec<i32>, value: Option<Vec<i32>>| {
+            if let Some(v) = value {
+                *field = v;
+            }
         };
-        Ok(Self {
-            replicas,
-            directories,
-            isr: r.isr.unwrap_or_else(|| self.isr.clone()),
-            removing_replicas: r
-                .removing_replicas
-                .unwrap_or_else(|| self.removing_replicas.clone()),
-            adding_replicas: r
-                .adding_replicas
-                .unwrap_or_else(|| self.adding_replicas.clone()),
-            leader,
-            leader_recovery_state,
-            leader_epoch,
-            partition_epoch: self.partition_epoch + 1,
-            elr: r
-                .eligible_leader_replicas
-                .unwrap_or_else(|| self.elr.clone()),
-            last_known_elr: r
-                .last_known_elr
-                .unwrap_or_else(|| self.last_known_elr.clone()),
-        })
+        replace(&mut self.isr, r.isr);
+        replace(&mut self.removing_replicas, r.removing_replicas);
+        replace(&mut self.adding_replicas, r.adding_replicas);
+        replace(&mut self.elr, r.eligible_leader_replicas);
+        replace(&mut self.last_known_elr, r.last_known_elr);
+        self.leader_recovery_state = leader_recovery_state;
+        self.partition_epoch += 1;
+        Ok(())
     }
 }
 
+/// The form under which a name holding '.' or '_' collides with others (the two are the same
+/// in metric names): Kafka's `Topic.unifyCollisionChars`; `None` for a name with neither.
+pub fn collision_form(name: &str) -> Option<String> {
+    (name.contains('.') || name.contains('_')).then(|| name.replace('.', "_"))
+}
+
 impl MetadataImage {
+    /// A topic other than `name` whose name collides with it, the first in name order.
+    pub fn colliding_topic(&self, name: &str) -> Option<&str> {
+        let names = self.topics_by_collision_form.get(&collision_form(name)?)?;
+        names.iter().map(String::as_str).find(|n| *n != name)
+    }
+
     pub(super) fn replay_topic(&mut self, r: TopicRecord) -> Result<(), ReplayError> {
         // A TopicRecord starts the topic with no partitions; its PartitionRecords follow.
         self.topic_ids.insert(r.name.clone(), r.topic_id);
+        if let Some(form) = collision_form(&r.name) {
+            self.topics_by_collision_form
+                .entry(form)
+                .or_default()
+                .insert(r.name.clone());
+        }
         let replaced = self.topics.insert(
             r.topic_id,
             Arc::new(TopicImage {
                 name: r.name,
                 id: r.topic_id,
                 partitions: BTreeMap::new(),
+                isr_members: IsrMembers::default(),
             }),
         );
         for p in replaced.iter().flat_map(|t| t.partitions.values()) {
@@ -248,8 +332,10 @@ impl MetadataImage {
         let id = r.partition_id;
         let registration = PartitionRegistration::from_record(r)?;
         self.partition_stats.add(&registration);
+        topic.isr_members.add(&registration.isr);
         if let Some(old) = topic.partitions.insert(id, registration) {
             self.partition_stats.remove(&old);
+            topic.isr_members.remove(&old.isr);
         }
         Ok(())
     }
@@ -264,17 +350,26 @@ impl MetadataImage {
                 .ok_or(ReplayError::UnknownTopic(r.topic_id))?,
         );
         let partition_id = r.partition_id;
-        let current = topic
-            .partitions
-            .get(&partition_id)
+        let TopicImage {
+            partitions,
+            isr_members,
+            ..
+        } = topic;
+        let partition = partitions
+            .get_mut(&partition_id)
             .ok_or(ReplayError::UnknownPartition {
                 topic_id: r.topic_id,
                 partition_id,
             })?;
-        let next = current.merge(r)?;
-        self.partition_stats.add(&next);
-        if let Some(old) = topic.partitions.insert(partition_id, next) {
-            self.partition_stats.remove(&old);
+        // In place: a change rewrites the fields it carries, not the whole registration.
+        let (leader, preferred_leader) = (partition.leader, partition.has_preferred_leader());
+        let old_isr = r.isr.as_ref().map(|_| partition.isr.clone());
+        partition.apply_change(r)?;
+        self.partition_stats.remove_led(leader, preferred_leader);
+        self.partition_stats.add(partition);
+        if let Some(old_isr) = old_isr {
+            isr_members.remove(&old_isr);
+            isr_members.add(&partition.isr);
         }
         Ok(())
     }
@@ -290,6 +385,14 @@ impl MetadataImage {
         }
         if self.topic_ids.get(&topic.name) == Some(&r.topic_id) {
             self.topic_ids.remove(&topic.name);
+            if let Some(form) = collision_form(&topic.name) {
+                if let Some(names) = self.topics_by_collision_form.get_mut(&form) {
+                    names.remove(&topic.name);
+                    if names.is_empty() {
+                        self.topics_by_collision_form.remove(&form);
+                    }
+                }
+            }
         }
         self.configs.remove(&ConfigResource {
             resource_type: TOPIC_RESOURCE,
