@@ -5,6 +5,7 @@
 //!       task: connect (reconnect backoff 50 ms doubling to 500 ms) ─▶ ApiVersions handshake
 //!             ─▶ pick min(our max, their max) per API ─▶ adapt fields ─▶ encode ─▶ await answer
 //!   answer / failure ─▶ sink(PeerResponse) ─▶ driver ─▶ core.handle_response
+//!       idle: the open connection is watched; the peer closing it drops it at once
 //! ```
 //!
 //! The core keeps at most one request in flight per destination, so each task handles one
@@ -357,6 +358,18 @@ impl Connection {
         (version >= ours.min_version.max(their_min)).then_some(version)
     }
 
+    /// Resolves when the peer closes an idle connection, or sends what nobody asked for
+    /// (either way it is unusable). Cancel-safe: dropped before resolving, it consumed
+    /// nothing.
+    async fn closed_by_peer(&mut self) -> String {
+        let mut byte = [0u8; 1];
+        match self.stream.read(&mut byte).await {
+            Ok(0) => "closed by the peer".to_string(),
+            Ok(_) => "unsolicited bytes from the peer".to_string(),
+            Err(e) => e.to_string(),
+        }
+    }
+
     async fn call(
         &mut self,
         request: RequestBody,
@@ -461,7 +474,27 @@ async fn peer_task(
     // client keeps the authentication failure until it connects again).
     let mut last_refused = false;
     let timeout = Duration::from_millis(config.request_timeout_ms);
-    while let Some(request) = rx.recv().await {
+    loop {
+        let request = match connection.as_mut() {
+            None => rx.recv().await,
+            // While idle, the connection is watched as Kafka's NetworkClient polls its
+            // sockets: a peer that closes it (killed, restarted on the same address) is
+            // noticed now, not by the next request failing on the dead socket. Biased: a
+            // closing seen together with a request drops the connection before the request
+            // is sent.
+            Some(conn) => tokio::select! {
+                biased;
+                closed = conn.closed_by_peer() => {
+                    tracing::debug!("node {}: connection closed: {closed}", destination.node_id);
+                    connection = None;
+                    continue;
+                }
+                request = rx.recv() => request,
+            },
+        };
+        let Some(request) = request else {
+            break;
+        };
         let correlation_id = request.correlation_id;
         let was_connected = connection.is_some();
         let outcome = tokio::time::timeout(timeout, async {
@@ -547,3 +580,7 @@ async fn peer_task(
         });
     }
 }
+
+#[cfg(test)]
+#[path = "peers_tests.rs"]
+mod tests;
