@@ -6,6 +6,7 @@
 failover.png  distribution (empirical CDF) of failover and handover times per timer set
 latency.png   commit latency p50/p75/p99/p99.9 per rate and linger, log scale
 transfer.png  catch-up and snapshot-transfer MB/s per trial
+sweep.png     rate sweep: committed against offered records/s, and commit p99, per step
 Needs matplotlib (pip install matplotlib); not part of the test run.
 """
 import json
@@ -89,6 +90,42 @@ def transfer(data, out):
     fig.savefig(os.path.join(out, "transfer.png"), dpi=110)
 
 
+def sweep(data, out):
+    sweeps = data.get("sweep", [])
+    if not sweeps:
+        return
+    fig, axes = plt.subplots(1, 2, figsize=(8.8, 3.6), squeeze=False)
+    rate_ax, p99_ax = axes[0]
+    top = max(x["rate"] for s in sweeps for x in s["steps"])
+    rate_ax.plot([1, top], [1, top], color="#999999", linestyle=":", label="committed = offered")
+    for s in sweeps:
+        steps = [x for x in s["steps"] if x["committed_per_sec"] is not None]
+        color = COLORS.get(s["kind"])
+        label = f'{s["kind"]} (sustained {s["highest_sustained_rate"] or 0:,}/s)'
+        rate_ax.plot([x["rate"] for x in steps], [x["committed_per_sec"] for x in steps],
+                     marker="o", color=color, label=label)
+        lat = [x for x in s["steps"] if x["p99_ms"] is not None]
+        p99_ax.plot([x["rate"] for x in lat], [x["p99_ms"] for x in lat], marker="o", color=color,
+                    label=s["kind"])
+        for ax, xs in ((rate_ax, steps), (p99_ax, lat)):
+            bad = [x for x in xs if not x["sustained"]]
+            ys = [x["committed_per_sec"] if ax is rate_ax else x["p99_ms"] for x in bad]
+            ax.scatter([x["rate"] for x in bad], ys, marker="x", s=60, color=color)
+    p99_ax.axhline(1000, color="#999999", linestyle=":", label="p99 bound (1 s)")
+    for ax in (rate_ax, p99_ax):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("offered records/s (256 B)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    rate_ax.set_ylabel("committed records/s")
+    p99_ax.set_ylabel("commit p99 (ms)")
+    linger = sweeps[0]["linger_ms"]
+    fig.suptitle(f"rate sweep, linger {linger} ms (x: step not sustained)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "sweep.png"), dpi=110)
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -98,6 +135,7 @@ def main():
     failover(data, sys.argv[2])
     latency(data, sys.argv[2])
     transfer(data, sys.argv[2])
+    sweep(data, sys.argv[2])
 
 
 if __name__ == "__main__":
