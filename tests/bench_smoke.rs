@@ -122,6 +122,25 @@ fn quorum_benchmark_runs_at_smoke_sizes() {
     println!("{text}");
 }
 
+/// A rate that stops Kafka's `TestRaftServer` workload (its Raft client refuses an append once
+/// 10 batches are waiting, and the thread dies) is read from the log as the sweep's reason.
+#[test]
+fn a_stopped_workload_is_found_in_the_log() {
+    use quorum::phases::workload_failure;
+    let log = "[2026-12-05 08:16:04,874] INFO [RaftManager id=1] Setting the next offset\n\
+               [2026-12-05 08:16:08,256] ERROR [raft-workload-generator]: Error due to (kafka.tools.TestRaftServer$RaftWorkloadGenerator)\n\
+               java.lang.IllegalStateException: Attempting to append records when the number of batches 10 reached 10\n\
+               [2026-12-05 08:16:08,257] INFO [raft-workload-generator]: Stopped\n";
+    assert_eq!(
+        workload_failure(log).as_deref(),
+        Some("java.lang.IllegalStateException: Attempting to append records when the number of batches 10 reached 10")
+    );
+    assert_eq!(
+        workload_failure("Throughput (bytes/second): 256000.0"),
+        None
+    );
+}
+
 /// The sweep's verdict: a rate is sustained only under 1 s p99 and keeping up with the offer.
 #[test]
 fn quorum_sweep_sustains_a_rate_only_under_one_second_p99_and_keeping_up() {
@@ -183,7 +202,11 @@ fn controller_benchmark_runs_at_smoke_sizes() {
     let p = controller::Params::smoke();
     let mut steps = 0;
     let r = controller::run(&env, tmp.path(), &p, &mut |_| steps += 1).unwrap();
-    assert_eq!(steps, 6, "progress after every measurement");
+    assert_eq!(steps, 7, "progress after the floors and every measurement");
+    // The machine's floors, measured first in the same run.
+    assert!(r.floors.fsync_4k.p50 > std::time::Duration::ZERO);
+    assert!(r.floors.seq_write_mb_s > 0.0 && r.floors.memcpy_mb_s > 0.0);
+    assert!(r.loopback_rtt.p50 > std::time::Duration::ZERO);
     assert_eq!(r.sizes.len(), 2);
     for (s, kind) in r
         .sizes
@@ -274,8 +297,14 @@ fn controller_benchmark_runs_at_smoke_sizes() {
         "{text}"
     );
     assert!(text.contains("| 5. snapshot write"), "{text}");
-    // No measurement is missing a figure for either implementation.
-    for line in text
+    assert!(
+        text.contains("| loopback round trip (64 B) | p50 "),
+        "{text}"
+    );
+    // No measurement is missing a figure for either implementation (the tables after the
+    // floors).
+    let (_, measurements) = text.split_once("\n## ").expect("measurement sections");
+    for line in measurements
         .lines()
         .filter(|l| l.starts_with("| ") && !l.starts_with("| Measurement"))
     {

@@ -28,6 +28,9 @@ pub mod procs;
 pub mod propagation;
 #[path = "report.rs"]
 pub mod report;
+#[path = "../storage/measure.rs"]
+#[allow(dead_code)]
+pub mod storage_measure;
 #[path = "wire.rs"]
 pub mod wire;
 
@@ -68,6 +71,10 @@ pub struct Params {
     pub propagation_trials: usize,
     /// Which implementations, in the order each size runs them.
     pub kinds: Vec<Kind>,
+    /// The machine's floors (fsync, sequential write, memcpy) at full or smoke sizes.
+    pub storage: storage_measure::Params,
+    /// Loopback round trips of the network floor.
+    pub rtt_rounds: usize,
 }
 
 impl Params {
@@ -85,6 +92,8 @@ impl Params {
             observers: 3,
             propagation_trials: 10,
             kinds: vec![Kind::Ferrokraft, Kind::KafkaController],
+            storage: storage_measure::Params::full(),
+            rtt_rounds: 5_000,
         }
     }
 
@@ -102,6 +111,8 @@ impl Params {
             observers: 3,
             propagation_trials: 3,
             kinds: vec![Kind::Ferrokraft, Kind::KafkaController],
+            storage: storage_measure::Params::smoke(),
+            rtt_rounds: 200,
         }
     }
 }
@@ -121,6 +132,9 @@ pub fn env(kafka_version: &str) -> Result<Env, String> {
 /// Everything one run measured.
 #[derive(Default)]
 pub struct Results {
+    /// The machine's floors, measured first in the same run.
+    pub floors: storage_measure::Floors,
+    pub loopback_rtt: storage_measure::Latency,
     pub sizes: Vec<phases::SizeRun>,
     pub failovers: Vec<failover::FailoverRun>,
     pub heartbeats: Vec<heartbeats::HeartbeatRun>,
@@ -142,6 +156,10 @@ pub fn run(
         .build()
         .map_err(|e| format!("tokio runtime: {e}"))?;
     let mut r = Results::default();
+    eprintln!("floors …");
+    r.floors = storage_measure::floors(dir, &p.storage)?;
+    r.loopback_rtt = storage_measure::loopback_rtt(p.rtt_rounds)?;
+    progress(&r);
     for &size in &p.sizes {
         for &kind in &p.kinds {
             eprintln!("{} at {size} partitions …", kind.label());

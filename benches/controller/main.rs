@@ -7,8 +7,8 @@
 //! CPU, spurious fencings), 7 metadata propagation to Fetch-speaking observers, and memory.
 //!
 //! ```text
-//! cargo bench --bench controller -- [--smoke] [--dir DIR] [--sizes N,…]
-//!                                   [--heartbeat-brokers N,…] [--heartbeat-secs S]
+//! cargo bench --bench controller -- [--smoke] [--dir DIR] [--sizes N,…|none]
+//!                                   [--heartbeat-brokers N,…|none] [--heartbeat-secs S]
 //!                                   [--failover-trials N] [--kafka-version V]
 //!                                   [--kafka-heap 4G] [--out FILE] [--only-ferrokraft]
 //! ```
@@ -23,8 +23,14 @@ use std::path::PathBuf;
 
 use bench::{env, report, run, Params};
 
+/// A comma-separated list; `none` is the empty list (to run one phase alone, e.g. only the
+/// heartbeats with `--sizes none`).
 fn numbers(arg: Option<String>) -> Option<Vec<usize>> {
-    arg?.split(',').map(|s| s.trim().parse().ok()).collect()
+    let arg = arg?;
+    if arg == "none" {
+        return Some(Vec::new());
+    }
+    arg.split(',').map(|s| s.trim().parse().ok()).collect()
 }
 
 fn main() -> std::process::ExitCode {

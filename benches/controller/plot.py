@@ -40,9 +40,16 @@ def tables(path):
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
             if len(cells) >= 3:
                 try:
-                    out[section][cells[0]] = (float(cells[1]), float(cells[2]))
+                    fk, kafka = float(cells[1]), float(cells[2])
                 except ValueError:
-                    pass
+                    continue
+                # The ratio column is computed from unrounded figures; "–" where it is not
+                # defined (a figure of 0 or below).
+                try:
+                    ratio = float(cells[3]) if len(cells) > 3 else None
+                except ValueError:
+                    ratio = None
+                out[section][cells[0]] = (fk, kafka, ratio)
     return out
 
 
@@ -63,12 +70,15 @@ def main(report, out_png):
             for section, rows in t.items():
                 if size_of(section) != size:
                     continue
-                for name, (fk, kafka) in rows.items():
+                for name, (fk, kafka, ratio) in rows.items():
                     if name.startswith(prefix) and kafka > 0:
-                        # The report's resolution is 0.1: a 0.0 is drawn at half of it.
-                        fk = fk if fk > 0 else 0.05
+                        if ratio is None or ratio <= 0:
+                            # The report's resolution is 0.1: a 0.0 (or a negative time,
+                            # the record there before the answer) is drawn at half of it.
+                            fk = fk if fk > 0 else 0.05
+                            ratio = fk / kafka
                         labels.append(label)
-                        ratios.append(kafka / fk if higher_better else fk / kafka)
+                        ratios.append(1 / ratio if higher_better else ratio)
                         break
                 else:
                     continue

@@ -63,6 +63,11 @@ pub fn markdown(r: &Results, p: &Params, kafka_version: &str) -> String {
          watermark passing the last record needed). Ratio: ferrokraft / Kafka.\n",
         p.partitions_per_topic, p.topics_per_request, p.in_flight, p.kafka_heap
     );
+    let _ = writeln!(
+        out,
+        "The machine's floors, measured first in the same run:\n\n{}",
+        super::storage_measure::floors_table(&r.floors, &r.loopback_rtt)
+    );
     let mut sizes: Vec<usize> = r.sizes.iter().map(|s| s.partitions).collect();
     sizes.dedup();
     for size in sizes {

@@ -123,8 +123,10 @@ impl Phase {
 pub const MAX_RATE: u64 = 10_000_000;
 
 /// The sweep's offered rates in the full run (records/s).
-pub const SWEEP_LADDER: [u64; 11] = [
-    1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000, 2_000_000,
+/// Finer between 200k and 500k, where both implementations' capacities turned out to lie.
+pub const SWEEP_LADDER: [u64; 13] = [
+    1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 300_000, 400_000, 500_000,
+    1_000_000, 2_000_000,
 ];
 
 impl Params {
@@ -195,7 +197,7 @@ pub fn env(kafka_version: &str, test_raft_version: &str) -> Result<Env, String> 
 #[derive(Default)]
 pub struct Results {
     pub floors: storage_measure::Floors,
-    pub loopback_rtt_us: report::Spread,
+    pub loopback_rtt: storage_measure::Latency,
     pub startup: phases::StartupResults,
     pub failover: phases::FailoverResults,
     pub latency: Vec<phases::LatencyRun>,
@@ -215,7 +217,7 @@ pub fn run(
     let mut r = Results::default();
     eprintln!("floors …");
     r.floors = storage_measure::floors(dir, &p.storage)?;
-    r.loopback_rtt_us = report::loopback_rtt_us(if p.startup_trials > 1 { 5000 } else { 200 })?;
+    r.loopback_rtt = storage_measure::loopback_rtt(if p.startup_trials > 1 { 5000 } else { 200 })?;
     progress(&r);
     for &phase in &p.phases {
         eprintln!("{} …", phase.name());

@@ -388,6 +388,19 @@ pub fn last_workload_line(log: &str) -> Option<WorkloadLine> {
     Some(w)
 }
 
+/// How [`workload_quorum`]'s error starts when the workload itself stopped (a result of the
+/// offered rate, not a failure of the run).
+pub const WORKLOAD_STOPPED: &str = "the workload stopped";
+
+/// The error that stopped `TestRaftServer`'s workload thread, from a node's log: the line after
+/// its "Error due to" (at high offered rates Kafka's Raft client refuses an append once its
+/// accumulator holds 10 batches, and the thread dies).
+pub fn workload_failure(log: &str) -> Option<String> {
+    let mut lines = log.lines();
+    lines.find(|l| l.contains("[raft-workload-generator]: Error due to"))?;
+    Some(lines.next().unwrap_or("").trim().to_string())
+}
+
 /// Three voters of `kind` running the workload at `rate` records/s of `record_bytes`, linger
 /// `linger_ms`, under `root/name`; started, with the index of the leader (the node printing
 /// workload lines).
@@ -412,6 +425,9 @@ pub fn workload_quorum(
         if let Some(i) = (0..q.nodes.len()).find(|i| last_workload_line(&q.log_text(*i)).is_some())
         {
             return Ok((q, i));
+        }
+        if let Some(e) = (0..q.nodes.len()).find_map(|i| workload_failure(&q.log_text(i))) {
+            return Err(format!("{}: {WORKLOAD_STOPPED}: {e}", kind.label()));
         }
         if now() > deadline || (0..q.nodes.len()).any(|i| !q.running(i)) {
             return Err(format!(

@@ -1,12 +1,9 @@
 //! Statistics and the Markdown report: every row shows ferrokraft's figure, Kafka's, and the
 //! ratio ferrokraft / Kafka, with min / median / max where there are trials.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-
 use super::phases::{LatencyRun, Stop};
 use super::procs::{Kind, KAFKA_JVM_FLAGS};
-use super::{now, Params, Results};
+use super::{Params, Results};
 
 /// Min, median, p99 and max of a series.
 #[derive(Debug, Clone, Copy, Default)]
@@ -53,36 +50,6 @@ fn ratio(a: f64, b: f64) -> String {
     } else {
         "—".into()
     }
-}
-
-/// Round trips of 64 bytes over a loopback TCP connection, in microseconds.
-pub fn loopback_rtt_us(rounds: usize) -> Result<Spread, String> {
-    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    let echo = std::thread::spawn(move || -> std::io::Result<()> {
-        let (mut s, _) = listener.accept()?;
-        s.set_nodelay(true)?;
-        let mut buf = [0u8; 64];
-        loop {
-            if s.read_exact(&mut buf).is_err() {
-                return Ok(());
-            }
-            s.write_all(&buf)?;
-        }
-    });
-    let mut s = TcpStream::connect(addr).map_err(|e| e.to_string())?;
-    s.set_nodelay(true).map_err(|e| e.to_string())?;
-    let mut buf = [7u8; 64];
-    let mut samples = Vec::with_capacity(rounds);
-    for _ in 0..rounds {
-        let t = now();
-        s.write_all(&buf).map_err(|e| e.to_string())?;
-        s.read_exact(&mut buf).map_err(|e| e.to_string())?;
-        samples.push(t.elapsed().as_secs_f64() * 1e6);
-    }
-    drop(s);
-    let _ = echo.join();
-    Ok(Spread::of(&samples))
 }
 
 fn median_of(series: &[(Kind, Vec<f64>)], kind: Kind) -> Spread {
@@ -180,16 +147,10 @@ pub fn markdown(r: &Results, p: &Params, kafka_version: &str, test_raft_version:
         "Kafka {kafka_version} controllers (`kafka.Kafka`), Kafka {test_raft_version} `TestRaftServer` for commit latency; JVM flags `{}`.\n\n",
         KAFKA_JVM_FLAGS.join(" ")
     ));
-    out.push_str("| floor | value |\n|---|---|\n");
-    out.push_str(&format!(
-        "| 4 KiB append + fsync | p50 {:.0} µs · p99 {:.0} µs |\n| sequential write | {:.0} MB/s |\n| loopback round trip (64 B) | p50 {:.0} µs · p99 {:.0} µs |\n",
-        r.floors.fsync_4k.p50.as_secs_f64() * 1e6,
-        r.floors.fsync_4k.p99.as_secs_f64() * 1e6,
-        r.floors.seq_write_mb_s,
-        r.loopback_rtt_us.median,
-        r.loopback_rtt_us.p99,
+    out.push_str(&super::storage_measure::floors_table(
+        &r.floors,
+        &r.loopback_rtt,
     ));
-
     out.push_str("\n| measurement | ferrokraft min / **median** / max | Kafka min / **median** / max | ratio of medians |\n|---|---|---|---|\n");
     let idle = |k: Kind| {
         r.failover

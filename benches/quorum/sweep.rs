@@ -17,7 +17,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::fetch::{METADATA_TOPIC_ID, TEST_RAFT_TOPIC_ID};
-use super::phases::{last_workload_line, tail, workload_quorum};
+use super::phases::{
+    last_workload_line, tail, workload_failure, workload_quorum, WORKLOAD_STOPPED,
+};
 use super::probe::CommitProbe;
 use super::procs::{Env, Kind, Quorum};
 use super::{now, Params};
@@ -120,7 +122,21 @@ fn summaries(q: &Quorum, leader: usize) -> usize {
 fn step(env: &Env, root: &Path, p: &Params, kind: Kind, rate: u64) -> Result<SweepStep, String> {
     let linger = sweep_linger(p);
     let name = format!("sweep-{}-{rate}", kind.label().replace(' ', "-"));
-    let (q, leader) = workload_quorum(env, root, &name, kind, (rate, p.record_bytes), linger)?;
+    let (q, leader) = match workload_quorum(env, root, &name, kind, (rate, p.record_bytes), linger)
+    {
+        Ok(started) => started,
+        // The rate itself stopped the workload: a result (not sustained), not a failed run.
+        Err(e) if e.contains(WORKLOAD_STOPPED) => {
+            return Ok(SweepStep {
+                rate,
+                committed_per_sec: f64::NAN,
+                p99_ms: f64::NAN,
+                sustained: false,
+                note: e,
+            })
+        }
+        Err(e) => return Err(e),
+    };
     let port = q.nodes[leader].port;
     std::thread::sleep(Duration::from_secs(p.warmup_secs));
     let (t0, hw0) = high_watermark(kind, port)?;
@@ -151,8 +167,21 @@ fn step(env: &Env, root: &Path, p: &Params, kind: Kind, rate: u64) -> Result<Swe
         sustained: verdict.is_ok(),
         note: match verdict {
             Ok(()) => String::new(),
-            Err(e) if probe_note.is_empty() => e,
-            Err(e) => format!("{e} ({probe_note})"),
+            Err(e) => {
+                let why = [
+                    probe_note,
+                    workload_failure(&q.log_text(leader)).unwrap_or_default(),
+                ]
+                .into_iter()
+                .filter(|w| !w.is_empty())
+                .collect::<Vec<_>>()
+                .join("; ");
+                if why.is_empty() {
+                    e
+                } else {
+                    format!("{e} ({why})")
+                }
+            }
         },
     })
 }

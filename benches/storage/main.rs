@@ -9,6 +9,8 @@
 //! Results go to stdout as the Markdown table of docs/benchmarks.md.
 #![allow(clippy::print_stdout, missing_docs)]
 
+// loopback_rtt and floors_table serve the quorum and controller benchmarks.
+#[allow(dead_code)]
 mod measure;
 
 use std::path::PathBuf;

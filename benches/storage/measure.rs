@@ -8,7 +8,8 @@
 //! ```
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -225,6 +226,52 @@ pub fn floors(dir: &Path, p: &Params) -> Result<Floors, String> {
         seq_write_mb_s,
         memcpy_mb_s,
     })
+}
+
+/// Round trips of 64 bytes over a loopback TCP connection (the network floor of the quorum and
+/// controller benchmarks, whose peers all talk over loopback).
+pub fn loopback_rtt(rounds: usize) -> Result<Latency, String> {
+    let listener = io("bind", TcpListener::bind("127.0.0.1:0"))?;
+    let addr = io("local_addr", listener.local_addr())?;
+    let echo = std::thread::spawn(move || -> std::io::Result<()> {
+        let (mut s, _) = listener.accept()?;
+        s.set_nodelay(true)?;
+        let mut buf = [0u8; 64];
+        while s.read_exact(&mut buf).is_ok() {
+            s.write_all(&buf)?;
+        }
+        Ok(())
+    });
+    let mut s = io("connect", TcpStream::connect(addr))?;
+    io("nodelay", s.set_nodelay(true))?;
+    let mut buf = [7u8; 64];
+    let mut samples = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        let t = now();
+        io("write", s.write_all(&buf))?;
+        io("read", s.read_exact(&mut buf))?;
+        samples.push(t.elapsed());
+    }
+    drop(s);
+    let _ = echo.join();
+    Ok(Latency::of(samples))
+}
+
+/// The floors as the Markdown table the quorum and controller reports open with.
+pub fn floors_table(f: &Floors, loopback_rtt: &Latency) -> String {
+    format!(
+        "| floor | value |\n|---|---|\n\
+         | 4 KiB append + fsync | p50 {} · p99 {} |\n\
+         | sequential write | {:.0} MB/s |\n\
+         | memcpy (64 MiB blocks) | {:.0} MB/s |\n\
+         | loopback round trip (64 B) | p50 {} · p99 {} |\n",
+        us(f.fsync_4k.p50),
+        us(f.fsync_4k.p99),
+        f.seq_write_mb_s,
+        f.memcpy_mb_s,
+        us(loopback_rtt.p50),
+        us(loopback_rtt.p99),
+    )
 }
 
 fn batch(records: usize, record_bytes: usize) -> Result<Vec<u8>, String> {
