@@ -631,10 +631,12 @@ fn compare_images_with_metadata_shell(art: &Artifacts, files: &[DumpedFile]) {
     // are each reported by path.
     let mut tampered = from_snapshot.clone();
     let orders = tampered.topic_ids["orders"];
-    let p0 = std::sync::Arc::make_mut(tampered.topics.get_mut(&orders).unwrap())
-        .partitions
-        .get_mut(&0)
-        .unwrap();
+    let p0 = std::sync::Arc::make_mut(
+        std::sync::Arc::make_mut(tampered.topics.get_mut(&orders).unwrap())
+            .partitions
+            .get_mut(&0)
+            .unwrap(),
+    );
     p0.leader_epoch += 1;
     let keys = tampered.configs.values_mut().next().unwrap();
     let key = keys.keys().next().unwrap().clone();

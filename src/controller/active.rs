@@ -24,6 +24,7 @@ use super::heartbeats::BrokerHeartbeatManager;
 use super::io::{ControllerOutput, MetadataAppender};
 use super::mutation_quotas::MutationQuotas;
 use super::result::{ControllerResult, RecordOut};
+use super::sharing::TopicSharing;
 use super::{cluster, configuration, delegation_tokens, encode_records, error_response};
 use super::{not_controller, producer_ids};
 use super::{propose_error, replication};
@@ -130,6 +131,8 @@ pub(super) struct ActiveController {
     /// `last_write_offset` when the image was last found balanced: no write since, no need
     /// to look again.
     balanced_at_offset: Option<i64>,
+    /// The topics written, to share with the committed image once their records commit.
+    sharing: TopicSharing,
 }
 
 impl ActiveController {
@@ -159,6 +162,7 @@ impl ActiveController {
             token_sweep_at_ms: None,
             balance_again_soon: false,
             balanced_at_offset: None,
+            sharing: TopicSharing::default(),
         }
     }
 
@@ -282,6 +286,7 @@ impl ActiveController {
 
     fn replay(&mut self, offset: i64, record: MetadataRecord) {
         track_registration(&mut self.registration_offsets, offset, &record);
+        self.sharing.written(offset, &record);
         let name = record.name();
         if let Err(e) = self.image.replay(record) {
             // The manager built this record from this image: its refusal is a bug.
@@ -436,6 +441,12 @@ impl ActiveController {
                 committed.next_offset
             );
         }
+    }
+
+    /// Holds once again the topics whose records the committed image has replayed since
+    /// (their copies in the two images are equal then); the number shared.
+    pub(super) fn share_committed(&mut self, committed: &MetadataImage) -> usize {
+        self.sharing.share_committed(&mut self.image, committed)
     }
 
     /// Leadership lost: every parked reply gets NOT_CONTROLLER (Kafka's `renounce`).

@@ -131,6 +131,7 @@ enum Leadership {
 }
 
 mod active;
+mod sharing;
 
 pub use answers::{any_error_response, error_response, not_controller};
 
@@ -291,6 +292,7 @@ impl QuorumController {
         if let Leadership::Active(a) = &mut self.leadership {
             a.release_committed(self.high_watermark, &mut self.outputs);
             a.check_against_committed(&self.committed);
+            a.share_committed(&self.committed);
         }
         Ok(done)
     }

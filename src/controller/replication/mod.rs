@@ -227,7 +227,7 @@ fn leader_and_isr_updates(
             // The topic filter stands for the partition one (an index kept by replay): debug
             // and simulation builds check that it skips nothing the scan would pick.
             debug_assert!(
-                !topic.partitions.values().any(&select),
+                !topic.partitions.values().any(|p| select(p)),
                 "topic {} skipped with a selected partition",
                 topic.name
             );

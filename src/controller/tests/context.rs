@@ -270,7 +270,7 @@ impl Ctx {
     }
 
     pub fn partition(&self, topic: &str, partition: i32) -> PartitionRegistration {
-        self.image().topic_by_name(topic).unwrap().partitions[&partition].clone()
+        (*self.image().topic_by_name(topic).unwrap().partitions[&partition]).clone()
     }
 
     pub fn register(&mut self, req: BrokerRegistrationRequest) -> BrokerRegistrationResponse {

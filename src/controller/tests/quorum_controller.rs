@@ -141,3 +141,75 @@ fn activation_writes_the_bootstrap_records_once() {
     ctx.become_leader(3);
     assert_eq!(ctx.log.end(), end + 1, "only the new LeaderChange batch");
 }
+
+/// The active controller holds a topic once after its records commit: created topics (built
+/// in both images from the same records) and changed ones (copied on their change) are
+/// shared with the committed image again, and a change copies only the partitions it changes.
+#[test]
+fn written_topics_are_shared_with_the_committed_image_once_committed() {
+    use std::sync::Arc;
+    let mut ctx = Ctx::active(27);
+    let e: Vec<i64> = (0..3).map(|id| ctx.register_unfenced(id, None)).collect();
+    let create = kafka_protocol::messages::CreateTopicsRequest::default().with_topics(vec![
+        super::context::topic("a", 6, 2),
+        super::context::topic("b", 3, 2),
+    ]);
+    ctx.send(RequestBody::CreateTopics(create), 7);
+    let speculative = |ctx: &Ctx| ctx.c.speculative_image().unwrap().clone();
+    assert!(speculative(&ctx).topic_by_name("a").is_some());
+    assert!(
+        ctx.image().topic_by_name("a").is_none(),
+        "not committed yet"
+    );
+    ctx.commit();
+    let shared = |ctx: &Ctx| {
+        let s = speculative(ctx);
+        let c = ctx.image();
+        assert_eq!(s.topics.len(), c.topics.len());
+        s.topics
+            .iter()
+            .filter(|(id, t)| Arc::ptr_eq(t, &c.topics[*id]))
+            .count()
+    };
+    assert_eq!(shared(&ctx), 2, "both created topics held once");
+    // Broker 0's controlled shutdown moves its leaderships and ISR places: written, not
+    // committed, the changed topics are copies in which only the changed partitions differ.
+    let end = ctx.log.end();
+    let hb = kafka_protocol::messages::BrokerHeartbeatRequest::default()
+        .with_broker_id(kafka_protocol::messages::BrokerId(0))
+        .with_broker_epoch(e[0])
+        .with_current_metadata_offset(end)
+        .with_want_shut_down(true);
+    ctx.send(RequestBody::BrokerHeartbeat(hb), 1);
+    let s = speculative(&ctx);
+    let (mut changed, mut unchanged) = (0, 0);
+    for (id, t) in &s.topics {
+        for (p, reg) in &t.partitions {
+            let committed = &ctx.image().topics[id].partitions[p];
+            if **reg == **committed {
+                assert!(
+                    Arc::ptr_eq(reg, committed),
+                    "{}-{p} equal but copied",
+                    t.name
+                );
+                unchanged += 1;
+            } else {
+                assert!(!committed.isr.is_empty() && committed.isr.contains(&0));
+                changed += 1;
+            }
+        }
+    }
+    assert!(
+        changed > 0 && unchanged > 0,
+        "{changed} changed, {unchanged} unchanged"
+    );
+    assert!(
+        shared(&ctx) < 2,
+        "a changed topic is a copy until committed"
+    );
+    ctx.commit();
+    assert_eq!(shared(&ctx), 2, "shared again once committed");
+    for t in ctx.image().topics.values() {
+        assert!(t.partitions.values().all(|p| !p.isr.contains(&0)));
+    }
+}

@@ -168,7 +168,11 @@ impl Brokers {
         let parts: Vec<(Uuid, i32, crate::metadata::image::PartitionRegistration)> = image
             .topics
             .values()
-            .flat_map(|t| t.partitions.iter().map(move |(i, p)| (t.id, *i, p.clone())))
+            .flat_map(|t| {
+                t.partitions
+                    .iter()
+                    .map(move |(i, p)| (t.id, *i, (**p).clone()))
+            })
             .filter(|(_, _, p)| p.leader >= 0)
             .collect();
         if parts.is_empty() {

@@ -610,6 +610,56 @@ fn a_copied_image_shares_topics_until_one_changes() {
     assert_eq!(committed.topics[&T1].partitions.len(), 1);
 }
 
+/// Two images that replayed the same records hold equal but separate topics; sharing makes
+/// them one, and a topic that differs is left as it is.
+#[test]
+fn an_equal_topic_is_shared_and_a_different_one_is_not() {
+    use std::sync::Arc;
+    let records = vec![
+        topic("a", T1),
+        partition(T1, 0, vec![1, 2, 3]),
+        topic("b", T2),
+        partition(T2, 0, vec![1, 2, 3]),
+    ];
+    let committed = image(records.clone());
+    let mut speculative = image(records);
+    speculative
+        .replay(R::PartitionChange(PartitionChangeRecord {
+            leader: 2,
+            ..change(T2, 0)
+        }))
+        .unwrap();
+    assert!(!Arc::ptr_eq(
+        &committed.topics[&T1],
+        &speculative.topics[&T1]
+    ));
+    assert!(speculative.share_topic_with(&committed, T1));
+    assert!(Arc::ptr_eq(
+        &committed.topics[&T1],
+        &speculative.topics[&T1]
+    ));
+    assert!(!speculative.share_topic_with(&committed, T2), "differs");
+    assert_eq!(
+        speculative.topics[&T2].partitions[&0].leader, 2,
+        "left as it was"
+    );
+    assert!(
+        !speculative.share_topic_with(&committed, Uuid::from_u128(0x33)),
+        "in neither image"
+    );
+    // A change after sharing copies the topic and the one partition it changes.
+    let before = Arc::clone(&speculative.topics[&T1].partitions[&0]);
+    speculative
+        .replay(R::PartitionChange(PartitionChangeRecord {
+            leader: 3,
+            ..change(T1, 0)
+        }))
+        .unwrap();
+    assert_eq!(committed.topics[&T1].partitions[&0].leader, 1);
+    assert!(Arc::ptr_eq(&before, &committed.topics[&T1].partitions[&0]));
+    assert_eq!(speculative.topics[&T1].partitions[&0].leader, 3);
+}
+
 /// ReplicationControlManager.topicsWithCollisionChars: names holding '.' or '_' are kept by
 /// their collision form while their topic exists, so a new name is checked in O(log topics).
 #[test]

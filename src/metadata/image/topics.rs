@@ -85,8 +85,10 @@ pub struct TopicImage {
     pub name: String,
     /// Id.
     pub id: Uuid,
-    /// Partitions by index.
-    pub partitions: BTreeMap<i32, PartitionRegistration>,
+    /// Partitions by index, each shared like the topic: an image copied from another holds
+    /// the same registrations, and a change copies the one partition it changes (Kafka's
+    /// TopicImage keeps its partitions in a persistent map for the same reason).
+    pub partitions: BTreeMap<i32, Arc<PartitionRegistration>>,
     /// The brokers in its partitions' ISRs, kept by replay.
     pub isr_members: IsrMembers,
 }
@@ -134,7 +136,7 @@ impl IsrMembers {
     }
 
     /// The members counted afresh over `partitions` (to check the kept ones against).
-    pub fn count<'a>(partitions: impl IntoIterator<Item = &'a PartitionRegistration>) -> Self {
+    pub fn count<'a>(partitions: impl IntoIterator<Item = &'a Arc<PartitionRegistration>>) -> Self {
         let mut members = Self::default();
         for p in partitions {
             members.add(&p.isr);
@@ -293,6 +295,24 @@ pub fn collision_form(name: &str) -> Option<String> {
 }
 
 impl MetadataImage {
+    /// Holds `other`'s copy of topic `id` when the two are equal, so that a topic both
+    /// images built from the same records (or one copied on a change the other has since
+    /// replayed) is held once again; whether the topic is shared now. Only where the value
+    /// lives changes, never the value: the comparison costs the partitions not shared yet.
+    pub fn share_topic_with(&mut self, other: &MetadataImage, id: Uuid) -> bool {
+        let (Some(mine), Some(theirs)) = (self.topics.get_mut(&id), other.topics.get(&id)) else {
+            return false;
+        };
+        if Arc::ptr_eq(mine, theirs) {
+            return true;
+        }
+        if **mine != **theirs {
+            return false;
+        }
+        *mine = Arc::clone(theirs);
+        true
+    }
+
     /// A topic other than `name` whose name collides with it, the first in name order.
     pub fn colliding_topic(&self, name: &str) -> Option<&str> {
         let names = self.topics_by_collision_form.get(&collision_form(name)?)?;
@@ -333,7 +353,7 @@ impl MetadataImage {
         let registration = PartitionRegistration::from_record(r)?;
         self.partition_stats.add(&registration);
         topic.isr_members.add(&registration.isr);
-        if let Some(old) = topic.partitions.insert(id, registration) {
+        if let Some(old) = topic.partitions.insert(id, Arc::new(registration)) {
             self.partition_stats.remove(&old);
             topic.isr_members.remove(&old.isr);
         }
@@ -355,12 +375,12 @@ impl MetadataImage {
             isr_members,
             ..
         } = topic;
-        let partition = partitions
-            .get_mut(&partition_id)
-            .ok_or(ReplayError::UnknownPartition {
+        let partition = Arc::make_mut(partitions.get_mut(&partition_id).ok_or(
+            ReplayError::UnknownPartition {
                 topic_id: r.topic_id,
                 partition_id,
-            })?;
+            },
+        )?);
         // In place: a change rewrites the fields it carries, not the whole registration.
         let (leader, preferred_leader) = (partition.leader, partition.has_preferred_leader());
         let old_isr = r.isr.as_ref().map(|_| partition.isr.clone());
@@ -427,6 +447,7 @@ impl MetadataImage {
             }
             for p in Arc::make_mut(topic).partitions.values_mut() {
                 if !p.elr.is_empty() || !p.last_known_elr.is_empty() {
+                    let p = Arc::make_mut(p);
                     p.elr.clear();
                     p.last_known_elr.clear();
                     p.partition_epoch += 1;
