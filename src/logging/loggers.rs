@@ -57,6 +57,7 @@ pub const FERROKRAFT_LOGGERS: &[&str] = &[
     "ferrokraft::controller::replication::topic_configs",
     "ferrokraft::controller::result",
     "ferrokraft::controller::scram",
+    "ferrokraft::controller::sharing",
     "ferrokraft::dump",
     "ferrokraft::log",
     "ferrokraft::log::epoch_cache",
