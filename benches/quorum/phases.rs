@@ -388,9 +388,13 @@ pub fn last_workload_line(log: &str) -> Option<WorkloadLine> {
     Some(w)
 }
 
-/// How [`workload_quorum`]'s error starts when the workload itself stopped (a result of the
-/// offered rate, not a failure of the run).
-pub const WORKLOAD_STOPPED: &str = "the workload stopped";
+/// What starting a workload quorum gave: running, with the index of the leader (the node
+/// printing workload lines), or a workload that stopped by itself with its error (a result of
+/// the offered rate, not a failure of the run).
+pub enum Workload {
+    Running(Box<Quorum>, usize),
+    Stopped(String),
+}
 
 /// The error that stopped `TestRaftServer`'s workload thread, from a node's log: the line after
 /// its "Error due to" (at high offered rates Kafka's Raft client refuses an append once its
@@ -402,8 +406,7 @@ pub fn workload_failure(log: &str) -> Option<String> {
 }
 
 /// Three voters of `kind` running the workload at `rate` records/s of `record_bytes`, linger
-/// `linger_ms`, under `root/name`; started, with the index of the leader (the node printing
-/// workload lines).
+/// `linger_ms`, under `root/name`, started.
 pub fn workload_quorum(
     env: &Env,
     root: &Path,
@@ -411,7 +414,7 @@ pub fn workload_quorum(
     kind: Kind,
     (rate, record_bytes): (u64, usize),
     linger_ms: u64,
-) -> Result<(Quorum, usize), String> {
+) -> Result<Workload, String> {
     let setup = Setup {
         voters: 3,
         timers: Timers::DEFAULT,
@@ -424,10 +427,13 @@ pub fn workload_quorum(
     loop {
         if let Some(i) = (0..q.nodes.len()).find(|i| last_workload_line(&q.log_text(*i)).is_some())
         {
-            return Ok((q, i));
+            return Ok(Workload::Running(Box::new(q), i));
         }
         if let Some(e) = (0..q.nodes.len()).find_map(|i| workload_failure(&q.log_text(i))) {
-            return Err(format!("{}: {WORKLOAD_STOPPED}: {e}", kind.label()));
+            return Ok(Workload::Stopped(format!(
+                "{}: the workload stopped: {e}",
+                kind.label()
+            )));
         }
         if now() > deadline || (0..q.nodes.len()).any(|i| !q.running(i)) {
             return Err(format!(
@@ -452,7 +458,12 @@ fn latency_run(
         "latency-{}-{rate}-{linger_ms}",
         kind.label().replace(' ', "-")
     );
-    let (q, leader) = workload_quorum(env, root, &name, kind, (rate, p.record_bytes), linger_ms)?;
+    // A fixed rate that stops the workload leaves nothing to measure here (the sweep reports it).
+    let (q, leader) =
+        match workload_quorum(env, root, &name, kind, (rate, p.record_bytes), linger_ms)? {
+            Workload::Running(q, leader) => (*q, leader),
+            Workload::Stopped(e) => return Err(e),
+        };
     sleep_ms(p.warmup_secs * 1000);
     let cpu = |q: &Quorum| -> f64 {
         (0..q.nodes.len())

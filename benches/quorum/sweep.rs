@@ -17,9 +17,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::fetch::{METADATA_TOPIC_ID, TEST_RAFT_TOPIC_ID};
-use super::phases::{
-    last_workload_line, tail, workload_failure, workload_quorum, WORKLOAD_STOPPED,
-};
+use super::phases::{last_workload_line, tail, workload_failure, workload_quorum, Workload};
 use super::probe::CommitProbe;
 use super::procs::{Env, Kind, Quorum};
 use super::{now, Params};
@@ -122,11 +120,11 @@ fn summaries(q: &Quorum, leader: usize) -> usize {
 fn step(env: &Env, root: &Path, p: &Params, kind: Kind, rate: u64) -> Result<SweepStep, String> {
     let linger = sweep_linger(p);
     let name = format!("sweep-{}-{rate}", kind.label().replace(' ', "-"));
-    let (q, leader) = match workload_quorum(env, root, &name, kind, (rate, p.record_bytes), linger)
+    let (q, leader) = match workload_quorum(env, root, &name, kind, (rate, p.record_bytes), linger)?
     {
-        Ok(started) => started,
+        Workload::Running(q, leader) => (*q, leader),
         // The rate itself stopped the workload: a result (not sustained), not a failed run.
-        Err(e) if e.contains(WORKLOAD_STOPPED) => {
+        Workload::Stopped(e) => {
             return Ok(SweepStep {
                 rate,
                 committed_per_sec: f64::NAN,
@@ -135,7 +133,6 @@ fn step(env: &Env, root: &Path, p: &Params, kind: Kind, rate: u64) -> Result<Swe
                 note: e,
             })
         }
-        Err(e) => return Err(e),
     };
     let port = q.nodes[leader].port;
     std::thread::sleep(Duration::from_secs(p.warmup_secs));

@@ -444,9 +444,9 @@ impl ActiveController {
     }
 
     /// Holds once again the topics whose records the committed image has replayed since
-    /// (their copies in the two images are equal then); the number shared.
-    pub(super) fn share_committed(&mut self, committed: &MetadataImage) -> usize {
-        self.sharing.share_committed(&mut self.image, committed)
+    /// (their copies in the two images are equal then).
+    pub(super) fn share_committed(&mut self, committed: &MetadataImage) {
+        self.sharing.share_committed(&mut self.image, committed);
     }
 
     /// Leadership lost: every parked reply gets NOT_CONTROLLER (Kafka's `renounce`).

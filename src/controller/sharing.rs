@@ -47,25 +47,22 @@ impl TopicSharing {
         }
     }
 
-    /// Shares with `committed` every queued topic whose records it has replayed; the number
-    /// of topics shared.
+    /// Shares with `committed` every queued topic whose records it has replayed.
     pub(super) fn share_committed(
         &mut self,
         speculative: &mut MetadataImage,
         committed: &MetadataImage,
-    ) -> usize {
-        let mut shared = 0;
+    ) {
         // Records inside an open transaction wait for its end to reach the image.
         if committed.open_transaction.is_some() {
-            return shared;
+            return;
         }
         while let Some(&(offset, topic_id)) = self.written.front() {
             if offset >= committed.next_offset {
                 break;
             }
             self.written.pop_front();
-            shared += usize::from(speculative.share_topic_with(committed, topic_id));
+            speculative.share_topic_with(committed, topic_id);
         }
-        shared
     }
 }
