@@ -22,6 +22,7 @@
 //! the benchmark load generator; `config` and `cli` read what the operator gives; `dump` is
 //! `ferrokraft dump`.
 pub mod cli;
+pub mod common;
 pub mod codec;
 pub mod config;
 pub mod controller;

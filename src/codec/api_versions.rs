@@ -1,5 +1,6 @@
 //! The ApiVersions answer, built from the advertised table.
 
+pub use crate::common::errors::{UNSUPPORTED_VERSION, INVALID_REQUEST};
 use kafka_protocol::messages::api_versions_response::{
     ApiVersion, FinalizedFeatureKey, SupportedFeatureKey,
 };
@@ -7,9 +8,6 @@ use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse};
 use kafka_protocol::protocol::StrBytes;
 
 use super::versions::Release;
-
-/// Kafka's error code UNSUPPORTED_VERSION.
-pub const UNSUPPORTED_VERSION: i16 = 35;
 
 /// A finalized feature level, as the committed metadata says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,9 +81,6 @@ pub fn unsupported_version_response(release: Release) -> ApiVersionsResponse {
         .with_error_code(UNSUPPORTED_VERSION)
         .with_api_keys(api_keys)
 }
-
-/// Kafka's error code INVALID_REQUEST.
-pub const INVALID_REQUEST: i16 = 42;
 
 /// Kafka's `ApiVersionsRequest.isValid`: from v3 the client software name and version match
 /// `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`; from v5 (KIP-1242) a cluster id and a node id

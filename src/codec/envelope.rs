@@ -22,6 +22,8 @@
 //! Kafka first authorizes CLUSTER_ACTION for the envelope's own principal; ferrokraft has no
 //! authorizer, which is what Kafka does without `authorizer.class.name` (everything allowed).
 
+pub use crate::common::errors::{UNSUPPORTED_VERSION, NOT_CONTROLLER, INVALID_REQUEST, PRINCIPAL_DESERIALIZATION_FAILURE};
+use crate::common::errors::{NOT_LEADER_OR_FOLLOWER};
 use crate::security::Principal;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -33,17 +35,6 @@ use super::header::{decode_request_header, encode_response_header, RequestHeader
 use super::messages::{RequestBody, ResponseBody};
 use super::versions;
 use super::CodecError;
-
-/// Kafka's NOT_LEADER_OR_FOLLOWER.
-const NOT_LEADER_OR_FOLLOWER: i16 = 6;
-/// Kafka's UNSUPPORTED_VERSION.
-pub const UNSUPPORTED_VERSION: i16 = 35;
-/// Kafka's NOT_CONTROLLER.
-pub const NOT_CONTROLLER: i16 = 41;
-/// Kafka's INVALID_REQUEST.
-pub const INVALID_REQUEST: i16 = 42;
-/// Kafka's PRINCIPAL_DESERIALIZATION_FAILURE.
-pub const PRINCIPAL_DESERIALIZATION_FAILURE: i16 = 97;
 
 /// The APIs Kafka 4.1 marks forwardable (`ApiKeys.forwardable`): only these may arrive inside
 /// an envelope. ferrokraft serves every one of them ([`versions::advertised`]; see

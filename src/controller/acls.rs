@@ -16,6 +16,7 @@
 //! Without an authorizer (`authorizer.class.name` unset) Kafka answers all three with
 //! SECURITY_DISABLED on any controller, before the quorum controller sees them.
 
+pub use crate::common::errors::{SECURITY_DISABLED};
 use std::collections::BTreeSet;
 
 use kafka_protocol::messages::create_acls_response::AclCreationResult;
@@ -43,9 +44,6 @@ use crate::metadata::image::MetadataImage;
 use crate::metadata::record::MetadataRecord;
 use crate::metadata::records::RemoveAccessControlEntryRecord;
 use crate::raft::Rng;
-
-/// SECURITY_DISABLED.
-pub const SECURITY_DISABLED: i16 = 54;
 
 fn str_bytes(s: &str) -> StrBytes {
     StrBytes::from_string(s.to_string())

@@ -15,6 +15,7 @@
 //!           others, which go on
 //! ```
 
+pub use crate::common::errors::{TOPIC_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_FAILED};
 use kafka_protocol::messages::create_topics_response::CreatableTopicResult;
 use kafka_protocol::messages::{
     ApiKey, CreateTopicsRequest, CreateTopicsResponse, EnvelopeResponse,
@@ -31,13 +32,6 @@ use crate::metadata::authorizer::{self, Action, AuthorizerConfig, Requester};
 use crate::metadata::image::MetadataImage;
 use crate::metadata::records::AccessControlEntryRecord;
 use crate::raft::InboundRequest;
-
-/// TOPIC_AUTHORIZATION_FAILED.
-pub const TOPIC_AUTHORIZATION_FAILED: i16 = 29;
-/// GROUP_AUTHORIZATION_FAILED.
-pub const GROUP_AUTHORIZATION_FAILED: i16 = 30;
-/// CLUSTER_AUTHORIZATION_FAILED.
-pub const CLUSTER_AUTHORIZATION_FAILED: i16 = 31;
 
 /// The metadata topic, never creatable (left to CreateTopics' own refusal).
 const METADATA_TOPIC: &str = "__cluster_metadata";

@@ -16,6 +16,7 @@
 //! BROKER_LOGGER, unknown or duplicate resources) is answered at once on any controller, as
 //! Kafka's `QuorumController` completes an empty change map.
 
+use crate::common::errors::{BROKER_ID_NOT_REGISTERED};
 use super::authorization::ResourceAccess;
 use crate::metadata::acl::AclOperation;
 use std::collections::BTreeMap;
@@ -77,8 +78,6 @@ mod op {
     pub const SUBTRACT: i8 = 3;
 }
 
-/// BROKER_ID_NOT_REGISTERED.
-const BROKER_ID_NOT_REGISTERED: i16 = 102;
 /// The longest value Kafka 4.1 stores (it counts UTF-16 units).
 const MAX_VALUE_LENGTH: usize = 32_767;
 /// Kafka 4.4's broker config of cordoned log directories (KIP-1066).

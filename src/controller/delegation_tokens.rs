@@ -20,6 +20,7 @@
 //! Expire see committed tokens only, as here (each HMAC computed from the committed tokens;
 //! tokens are few, and Kafka computes every HMAC at publication instead).
 
+pub use crate::common::errors::{DELEGATION_TOKEN_AUTH_DISABLED, DELEGATION_TOKEN_NOT_FOUND, DELEGATION_TOKEN_OWNER_MISMATCH, DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, DELEGATION_TOKEN_AUTHORIZATION_FAILED, DELEGATION_TOKEN_EXPIRED, INVALID_PRINCIPAL_TYPE};
 use hmac::{Hmac, Mac};
 use kafka_protocol::messages::{
     CreateDelegationTokenRequest, CreateDelegationTokenResponse, ExpireDelegationTokenRequest,
@@ -40,21 +41,6 @@ use crate::raft::Sender;
 /// The first metadata.version that holds delegation tokens (3.6-IV2,
 /// `isDelegationTokenSupported`).
 pub const MV_3_6_IV2: i16 = 14;
-
-/// DELEGATION_TOKEN_AUTH_DISABLED.
-pub const DELEGATION_TOKEN_AUTH_DISABLED: i16 = 61;
-/// DELEGATION_TOKEN_NOT_FOUND.
-pub const DELEGATION_TOKEN_NOT_FOUND: i16 = 62;
-/// DELEGATION_TOKEN_OWNER_MISMATCH.
-pub const DELEGATION_TOKEN_OWNER_MISMATCH: i16 = 63;
-/// DELEGATION_TOKEN_REQUEST_NOT_ALLOWED.
-pub const DELEGATION_TOKEN_REQUEST_NOT_ALLOWED: i16 = 64;
-/// DELEGATION_TOKEN_AUTHORIZATION_FAILED.
-pub const DELEGATION_TOKEN_AUTHORIZATION_FAILED: i16 = 65;
-/// DELEGATION_TOKEN_EXPIRED.
-pub const DELEGATION_TOKEN_EXPIRED: i16 = 66;
-/// INVALID_PRINCIPAL_TYPE.
-pub const INVALID_PRINCIPAL_TYPE: i16 = 67;
 
 /// Kafka's `DelegationTokenManager.ErrorTimestamp`.
 const ERROR_TIMESTAMP_MS: i64 = -1;

@@ -13,6 +13,7 @@
 //! Kafka keys both passes by user name alone, so one request cannot touch two mechanisms of a
 //! user; it keeps them in `HashMap`s, whose iteration order the records and results follow.
 
+pub use crate::common::errors::{RESOURCE_NOT_FOUND, DUPLICATE_RESOURCE, UNACCEPTABLE_CREDENTIAL};
 use kafka_protocol::messages::alter_user_scram_credentials_request::{
     ScramCredentialDeletion, ScramCredentialUpsertion,
 };
@@ -33,13 +34,6 @@ use crate::security::UNSUPPORTED_SASL_MECHANISM;
 
 /// The first metadata.version that holds SCRAM records (3.5-IV2, `isScramSupported`).
 pub const MV_3_5_IV2: i16 = 11;
-
-/// RESOURCE_NOT_FOUND.
-pub const RESOURCE_NOT_FOUND: i16 = 91;
-/// DUPLICATE_RESOURCE.
-pub const DUPLICATE_RESOURCE: i16 = 92;
-/// UNACCEPTABLE_CREDENTIAL.
-pub const UNACCEPTABLE_CREDENTIAL: i16 = 93;
 
 const TWICE: &str = "A user credential cannot be altered twice in the same request";
 

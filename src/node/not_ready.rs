@@ -5,6 +5,7 @@
 //! retry" (never fatal). Fetch below v7 has no top-level error, so there the error goes on each
 //! requested partition as NOT_LEADER_OR_FOLLOWER.
 
+pub use crate::common::errors::{BROKER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER};
 use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
 use kafka_protocol::messages::{
     AddRaftVoterResponse, BeginQuorumEpochResponse, ControllerRegistrationResponse,
@@ -14,11 +15,6 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 
 use crate::codec::{RequestBody, ResponseBody};
-
-/// Kafka's BROKER_NOT_AVAILABLE.
-pub const BROKER_NOT_AVAILABLE: i16 = 8;
-/// Kafka's NOT_LEADER_OR_FOLLOWER.
-pub const NOT_LEADER_OR_FOLLOWER: i16 = 6;
 
 const NOT_READY_MESSAGE: &str = "ferrokraft: the Raft core is not running on this node yet";
 

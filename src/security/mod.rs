@@ -25,16 +25,10 @@ mod authenticator_tests;
 #[cfg(test)]
 mod jaas_tests;
 
+pub use crate::common::errors::{UNSUPPORTED_SASL_MECHANISM, ILLEGAL_SASL_STATE, SASL_AUTHENTICATION_FAILED};
 use std::fmt;
 
 use scram::ScramMechanism;
-
-/// Kafka's UNSUPPORTED_SASL_MECHANISM.
-pub const UNSUPPORTED_SASL_MECHANISM: i16 = 33;
-/// Kafka's ILLEGAL_SASL_STATE.
-pub const ILLEGAL_SASL_STATE: i16 = 34;
-/// Kafka's SASL_AUTHENTICATION_FAILED.
-pub const SASL_AUTHENTICATION_FAILED: i16 = 58;
 
 /// A SASL mechanism ferrokraft serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -12,6 +12,7 @@
 //! so a topic whose removal is not committed yet resolves and then answers UNKNOWN_TOPIC_ID;
 //! the two images are passed for that.
 
+use crate::common::errors::{TOPIC_DELETION_DISABLED};
 use crate::controller::authorization::{Allowance, TOPIC_AUTHORIZATION_FAILED};
 use crate::metadata::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use std::collections::{BTreeMap, BTreeSet};
@@ -29,8 +30,6 @@ use crate::metadata::record::MetadataRecord;
 use crate::metadata::records::RemoveTopicRecord;
 use crate::raft::Rng;
 
-/// TOPIC_DELETION_DISABLED.
-const TOPIC_DELETION_DISABLED: i16 = 73;
 /// Kafka's `Errors.UNKNOWN_TOPIC_OR_PARTITION.message()`, which a failed name lookup carries.
 const UNKNOWN_TOPIC_MESSAGE: &str = "This server does not host this topic-partition.";
 /// Kafka's `Errors.UNKNOWN_TOPIC_ID.message()`, which a failed id lookup carries.

@@ -15,6 +15,7 @@
 //!     each, at most 1,000 records per run (more left: run again soon)
 //! ```
 
+pub use crate::common::errors::{ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE, ELIGIBLE_LEADERS_NOT_AVAILABLE};
 use kafka_protocol::messages::elect_leaders_response::{PartitionResult, ReplicaElectionResult};
 use kafka_protocol::messages::{ElectLeadersRequest, ElectLeadersResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
@@ -38,13 +39,6 @@ pub const MAX_ELECTIONS_PER_IMBALANCE: usize = 1_000;
 pub const PREFERRED: i8 = 0;
 /// ElectionType 1 (Kafka's `ElectionType.UNCLEAN`).
 pub const UNCLEAN: i8 = 1;
-
-/// Kafka's ELECTION_NOT_NEEDED.
-pub const ELECTION_NOT_NEEDED: i16 = 84;
-/// Kafka's PREFERRED_LEADER_NOT_AVAILABLE.
-pub const PREFERRED_LEADER_NOT_AVAILABLE: i16 = 80;
-/// Kafka's ELIGIBLE_LEADERS_NOT_AVAILABLE.
-pub const ELIGIBLE_LEADERS_NOT_AVAILABLE: i16 = 83;
 
 /// Kafka's `PartitionRegistration.hasPreferredLeader`: led by its first replica (a partition
 /// without replicas "prefers" no leader).

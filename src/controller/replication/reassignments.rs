@@ -10,6 +10,7 @@
 //!   null target (cancel) ─▶ revert to the original replicas (unclean if no original is in sync)
 //! ```
 
+use crate::common::errors::{NO_REASSIGNMENT_IN_PROGRESS};
 use std::collections::BTreeSet;
 
 use kafka_protocol::messages::alter_partition_reassignments_request::ReassignablePartition;
@@ -36,9 +37,6 @@ use crate::controller::features::{leader_epoch_bump_on_isr_shrink, partition_rec
 use crate::controller::result::{ControllerResult, RecordOut};
 use crate::metadata::image::{mv, MetadataImage, PartitionRegistration};
 use crate::metadata::record::MetadataRecord;
-
-/// NO_REASSIGNMENT_IN_PROGRESS.
-const NO_REASSIGNMENT_IN_PROGRESS: i16 = 85;
 
 /// Whether `p` is being reassigned.
 pub fn is_reassigning(p: &PartitionRegistration) -> bool {

@@ -1,0 +1,9 @@
+//! The ground floor: Kafka's shared values, each defined once, that every layer may use.
+//!
+//! Nothing here does I/O or imports another module of the crate but `records`: error codes and
+//! their messages ([`errors`]), the releases and metadata.version levels ([`release`]), who a
+//! request comes from ([`principal`], [`security_protocol`]), secrets that must not be logged
+//! ([`secret`]), Kafka's Uuid text form ([`uuid`]), an offset with its epoch
+//! ([`offset_epoch`]), and the Java behaviours Kafka's answers depend on ([`java`]).
+
+pub mod errors;
