@@ -21,7 +21,7 @@ use ferrokraft::records::{
     build_control_batch, build_data_batch, BatchFramer, ControlRecord, ControlRecordType,
 };
 use ferrokraft::snapshot::{SnapshotHeaderInfo, SnapshotId, SnapshotWriter};
-use ferrokraft::storage::features::feature_level_record;
+use ferrokraft::records::feature_level::feature_level_record;
 use ferrokraft::storage::format::{voters_record, METADATA_PARTITION_DIR};
 use ferrokraft::storage::{
     format, open_formatted, DirLock, DynamicVoter, FormatMode, FormatRequest, ListenerEndpoint,

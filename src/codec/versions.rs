@@ -11,6 +11,8 @@
 
 use kafka_protocol::messages::ApiKey;
 
+pub use crate::common::release::Release;
+
 /// One advertised API and its inclusive version range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ApiRange {
@@ -191,147 +193,13 @@ pub fn advertised(api_key: ApiKey) -> Option<ApiRange> {
         .find(|r| r.api_key == api_key)
 }
 
-/// The Kafka release whose controller a node presents itself as: which APIs, versions and
-/// feature ranges it advertises, and the metadata.version `ferrokraft format` picks by default.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Release {
-    /// Kafka 4.1 (4.1.2): metadata.version 3.3-IV3 to 4.1-IV1.
-    #[default]
-    Kafka4_1,
-    /// Kafka 4.4 (4.4.0): metadata.version 3.3-IV3 to 4.4-IV2, share.version 2, streams.version 1.
-    Kafka4_4,
-}
-
 impl Release {
-    /// Parses `ferrokraft.kafka.release` (`4.1` or `4.4`).
-    pub fn parse(value: &str) -> Option<Self> {
-        match value.trim() {
-            "4.1" => Some(Self::Kafka4_1),
-            "4.4" => Some(Self::Kafka4_4),
-            _ => None,
-        }
-    }
-
-    /// The value as written in the config file.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Kafka4_1 => "4.1",
-            Self::Kafka4_4 => "4.4",
-        }
-    }
-
     /// The APIs advertised in ApiVersions, in ascending key order.
     pub fn advertised(self) -> &'static [ApiRange] {
         match self {
             Self::Kafka4_1 => ADVERTISED,
             Self::Kafka4_4 => ADVERTISED_4_4,
         }
-    }
-
-    /// The supported features, in the order of that release's ApiVersions answer.
-    pub fn supported_features(self) -> &'static [SupportedFeature] {
-        match self {
-            Self::Kafka4_1 => SUPPORTED_FEATURES,
-            Self::Kafka4_4 => SUPPORTED_FEATURES_4_4,
-        }
-    }
-
-    /// The supported range of feature `name`, if this release supports it at all.
-    pub fn supported_feature(self, name: &str) -> Option<SupportedFeature> {
-        self.supported_features()
-            .iter()
-            .copied()
-            .find(|f| f.name == name)
-    }
-
-    /// The order of the supported features in that release's ControllerRegistration.
-    pub fn registration_order(self) -> &'static [&'static str] {
-        match self {
-            Self::Kafka4_1 => REGISTRATION_ORDER,
-            // Seven features fill a 16-bucket HashMap whichever its initial capacity, so the
-            // registration lists them in the ApiVersions order.
-            Self::Kafka4_4 => &[
-                "group.version",
-                crate::storage::features::KRAFT_VERSION_FEATURE,
-                crate::storage::features::METADATA_VERSION_FEATURE,
-                "share.version",
-                "streams.version",
-                "transaction.version",
-                "eligible.leader.replicas.version",
-            ],
-        }
-    }
-
-    /// The latest production metadata.version: `kafka-storage format`'s default.
-    pub fn latest_production_level(self) -> i16 {
-        match self {
-            Self::Kafka4_1 => crate::storage::features::LATEST_PRODUCTION_LEVEL,
-            Self::Kafka4_4 => crate::storage::features::LATEST_PRODUCTION_LEVEL_4_4,
-        }
-    }
-}
-
-/// A feature in ApiVersions' SupportedFeatures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SupportedFeature {
-    /// Feature name, e.g. `kraft.version`.
-    pub name: &'static str,
-    /// Lowest level supported.
-    pub min_version: i16,
-    /// Highest level supported.
-    pub max_version: i16,
-}
-
-/// Features this node supports, in ApiVersions and in its KIP-919 registration, with Kafka
-/// 4.1.2's ranges: the metadata.version levels it reads (3.3-IV3 … 4.1-IV1), `kraft.version`
-/// 0 (static voters) and 1 (KIP-853), and the features whose levels a controller only
-/// validates and stores (transaction, group, share) or follows (eligible leader replicas,
-/// KIP-966). Listed in the order of Kafka's ApiVersions answer (a `new HashMap<>()` of them);
-/// [`REGISTRATION_ORDER`] is its registration's.
-pub const SUPPORTED_FEATURES: &[SupportedFeature] = &[
-    feature("group.version", 0, 1),
-    feature(crate::storage::features::KRAFT_VERSION_FEATURE, 0, 1),
-    feature(
-        crate::storage::features::METADATA_VERSION_FEATURE,
-        7,
-        crate::storage::features::LATEST_PRODUCTION_LEVEL,
-    ),
-    feature("share.version", 0, 1),
-    feature("transaction.version", 0, 2),
-    feature("eligible.leader.replicas.version", 0, 1),
-];
-
-/// Kafka 4.4.0's supported features (its ApiVersions order: seven entries in a `HashMap`).
-pub const SUPPORTED_FEATURES_4_4: &[SupportedFeature] = &[
-    feature("group.version", 0, 1),
-    feature(crate::storage::features::KRAFT_VERSION_FEATURE, 0, 1),
-    feature(
-        crate::storage::features::METADATA_VERSION_FEATURE,
-        7,
-        crate::storage::features::LATEST_PRODUCTION_LEVEL_4_4,
-    ),
-    feature("share.version", 0, 2),
-    feature("streams.version", 0, 1),
-    feature("transaction.version", 0, 2),
-    feature("eligible.leader.replicas.version", 0, 1),
-];
-
-/// The order of [`SUPPORTED_FEATURES`] in Kafka 4.1.2's ControllerRegistration (a
-/// `new HashMap<>(1)` filled with them).
-pub const REGISTRATION_ORDER: &[&str] = &[
-    "group.version",
-    "transaction.version",
-    "eligible.leader.replicas.version",
-    crate::storage::features::KRAFT_VERSION_FEATURE,
-    crate::storage::features::METADATA_VERSION_FEATURE,
-    "share.version",
-];
-
-const fn feature(name: &'static str, min_version: i16, max_version: i16) -> SupportedFeature {
-    SupportedFeature {
-        name,
-        min_version,
-        max_version,
     }
 }
 

@@ -7,3 +7,4 @@
 //! ([`offset_epoch`]), and the Java behaviours Kafka's answers depend on ([`java`]).
 
 pub mod errors;
+pub mod release;

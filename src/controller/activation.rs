@@ -20,7 +20,8 @@ use crate::metadata::records::{
     AbortTransactionRecord, BeginTransactionRecord, ConfigRecord, EndTransactionRecord,
 };
 use crate::metadata::MetadataError;
-use crate::storage::features::{parse_feature_level_record, METADATA_VERSION_FEATURE};
+use crate::common::release::METADATA_VERSION_FEATURE;
+use crate::records::feature_level::parse_feature_level_record;
 
 /// `ConfigResource.Type` id of a broker (the empty name is the cluster default).
 const BROKER_RESOURCE: i8 = 4;
@@ -136,7 +137,7 @@ fn encode(record: MetadataRecord) -> Result<Bytes, MetadataError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::features::feature_level_record;
+    use crate::records::feature_level::feature_level_record;
 
     fn bootstrap(mv: i16, elr: i16) -> Vec<Bytes> {
         vec![

@@ -32,12 +32,9 @@ use crate::metadata::records::{
     UnregisterControllerRecord,
 };
 use crate::metadata::wire::TaggedFields;
-use crate::storage::features::{KRAFT_VERSION_FEATURE, METADATA_VERSION_FEATURE};
+use crate::common::release::{KRAFT_VERSION_FEATURE, METADATA_VERSION_FEATURE};
 use crate::storage::uuid::is_reserved_directory_id;
 
-/// Kafka's `MetadataVersion.MINIMUM_KRAFT_VERSION` level: what a broker that sends no
-/// metadata.version range is assumed to support.
-const MINIMUM_KRAFT_METADATA_VERSION: i16 = 1;
 
 /// A broker registration's outcome: the result, and (broker id, new incarnation) when a
 /// record is written.
@@ -216,7 +213,7 @@ fn register_broker_checked(
     }
     let level = image
         .metadata_version()
-        .unwrap_or(MINIMUM_KRAFT_METADATA_VERSION);
+        .unwrap_or(crate::common::release::mv::MINIMUM_KRAFT);
     let directories = level >= mv::DIRECTORY_ASSIGNMENT;
     if directories {
         if req.log_dirs.is_empty() {

@@ -38,9 +38,6 @@ use crate::metadata::record::MetadataRecord;
 use crate::metadata::records::{DelegationTokenRecord, RemoveDelegationTokenRecord};
 use crate::raft::Sender;
 
-/// The first metadata.version that holds delegation tokens (3.6-IV2,
-/// `isDelegationTokenSupported`).
-pub const MV_3_6_IV2: i16 = 14;
 
 /// Kafka's `DelegationTokenManager.ErrorTimestamp`.
 const ERROR_TIMESTAMP_MS: i64 = -1;
@@ -256,7 +253,7 @@ fn unusable(image: &MetadataImage, cfg: Option<&DelegationTokenConfig>) -> Optio
     if cfg.is_none() {
         return Some(DELEGATION_TOKEN_AUTH_DISABLED);
     }
-    if image.metadata_version().is_none_or(|mv| mv < MV_3_6_IV2) {
+    if image.metadata_version().is_none_or(|mv| mv < crate::common::release::mv::DELEGATION_TOKENS) {
         return Some(errors::UNSUPPORTED_VERSION);
     }
     None

@@ -36,10 +36,8 @@ use crate::metadata::image::{ConfigResource, MetadataImage, ELR_FEATURE};
 use crate::metadata::record::MetadataRecord;
 use crate::metadata::records::{ConfigRecord, FeatureLevelRecord, NoOpRecord};
 use crate::raft::UpgradeKRaftVersionError;
-use crate::storage::features::{KRAFT_VERSION_FEATURE, METADATA_VERSION_FEATURE};
+use crate::common::release::{KRAFT_VERSION_FEATURE, METADATA_VERSION_FEATURE};
 
-/// metadata.version from which controllers register (3.7-IV0); below it Kafka checks none.
-const MV_CONTROLLER_REGISTRATION: i16 = 15;
 /// The metadata.version levels whose metadata a lower level cannot hold
 /// (`MetadataVersion.didMetadataChange`): a downgrade across one is refused. 30 (cordoned log
 /// directories), 32 (CIDR ACL hosts) and 33 (controller unregistration) are Kafka 4.4.0's.
@@ -153,7 +151,7 @@ impl Checker<'_> {
                 return Some(r);
             }
         }
-        if self.image.metadata_version().unwrap_or(0) >= MV_CONTROLLER_REGISTRATION {
+        if self.image.metadata_version().unwrap_or(0) >= crate::common::release::mv::CONTROLLER_REGISTRATION {
             let mut controller_ids: Vec<i32> = self.image.controllers.keys().copied().collect();
             crate::codec::java_order::timeline_hash_order(&mut controller_ids, |id| *id);
             for id in &controller_ids {

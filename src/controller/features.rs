@@ -3,12 +3,9 @@
 
 use crate::metadata::image::MetadataImage;
 
-/// metadata.version before 3.6-IV0 bumps the leader epoch when an ISR shrinks (KAFKA-15021).
-pub const MV_3_6_IV0: i16 = 12;
-
 /// Whether an ISR shrink bumps the leader epoch at `image`'s metadata.version.
 pub fn leader_epoch_bump_on_isr_shrink(image: &MetadataImage) -> bool {
-    image.metadata_version().is_some_and(|l| l < MV_3_6_IV0)
+    image.metadata_version().is_some_and(|l| l < crate::common::release::mv::NO_LEADER_EPOCH_BUMP_ON_ISR_SHRINK)
 }
 
 /// The PartitionRecord / PartitionChangeRecord version at `image`'s metadata.version.

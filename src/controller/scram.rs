@@ -32,8 +32,6 @@ use crate::metadata::records::{RemoveUserScramCredentialRecord, UserScramCredent
 use crate::security::scram::{ScramCredential, ScramMechanism};
 use crate::security::UNSUPPORTED_SASL_MECHANISM;
 
-/// The first metadata.version that holds SCRAM records (3.5-IV2, `isScramSupported`).
-pub const MV_3_5_IV2: i16 = 11;
 
 const TWICE: &str = "A user credential cannot be altered twice in the same request";
 
@@ -42,7 +40,7 @@ pub fn alter_credentials(
     image: &MetadataImage,
     req: &AlterUserScramCredentialsRequest,
 ) -> ControllerResult<AlterUserScramCredentialsResponse> {
-    let supported = image.metadata_version().is_some_and(|mv| mv >= MV_3_5_IV2);
+    let supported = image.metadata_version().is_some_and(|mv| mv >= crate::common::release::mv::SCRAM);
     let unsupported = || {
         ApiError::new(
             errors::UNSUPPORTED_VERSION,

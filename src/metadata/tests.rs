@@ -9,7 +9,7 @@ use super::records::FeatureLevelRecord;
 use super::wire::TaggedFields;
 use super::MetadataError;
 use crate::records::batch::build_data_batch;
-use crate::storage::features::feature_level_record;
+use crate::records::feature_level::feature_level_record;
 
 fn registration(id: i32) -> ControllerRegistration {
     ControllerRegistration {

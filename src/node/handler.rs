@@ -25,7 +25,7 @@ use crate::codec::request::InboundRequest as WireRequest;
 use crate::codec::response::encode_response;
 use crate::codec::versions::Release;
 use crate::codec::{RequestBody, ResponseBody};
-use crate::metadata::image::MIN_MV_FOR_CONTROLLER_REGISTRATION;
+use crate::common::release::mv;
 use crate::network::{PendingResponse, RequestContext, RequestHandler};
 use crate::raft::errors;
 use crate::raft::types::VoterSet;
@@ -167,7 +167,7 @@ impl Node {
         {
             // Kafka answers from the controller registrations (KIP-919) and refuses below
             // metadata.version 3.7-IV0.
-            Some((mv, _)) if mv < MIN_MV_FOR_CONTROLLER_REGISTRATION => {
+            Some((mv, _)) if mv < mv::CONTROLLER_REGISTRATION => {
                 return DescribeClusterResponse::default()
                     .with_error_code(errors::UNSUPPORTED_VERSION)
                     .with_error_message(Some(StrBytes::from_static_str(
@@ -265,7 +265,7 @@ impl Node {
                             })
                             .collect();
                         finalized.push(FinalizedFeature {
-                            name: crate::storage::features::KRAFT_VERSION_FEATURE.to_string(),
+                            name: crate::common::release::KRAFT_VERSION_FEATURE.to_string(),
                             level: status.kraft_version,
                         });
                         let epoch = if status.finalized_features.is_empty() {

@@ -104,8 +104,8 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
     if let Some(b) = &dir.bootstrap {
         let values = b.record_values();
         bootstrap_metadata_version = values.iter().find_map(|v| {
-            crate::storage::features::parse_feature_level_record(v)
-                .filter(|(name, _)| name == crate::storage::features::METADATA_VERSION_FEATURE)
+            crate::records::feature_level::parse_feature_level_record(v)
+                .filter(|(name, _)| name == crate::common::release::METADATA_VERSION_FEATURE)
                 .map(|(_, level)| level)
         });
         store.set_bootstrap_records(values.into_iter().map(Into::into).collect());

@@ -13,6 +13,7 @@
 //! CRC (`restamp_base_offset`, `restamp_partition_leader_epoch`).
 pub mod batch;
 pub mod control;
+pub mod feature_level;
 pub mod framer;
 pub mod varint;
 pub mod view;

@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::atomic::write_atomic;
-use super::features::{feature_level_record, parse_feature_level_record, METADATA_VERSION_FEATURE};
+use crate::common::release::METADATA_VERSION_FEATURE;
+use crate::records::feature_level::{feature_level_record, parse_feature_level_record};
 use super::StorageError;
 use crate::records::BatchView;
 use crate::snapshot::{RawSnapshot, SnapshotEncoder, SnapshotHeaderInfo, SnapshotId};

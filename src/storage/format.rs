@@ -20,7 +20,7 @@ use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
 
 use super::bootstrap::{read_bootstrap, write_bootstrap_checkpoint, BootstrapFeatures};
-use super::features::{MetadataVersion, KRAFT_VERSION_FEATURE};
+use crate::common::release::{MetadataVersion, KRAFT_VERSION_FEATURE};
 use super::lock::DirLock;
 use super::meta_properties::MetaProperties;
 use super::uuid::{parse_kafka_uuid, random_directory_id, random_kafka_uuid, uuid_to_kafka_string};
@@ -231,7 +231,7 @@ pub fn format(req: &FormatRequest) -> Result<FormatReport, StorageError> {
     let other_records = if req.scram_arguments.is_empty() {
         Vec::new()
     } else {
-        if mv.level < crate::controller::scram::MV_3_5_IV2 {
+        if mv.level < crate::common::release::mv::SCRAM {
             return Err(bad(
                 "SCRAM is only supported in metadata.version 3.5-IV2 or later.".into(),
             ));

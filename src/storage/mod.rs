@@ -7,7 +7,6 @@
 //! ```
 pub mod atomic;
 pub mod bootstrap;
-pub mod features;
 pub mod format;
 pub mod lock;
 pub mod meta_properties;

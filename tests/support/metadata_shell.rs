@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use ferrokraft::metadata::image::MetadataImage;
-use ferrokraft::storage::features::MetadataVersion;
+use ferrokraft::common::release::MetadataVersion;
 use ferrokraft::storage::uuid::uuid_to_kafka_string;
 use uuid::Uuid;
 

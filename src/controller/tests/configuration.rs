@@ -493,11 +493,11 @@ fn min_insync_replicas_rules_with_elr() {
     let mut ctx = Ctx::with_bootstrap(
         crate::controller::ControllerConfig::new(1, super::context::CLUSTER_ID),
         vec![
-            bytes::Bytes::from(crate::storage::features::feature_level_record(
+            bytes::Bytes::from(crate::records::feature_level::feature_level_record(
                 "metadata.version",
                 27,
             )),
-            bytes::Bytes::from(crate::storage::features::feature_level_record(
+            bytes::Bytes::from(crate::records::feature_level::feature_level_record(
                 "eligible.leader.replicas.version",
                 1,
             )),

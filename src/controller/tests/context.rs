@@ -22,7 +22,7 @@ use crate::raft::tests::mem_log::MemLog;
 use crate::raft::{InboundRequest, LogReader, ProposeError, UpgradeKRaftVersionError};
 use crate::records::batch::{build_control_batch, build_data_batch};
 use crate::records::control::ControlRecord;
-use crate::storage::features::feature_level_record;
+use crate::records::feature_level::feature_level_record;
 
 pub const CLUSTER_ID: &str = "q1Sh-9_ISia_zwGINzRvyQ";
 

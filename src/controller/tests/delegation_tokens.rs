@@ -20,7 +20,7 @@ use crate::config::sasl::SecurityProtocol;
 use crate::controller::delegation_tokens::{
     DelegationTokenConfig, DELEGATION_TOKEN_AUTHORIZATION_FAILED, DELEGATION_TOKEN_AUTH_DISABLED,
     DELEGATION_TOKEN_EXPIRED, DELEGATION_TOKEN_NOT_FOUND, DELEGATION_TOKEN_OWNER_MISMATCH,
-    DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, INVALID_PRINCIPAL_TYPE, MV_3_6_IV2,
+    DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, INVALID_PRINCIPAL_TYPE, 
 };
 use crate::controller::{errors, ControllerConfig};
 use crate::metadata::record::MetadataRecord;
@@ -264,7 +264,7 @@ fn test_delegation_token_requests_with_disabled_token_feature() {
 
 #[test]
 fn metadata_version_before_3_6_iv2_refuses_tokens() {
-    let mut ctx = tokens_on(MV_3_6_IV2 - 1);
+    let mut ctx = tokens_on(crate::common::release::mv::DELEGATION_TOKENS - 1);
     let r = create(&mut ctx, create_req(&[], -1));
     assert_eq!(r.error_code, errors::UNSUPPORTED_VERSION);
     assert!(ctx.image().delegation_tokens.is_empty());

@@ -11,7 +11,7 @@ use kafka_protocol::protocol::StrBytes;
 use super::context::{registration, Ctx, CLUSTER_ID};
 use crate::codec::{RequestBody, ResponseBody};
 use crate::controller::{errors, ControllerConfig};
-use crate::storage::features::feature_level_record;
+use crate::records::feature_level::feature_level_record;
 
 pub(super) const UPGRADE: i8 = 1;
 pub(super) const SAFE: i8 = 2;

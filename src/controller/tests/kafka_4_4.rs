@@ -22,7 +22,7 @@ use super::features::{invalid, refused, update, SAFE, UPGRADE};
 use crate::codec::versions::Release;
 use crate::codec::{RequestBody, ResponseBody};
 use crate::controller::{errors, ControllerConfig};
-use crate::storage::features::feature_level_record;
+use crate::records::feature_level::feature_level_record;
 
 /// Node 1 presenting `release`, active at metadata.version `mv`.
 fn ctx(release: Release, mv: i16) -> Ctx {

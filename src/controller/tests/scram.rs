@@ -15,7 +15,7 @@ use super::context::Ctx;
 use crate::codec::{RequestBody, ResponseBody};
 use crate::controller::errors;
 use crate::controller::scram::{
-    DUPLICATE_RESOURCE, MV_3_5_IV2, RESOURCE_NOT_FOUND, UNACCEPTABLE_CREDENTIAL,
+    DUPLICATE_RESOURCE,  RESOURCE_NOT_FOUND, UNACCEPTABLE_CREDENTIAL,
 };
 use crate::security::scram::{ScramCredential, ScramMechanism};
 use crate::security::UNSUPPORTED_SASL_MECHANISM;
@@ -342,7 +342,7 @@ fn records_carry_stored_and_server_keys_of_the_salted_password() {
 /// written.
 #[test]
 fn metadata_version_without_scram_refuses_every_user() {
-    let mut ctx = Ctx::active(MV_3_5_IV2 - 1);
+    let mut ctx = Ctx::active(crate::common::release::mv::SCRAM - 1);
     let r = alter(
         &mut ctx,
         vec![deletion("user1", SHA_256)],

@@ -7,11 +7,11 @@ use crate::metadata::records::{
     BrokerRegistrationChangeRecord, FeatureLevelRecord, RegisterBrokerRecord,
     RegisterControllerRecord, UnregisterBrokerRecord, UnregisterControllerRecord,
 };
-use crate::storage::features::METADATA_VERSION_FEATURE;
+use crate::common::release::METADATA_VERSION_FEATURE;
 
 /// kraft.version is a Raft control record, never a finalized feature of the image: Kafka skips
 /// a FeatureLevelRecord for it (KAFKA-18979), which older releases wrote by mistake.
-use crate::storage::features::KRAFT_VERSION_FEATURE;
+use crate::common::release::KRAFT_VERSION_FEATURE;
 
 /// Kafka's order of directory ids (`Uuid.compareTo`: both halves as signed longs), in which a
 /// broker registration keeps its log directories.

@@ -41,7 +41,7 @@ use super::records::{
 use crate::records::control::ControlRecord;
 use crate::records::framer::BatchFramer;
 use crate::records::view::BatchView;
-use crate::storage::features::METADATA_VERSION_FEATURE;
+use crate::common::release::METADATA_VERSION_FEATURE;
 
 pub use configs::{config_resource_type_name, ClientQuotaEntity, ConfigResource};
 pub use topics::{IsrMembers, PartitionRegistration, PartitionStats, TopicImage, NO_LEADER_CHANGE};
@@ -49,9 +49,6 @@ pub use write::{
     mv, partition_version, register_broker_version, transactions_supported, ImageWriteError,
     ELR_FEATURE,
 };
-
-/// metadata.version from which controllers register (3.7-IV0, KIP-919).
-pub const MIN_MV_FOR_CONTROLLER_REGISTRATION: i16 = 15;
 
 /// Why a record was left out of the image: Kafka's replay refuses it too.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -216,7 +213,7 @@ impl MetadataImage {
     /// Whether controllers register (KIP-919) at the current metadata.version.
     pub fn controller_registration_supported(&self) -> bool {
         self.metadata_version()
-            .is_some_and(|mv| mv >= MIN_MV_FOR_CONTROLLER_REGISTRATION)
+            .is_some_and(|mv| mv >= crate::common::release::mv::CONTROLLER_REGISTRATION)
     }
 
     /// The topic named `name`.

@@ -21,38 +21,7 @@ use crate::metadata::records::{
     PartitionRecord, ProducerIdsRecord, TopicRecord,
 };
 use crate::metadata::MetadataError;
-use crate::storage::features::METADATA_VERSION_FEATURE;
-
-/// `eligible.leader.replicas.version`: ELR fields are written only when it is ≥ 1.
-pub const ELR_FEATURE: &str = "eligible.leader.replicas.version";
-
-/// metadata.version levels at which a record version or a section changes (Kafka's
-/// `MetadataVersion` predicates).
-pub mod mv {
-    /// 3.4-IV0: RegisterBrokerRecord v2 (isMigratingZkBroker).
-    pub const MIGRATION: i16 = 8;
-    /// 3.5-IV2: SCRAM credentials in the metadata log.
-    pub const SCRAM: i16 = 11;
-    /// 3.6-IV1: metadata transactions.
-    pub const TRANSACTIONS: i16 = 13;
-    /// 3.6-IV2: delegation tokens in the metadata log.
-    pub const DELEGATION_TOKENS: i16 = 14;
-    /// 3.7-IV0: controller registration.
-    pub const CONTROLLER_REGISTRATION: i16 = 15;
-    /// 3.7-IV2: directory assignment (RegisterBrokerRecord v3, PartitionRecord v1).
-    pub const DIRECTORY_ASSIGNMENT: i16 = 17;
-    /// 4.0-IV1: ELR (PartitionRecord v2).
-    pub const ELR: i16 = 23;
-    /// 4.3-IV0: cordoned log directories (RegisterBrokerRecord v4).
-    pub const CORDONED_LOG_DIRS: i16 = 30;
-    /// 4.4-IV2: controller unregistration (UnregisterControllerRecord).
-    pub const CONTROLLER_UNREGISTRATION: i16 = 33;
-}
-
-/// Whether metadata.version `level` supports metadata transactions (KIP-868).
-pub fn transactions_supported(level: i16) -> bool {
-    level >= mv::TRANSACTIONS
-}
+pub use crate::common::release::{mv, transactions_supported, ELR_FEATURE, METADATA_VERSION_FEATURE};
 
 /// Why the image could not be written.
 #[derive(Debug, thiserror::Error)]
