@@ -15,7 +15,7 @@ use ferrokraft::node::driver::{self, Event};
 use ferrokraft::node::metrics::MetricsSource;
 use ferrokraft::node::{self, Node};
 use ferrokraft::storage::format::{DynamicVoter, FormatMode, FormatRequest, ListenerEndpoint};
-use ferrokraft::storage::uuid::{random_kafka_uuid, uuid_to_kafka_string};
+use ferrokraft::common::uuid::{random_kafka_uuid, uuid_to_kafka_string};
 use ferrokraft::storage::{self};
 use ferrokraft::workload::Workload;
 

@@ -24,7 +24,7 @@ use crate::records::control::ControlRecord;
 use crate::records::framer::{BatchFramer, FrameEnd};
 use crate::records::view::BatchView;
 use crate::snapshot::SnapshotId;
-use crate::storage::uuid::uuid_to_kafka_string;
+use crate::common::uuid::uuid_to_kafka_string;
 
 /// The partition directory of the metadata log inside a log directory.
 pub const METADATA_PARTITION_DIR: &str = "__cluster_metadata-0";

@@ -428,8 +428,8 @@ fn our_format_matches_kafka_storage_format() {
         let kafka_meta = meta_props_without_date(&kdir);
         let swap = |l: &String| {
             l.replace(
-                &ferrokraft::storage::uuid::uuid_to_kafka_string(&rdir_id),
-                &ferrokraft::storage::uuid::uuid_to_kafka_string(&kdir_id),
+                &ferrokraft::common::uuid::uuid_to_kafka_string(&rdir_id),
+                &ferrokraft::common::uuid::uuid_to_kafka_string(&kdir_id),
             )
         };
         assert_eq!(

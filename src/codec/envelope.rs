@@ -24,7 +24,7 @@
 
 pub use crate::common::errors::{UNSUPPORTED_VERSION, NOT_CONTROLLER, INVALID_REQUEST, PRINCIPAL_DESERIALIZATION_FAILURE};
 use crate::common::errors::{NOT_LEADER_OR_FOLLOWER};
-use crate::security::Principal;
+use crate::common::principal::Principal;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use bytes::{Buf, Bytes, BytesMut};

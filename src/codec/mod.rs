@@ -12,7 +12,6 @@ pub mod envelope;
 pub mod error;
 pub mod frame;
 pub mod header;
-pub mod java_order;
 pub mod messages;
 pub mod reproducers;
 pub mod request;

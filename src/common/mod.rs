@@ -8,3 +8,8 @@
 
 pub mod errors;
 pub mod release;
+pub mod java;
+pub mod principal;
+pub mod secret;
+pub mod security_protocol;
+pub mod uuid;

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 use super::ssl::Secret;
 use super::{get, invalid, list, parse_num, ConfigError, Properties};
-use crate::codec::java_order::{java_hash_map_order, Built};
+use crate::common::java::{java_hash_map_order, Built};
 use crate::security::authenticator::SaslServerSettings;
 use crate::security::client::SaslClientSettings;
 use crate::security::jaas::{parse_single, JaasEntry};
@@ -60,61 +60,8 @@ pub fn is_listener_sasl_key(key: &str) -> bool {
         .is_some_and(|(_, k)| k == "sasl.jaas.config" || k == "connections.max.reauth.ms")
 }
 
-/// A controller listener's security protocol (`listener.security.protocol.map`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SecurityProtocol {
-    /// No TLS, no authentication.
-    Plaintext,
-    /// TLS.
-    Ssl,
-    /// SASL without TLS.
-    SaslPlaintext,
-    /// SASL over TLS.
-    SaslSsl,
-}
+pub use crate::common::security_protocol::SecurityProtocol;
 
-impl SecurityProtocol {
-    /// The protocol of Kafka's name.
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "PLAINTEXT" => Some(Self::Plaintext),
-            "SSL" => Some(Self::Ssl),
-            "SASL_PLAINTEXT" => Some(Self::SaslPlaintext),
-            "SASL_SSL" => Some(Self::SaslSsl),
-            _ => None,
-        }
-    }
-
-    /// Kafka's `SecurityProtocol` id, as registrations carry it.
-    pub fn id(self) -> i16 {
-        match self {
-            Self::Plaintext => 0,
-            Self::Ssl => 1,
-            Self::SaslPlaintext => 2,
-            Self::SaslSsl => 3,
-        }
-    }
-
-    /// Kafka's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Plaintext => "PLAINTEXT",
-            Self::Ssl => "SSL",
-            Self::SaslPlaintext => "SASL_PLAINTEXT",
-            Self::SaslSsl => "SASL_SSL",
-        }
-    }
-
-    /// Whether connections are TLS.
-    pub fn uses_tls(self) -> bool {
-        matches!(self, Self::Ssl | Self::SaslSsl)
-    }
-
-    /// Whether connections authenticate with SASL.
-    pub fn uses_sasl(self) -> bool {
-        matches!(self, Self::SaslPlaintext | Self::SaslSsl)
-    }
-}
 
 /// One SASL listener's settings.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -310,7 +310,7 @@ pub fn delete_acls(
         .iter()
         .map(|(id, r)| (*id, AclBinding::from_record(r)))
         .collect();
-    crate::codec::java_order::timeline_hash_order(&mut stored, |(id, _)| uuid_hash(id));
+    crate::common::java::timeline_hash_order(&mut stored, |(id, _)| uuid_hash(id));
     let mut removed: BTreeSet<Uuid> = BTreeSet::new();
     let mut results = Vec::with_capacity(req.filters.len());
     for f in &req.filters {

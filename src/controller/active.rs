@@ -937,7 +937,7 @@ impl ActiveController {
             }
             RequestBody::CreateDelegationToken(req) => {
                 let token_id =
-                    crate::storage::uuid::uuid_to_kafka_string(&replication::random_topic_id(rng));
+                    crate::common::uuid::uuid_to_kafka_string(&replication::random_topic_id(rng));
                 let ctx = token_context(cfg, &request, now_ms);
                 let result = delegation_tokens::create(&self.image, ctx, version, req, token_id);
                 self.complete(

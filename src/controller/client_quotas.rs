@@ -28,7 +28,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::errors::{self, ApiError};
 use super::result::{ControllerResult, RecordOut};
-use crate::codec::java_order::{
+use crate::common::java::{
     java_hash_map_order, java_hash_map_order_by_hash, java_string_hash, Built,
 };
 use crate::metadata::image::{ClientQuotaEntity, MetadataImage};

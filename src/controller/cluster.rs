@@ -33,7 +33,7 @@ use crate::metadata::records::{
 };
 use crate::metadata::wire::TaggedFields;
 use crate::common::release::{KRAFT_VERSION_FEATURE, METADATA_VERSION_FEATURE};
-use crate::storage::uuid::is_reserved_directory_id;
+use crate::common::uuid::is_reserved_directory_id;
 
 
 /// A broker registration's outcome: the result, and (broker id, new incarnation) when a
@@ -248,7 +248,7 @@ fn register_broker_checked(
                     format!(
                         "Broker {} is already registered with directory {}",
                         owner.broker_id,
-                        crate::storage::uuid::uuid_to_kafka_string(dir)
+                        crate::common::uuid::uuid_to_kafka_string(dir)
                     ),
                 ));
             }

@@ -32,7 +32,7 @@ use sha2::Sha512;
 use super::errors;
 use super::result::{ControllerResult, RecordOut};
 use crate::codec::{RequestBody, ResponseBody};
-use crate::config::sasl::SecurityProtocol;
+use crate::common::security_protocol::SecurityProtocol;
 use crate::metadata::image::MetadataImage;
 use crate::metadata::record::MetadataRecord;
 use crate::metadata::records::{DelegationTokenRecord, RemoveDelegationTokenRecord};

@@ -30,7 +30,7 @@ use super::configuration::resource;
 use super::errors::{self, ApiError};
 use super::io::KRaftVersionAccessor;
 use super::result::{ControllerResult, RecordOut};
-use crate::codec::java_order::{java_hash_map_order, Built};
+use crate::common::java::{java_hash_map_order, Built};
 use crate::codec::versions::Release;
 use crate::metadata::image::{ConfigResource, MetadataImage, ELR_FEATURE};
 use crate::metadata::record::MetadataRecord;
@@ -140,7 +140,7 @@ impl Checker<'_> {
             return Some(r);
         }
         let mut broker_ids: Vec<i32> = self.image.brokers.keys().copied().collect();
-        crate::codec::java_order::timeline_hash_order(&mut broker_ids, |id| *id);
+        crate::common::java::timeline_hash_order(&mut broker_ids, |id| *id);
         for id in broker_ids {
             let range = self.image.brokers[&id]
                 .features
@@ -153,7 +153,7 @@ impl Checker<'_> {
         }
         if self.image.metadata_version().unwrap_or(0) >= crate::common::release::mv::CONTROLLER_REGISTRATION {
             let mut controller_ids: Vec<i32> = self.image.controllers.keys().copied().collect();
-            crate::codec::java_order::timeline_hash_order(&mut controller_ids, |id| *id);
+            crate::common::java::timeline_hash_order(&mut controller_ids, |id| *id);
             for id in &controller_ids {
                 if *id == self.cfg.node_id {
                     continue;
@@ -347,7 +347,7 @@ fn elr_safety_records(image: &MetadataImage, cfg: &ControllerConfig) -> Vec<Reco
         })
         .filter_map(|(r, _)| r.resource_name.parse().ok())
         .collect();
-    crate::codec::java_order::timeline_hash_order(&mut brokers, |id| *id);
+    crate::common::java::timeline_hash_order(&mut brokers, |id| *id);
     for id in brokers {
         out.push(config(id.to_string(), None));
     }

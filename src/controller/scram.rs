@@ -25,7 +25,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::errors::{self, ApiError};
 use super::result::{ControllerResult, RecordOut};
-use crate::codec::java_order::{java_hash_map_order, Built};
+use crate::common::java::{java_hash_map_order, Built};
 use crate::metadata::image::MetadataImage;
 use crate::metadata::record::MetadataRecord;
 use crate::metadata::records::{RemoveUserScramCredentialRecord, UserScramCredentialRecord};

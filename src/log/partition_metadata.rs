@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::LogError;
 use crate::storage::atomic::write_atomic;
-use crate::storage::uuid::{uuid_to_kafka_string, METADATA_TOPIC_ID};
+use crate::common::uuid::{uuid_to_kafka_string, METADATA_TOPIC_ID};
 
 /// File name.
 pub const PARTITION_METADATA_FILE: &str = "partition.metadata";

@@ -12,7 +12,7 @@ pub const FERROKRAFT_LOGGERS: &[&str] = &[
     "ferrokraft::codec::error",
     "ferrokraft::codec::frame",
     "ferrokraft::codec::header",
-    "ferrokraft::codec::java_order",
+    "ferrokraft::common::java",
     "ferrokraft::codec::messages",
     "ferrokraft::codec::reproducers",
     "ferrokraft::codec::request",
@@ -171,7 +171,7 @@ pub const FERROKRAFT_LOGGERS: &[&str] = &[
     "ferrokraft::storage::meta_properties",
     "ferrokraft::storage::quorum_state",
     "ferrokraft::storage::scram_args",
-    "ferrokraft::storage::uuid",
+    "ferrokraft::common::uuid",
     "ferrokraft::workload",
     "ferrokraft::workload::commit_stats",
 ];

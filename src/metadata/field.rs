@@ -21,7 +21,7 @@ use super::wire::{
     put_compact_nullable_array_len, put_compact_nullable_bytes, put_compact_nullable_string, Reader,
 };
 use super::MetadataError;
-use crate::storage::uuid::uuid_to_kafka_string;
+use crate::common::uuid::uuid_to_kafka_string;
 
 /// One field value: how it is read, written and shown.
 pub trait Field: Sized {

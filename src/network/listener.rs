@@ -18,9 +18,9 @@ use super::connection::serve_connection;
 use super::quotas::Admission;
 use super::tls::HANDSHAKE_TIMEOUT;
 use super::{RequestContext, RequestHandler, SocketServer};
-use crate::config::sasl::SecurityProtocol;
+use crate::common::security_protocol::SecurityProtocol;
 use crate::security::ssl_principal::{subject_rfc2253, SslPrincipalMapper};
-use crate::security::Principal;
+use crate::common::principal::Principal;
 
 /// How long a closing TLS connection may take to send its close_notify.
 const CLOSE_NOTIFY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
@@ -102,7 +102,7 @@ pub async fn serve<H: RequestHandler>(
             listener_name: listener_name.clone(),
             peer,
             forwarded: false,
-            principal: crate::security::Principal::anonymous(),
+            principal: crate::common::principal::Principal::anonymous(),
             forwarded_by: None,
             security_protocol: match (tls.is_some(), sasl.is_some()) {
                 (false, false) => SecurityProtocol::Plaintext,

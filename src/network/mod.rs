@@ -45,11 +45,11 @@ pub struct RequestContext {
     /// Whether the request came inside an Envelope from a broker.
     pub forwarded: bool,
     /// Who sent it: the SASL principal, the forwarding broker's client, or `User:ANONYMOUS`.
-    pub principal: crate::security::Principal,
+    pub principal: crate::common::principal::Principal,
     /// The broker that forwarded the request in an Envelope (its principal and address).
     pub forwarded_by: Option<crate::raft::Sender>,
     /// The listener's security protocol (for a forwarded request, the Envelope's connection).
-    pub security_protocol: crate::config::sasl::SecurityProtocol,
+    pub security_protocol: crate::common::security_protocol::SecurityProtocol,
 }
 
 impl RequestContext {
@@ -137,45 +137,4 @@ pub struct SocketServer {
     pub warnings: warn_limit::PeerWarnings,
 }
 
-/// Java's `InetAddress.getHostAddress`: dotted IPv4 (an IPv4-mapped IPv6 address too, as Java
-/// makes it an Inet4Address), IPv6 as eight uncompressed hex groups.
-pub fn java_host_address(ip: std::net::IpAddr) -> String {
-    match ip {
-        std::net::IpAddr::V4(v4) => v4.to_string(),
-        std::net::IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => v4.to_string(),
-            None => v6
-                .segments()
-                .iter()
-                .map(|s| format!("{s:x}"))
-                .collect::<Vec<_>>()
-                .join(":"),
-        },
-    }
-}
-
-#[cfg(test)]
-mod host_address_tests {
-    use super::java_host_address;
-
-    #[test]
-    fn java_host_address_matches_get_host_address() {
-        use std::net::{Ipv4Addr, Ipv6Addr};
-        assert_eq!(
-            java_host_address(Ipv4Addr::new(10, 0, 0, 1).into()),
-            "10.0.0.1"
-        );
-        assert_eq!(
-            java_host_address(Ipv6Addr::LOCALHOST.into()),
-            "0:0:0:0:0:0:0:1"
-        );
-        assert_eq!(
-            java_host_address("fe80::1:abcd".parse().expect("ip")),
-            "fe80:0:0:0:0:0:1:abcd"
-        );
-        assert_eq!(
-            java_host_address("::ffff:192.168.1.2".parse().expect("ip")),
-            "192.168.1.2"
-        );
-    }
-}
+pub use crate::common::java::java_host_address;

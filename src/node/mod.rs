@@ -142,7 +142,7 @@ pub async fn serve(
         }
         // An SSL client's principal comes from its certificate (SASL_SSL: from SASL).
         let ssl_principal = match config.security_protocol(&name) {
-            crate::config::sasl::SecurityProtocol::Ssl => config
+            crate::common::security_protocol::SecurityProtocol::Ssl => config
                 .ssl
                 .get(&name)
                 .map(|s| Arc::new(s.principal_mapper.clone())),

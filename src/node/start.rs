@@ -143,7 +143,7 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
         .collect();
     let registrations = Registrations::new(
         config.node_id,
-        crate::storage::uuid::random_kafka_uuid(),
+        crate::common::uuid::random_kafka_uuid(),
         local_endpoints
             .iter()
             .map(|(name, e)| {

@@ -57,7 +57,7 @@ pub struct Sender {
     pub token_authenticated: bool,
     /// The security protocol of the connection the request came on (for a forwarded
     /// request, the forwarding broker's connection, as Kafka's forwarded context keeps it).
-    pub security_protocol: crate::config::sasl::SecurityProtocol,
+    pub security_protocol: crate::common::security_protocol::SecurityProtocol,
     /// The request header's client id (for a forwarded request, the inner header's).
     pub client_id: String,
 }
@@ -69,7 +69,7 @@ impl Sender {
             principal: "User:ANONYMOUS".to_string(),
             host: "127.0.0.1".to_string(),
             token_authenticated: false,
-            security_protocol: crate::config::sasl::SecurityProtocol::Plaintext,
+            security_protocol: crate::common::security_protocol::SecurityProtocol::Plaintext,
             client_id: String::new(),
         }
     }

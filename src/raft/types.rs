@@ -37,7 +37,7 @@ impl std::fmt::Display for ReplicaKey {
                 f,
                 "ReplicaKey(id={}, directoryId={})",
                 self.id,
-                crate::storage::uuid::uuid_to_kafka_string(&self.directory_id)
+                crate::common::uuid::uuid_to_kafka_string(&self.directory_id)
             )
         }
     }
@@ -394,7 +394,7 @@ mod tests {
     /// 4.1.2 jars): ferrokraft's error messages name voters the same way, in the same order.
     #[test]
     fn voter_keys_print_as_kafkas_hash_set() {
-        let dir = |s: &str| crate::storage::uuid::parse_kafka_uuid(s).unwrap();
+        let dir = |s: &str| crate::common::uuid::parse_kafka_uuid(s).unwrap();
         let mut one = node(1, 0, 1);
         one.key = ReplicaKey::new(1, dir("3nUKPmAlQDWd0e7QDIJuvw"));
         let mut two = node(2, 0, 2);

@@ -29,7 +29,7 @@ use super::{
 use crate::codec::api_versions::is_valid_request;
 use crate::codec::request::InboundRequest;
 use crate::codec::{RequestBody, ResponseBody};
-use crate::config::ssl::Secret;
+use crate::common::secret::Secret;
 
 /// Kafka's `KafkaChannel.MIN_REAUTH_INTERVAL_ONE_SECOND_NANOS`: a client may start a
 /// re-authentication at most once a second; a sooner SaslHandshake goes to the handler.

@@ -17,7 +17,7 @@ use super::{Principal, SaslMechanism, SASL_AUTHENTICATION_FAILED, UNSUPPORTED_SA
 use crate::codec::header::RequestHeader;
 use crate::codec::request::InboundRequest;
 use crate::codec::{RequestBody, ResponseBody};
-use crate::config::ssl::Secret;
+use crate::common::secret::Secret;
 
 fn settings(max_reauth_ms: u64) -> Arc<SaslServerSettings> {
     let mut users = BTreeMap::new();

@@ -7,7 +7,7 @@
 use super::plain;
 use super::scram::ScramClient;
 use super::SaslMechanism;
-use crate::config::ssl::Secret;
+use crate::common::secret::Secret;
 
 /// What this node authenticates to its peers with.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -30,6 +30,8 @@ use std::fmt;
 
 use scram::ScramMechanism;
 
+pub use crate::common::principal::Principal;
+
 /// A SASL mechanism ferrokraft serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SaslMechanism {
@@ -60,39 +62,5 @@ impl SaslMechanism {
 impl fmt::Display for SaslMechanism {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-/// Who a connection authenticated as (Kafka's `KafkaPrincipal`): `User:alice`, or
-/// `User:ANONYMOUS` on a listener without authentication.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Principal {
-    /// The principal type (`User`).
-    pub principal_type: String,
-    /// The name.
-    pub name: String,
-    /// Authenticated with a delegation token (SCRAM `tokenauth=true`).
-    pub token_authenticated: bool,
-}
-
-impl Principal {
-    /// `User:<name>`, as Kafka's DefaultKafkaPrincipalBuilder builds it for SASL.
-    pub fn user(name: &str) -> Self {
-        Self {
-            principal_type: "User".to_string(),
-            name: name.to_string(),
-            token_authenticated: false,
-        }
-    }
-
-    /// `User:ANONYMOUS`, Kafka's principal of an unauthenticated PLAINTEXT connection.
-    pub fn anonymous() -> Self {
-        Self::user("ANONYMOUS")
-    }
-}
-
-impl fmt::Display for Principal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.principal_type, self.name)
     }
 }

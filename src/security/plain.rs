@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::ssl::Secret;
+use crate::common::secret::Secret;
 
 /// The outcome of the client's message: the authenticated user, or Kafka's refusal message.
 pub fn evaluate(token: &[u8], users: &BTreeMap<String, Secret>) -> Result<String, String> {

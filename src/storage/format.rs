@@ -23,7 +23,7 @@ use super::bootstrap::{read_bootstrap, write_bootstrap_checkpoint, BootstrapFeat
 use crate::common::release::{MetadataVersion, KRAFT_VERSION_FEATURE};
 use super::lock::DirLock;
 use super::meta_properties::MetaProperties;
-use super::uuid::{parse_kafka_uuid, random_directory_id, random_kafka_uuid, uuid_to_kafka_string};
+use crate::common::uuid::{parse_kafka_uuid, random_directory_id, random_kafka_uuid, uuid_to_kafka_string};
 use super::StorageError;
 use crate::snapshot::{SnapshotHeaderInfo, SnapshotId, SnapshotWriter};
 

@@ -23,7 +23,7 @@ use std::path::Path;
 use uuid::Uuid;
 
 use super::atomic::write_atomic;
-use super::uuid::{parse_kafka_uuid, uuid_to_kafka_string};
+use crate::common::uuid::{parse_kafka_uuid, uuid_to_kafka_string};
 use super::StorageError;
 
 /// File name in every formatted log directory.

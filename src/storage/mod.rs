@@ -12,7 +12,6 @@ pub mod lock;
 pub mod meta_properties;
 pub mod quorum_state;
 pub mod scram_args;
-pub mod uuid;
 
 use std::io;
 use std::path::{Path, PathBuf};

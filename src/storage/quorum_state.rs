@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use super::atomic::write_atomic;
-use super::uuid::{parse_kafka_uuid, uuid_to_kafka_string, ZERO_UUID};
+use crate::common::uuid::{parse_kafka_uuid, uuid_to_kafka_string, ZERO_UUID};
 use super::StorageError;
 
 /// File name inside the partition directory.

@@ -327,7 +327,7 @@ fn add_voter(c: &Cluster, cluster_id: &str, id: i32) -> Vec<u8> {
 
 /// Kafka's string form of a Uuid as a Uuid.
 fn kafka_uuid(text: &str) -> uuid::Uuid {
-    ferrokraft::storage::uuid::parse_kafka_uuid(text).unwrap()
+    ferrokraft::common::uuid::parse_kafka_uuid(text).unwrap()
 }
 
 /// [`normalise_dirs`] for every node, plus the broker's port and directory id.

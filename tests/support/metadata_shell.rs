@@ -19,7 +19,7 @@ use std::path::Path;
 
 use ferrokraft::metadata::image::MetadataImage;
 use ferrokraft::common::release::MetadataVersion;
-use ferrokraft::storage::uuid::uuid_to_kafka_string;
+use ferrokraft::common::uuid::uuid_to_kafka_string;
 use uuid::Uuid;
 
 use super::kafka::{kafka, Artifacts, METADATA_SHELL};

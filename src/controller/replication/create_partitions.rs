@@ -22,7 +22,7 @@ use super::create_topics::{
     active_replicas, new_partition_record, usable_brokers, validate_manual_assignment,
 };
 use super::placement::place;
-use crate::codec::java_order::{java_hash_map_order, Built};
+use crate::common::java::{java_hash_map_order, Built};
 use crate::controller::errors::{self, ApiError};
 use crate::controller::result::{ControllerResult, RecordOut};
 use crate::metadata::image::MetadataImage;

@@ -72,7 +72,7 @@ pub fn random_topic_id(rng: &mut Rng) -> Uuid {
         let bits = (u128::from(rng.next_u64()) << 64) | u128::from(rng.next_u64());
         let id = uuid::Builder::from_random_bytes(bits.to_be_bytes()).into_uuid();
         let v = id.as_u128();
-        if v != 0 && v != 1 && !crate::storage::uuid::uuid_to_kafka_string(&id).starts_with('-') {
+        if v != 0 && v != 1 && !crate::common::uuid::uuid_to_kafka_string(&id).starts_with('-') {
             return id;
         }
     }

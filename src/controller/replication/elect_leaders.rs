@@ -22,7 +22,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::partition_change::{Election, PartitionChangeBuilder, NO_LEADER};
 use super::{effective_min_isr, elr_enabled, partition_change};
-use crate::codec::java_order::{java_string_hash, timeline_hash_order};
+use crate::common::java::{java_string_hash, timeline_hash_order};
 use crate::controller::cluster::is_active;
 use crate::controller::config::ControllerConfig;
 use crate::controller::errors::{self, ApiError};

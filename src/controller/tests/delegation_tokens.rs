@@ -16,7 +16,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::context::Ctx;
 use crate::codec::{RequestBody, ResponseBody};
-use crate::config::sasl::SecurityProtocol;
+use crate::common::security_protocol::SecurityProtocol;
 use crate::controller::delegation_tokens::{
     DelegationTokenConfig, DELEGATION_TOKEN_AUTHORIZATION_FAILED, DELEGATION_TOKEN_AUTH_DISABLED,
     DELEGATION_TOKEN_EXPIRED, DELEGATION_TOKEN_NOT_FOUND, DELEGATION_TOKEN_OWNER_MISMATCH,

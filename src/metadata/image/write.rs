@@ -14,7 +14,7 @@
 //! Kafka's default loss handler throws: no snapshot is written then.
 
 use super::MetadataImage;
-use crate::codec::java_order::{java_hash_map_order, Built};
+use crate::common::java::{java_hash_map_order, Built};
 use crate::metadata::record::{ApiMessageAndVersion, MetadataRecord};
 use crate::metadata::records::{
     ClientQuotaEntity as QuotaEntityData, ClientQuotaRecord, ConfigRecord, FeatureLevelRecord,

@@ -1,7 +1,8 @@
 //! The iteration order of a `java.util.HashMap<String, _>`, for lists Kafka writes by
 //! iterating one (a registration's listeners and features): buckets in ascending index, where
 //! the index is the spread `String.hashCode()` masked by the table size; entries sharing a
-//! bucket keep their insertion order (given here as the input order).
+//! bucket keep their insertion order (given here as the input order); and how Java prints an
+//! IP address, as Kafka's authorizer and logs see it.
 
 /// `String.hashCode()` over UTF-16 code units.
 pub fn java_string_hash(s: &str) -> i32 {
@@ -91,6 +92,23 @@ pub fn timeline_hash_order<T>(items: &mut [T], hash: impl Fn(&T) -> i32) {
     items.sort_by_key(|item| timeline_slot(hash(item), len));
 }
 
+/// Java's `InetAddress.getHostAddress`: dotted IPv4 (an IPv4-mapped IPv6 address too, as Java
+/// makes it an Inet4Address), IPv6 as eight uncompressed hex groups.
+pub fn java_host_address(ip: std::net::IpAddr) -> String {
+    match ip {
+        std::net::IpAddr::V4(v4) => v4.to_string(),
+        std::net::IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => v6
+                .segments()
+                .iter()
+                .map(|s| format!("{s:x}"))
+                .collect::<Vec<_>>()
+                .join(":"),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,6 +193,32 @@ mod tests {
                 34, 0, 13, 26, 5, 39, 18, 31, 10, 23, 36, 2, 15, 28, 7, 20, 33, 12, 25, 38, 4, 17,
                 30, 9, 22, 1, 35, 14, 27, 6, 19, 32, 11, 24, 37, 3, 16, 29, 8, 21
             ]
+        );
+    }
+}
+
+#[cfg(test)]
+mod host_address_tests {
+    use super::java_host_address;
+
+    #[test]
+    fn java_host_address_matches_get_host_address() {
+        use std::net::{Ipv4Addr, Ipv6Addr};
+        assert_eq!(
+            java_host_address(Ipv4Addr::new(10, 0, 0, 1).into()),
+            "10.0.0.1"
+        );
+        assert_eq!(
+            java_host_address(Ipv6Addr::LOCALHOST.into()),
+            "0:0:0:0:0:0:0:1"
+        );
+        assert_eq!(
+            java_host_address("fe80::1:abcd".parse().expect("ip")),
+            "fe80:0:0:0:0:0:1:abcd"
+        );
+        assert_eq!(
+            java_host_address("::ffff:192.168.1.2".parse().expect("ip")),
+            "192.168.1.2"
         );
     }
 }
