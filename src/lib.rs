@@ -27,6 +27,7 @@ pub mod codec;
 pub mod config;
 pub mod controller;
 pub mod dump;
+pub mod durable;
 pub mod log;
 pub mod logging;
 pub mod machine;

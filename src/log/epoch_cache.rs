@@ -10,7 +10,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::LogError;
-use crate::storage::atomic::write_atomic;
+use crate::durable::write_atomic;
 
 /// File name inside the partition directory.
 pub const LEADER_EPOCH_CHECKPOINT_FILE: &str = "leader-epoch-checkpoint";

@@ -19,7 +19,7 @@ use super::validate::{check_follower, end_offset_for_epoch, frame_all, stamp_lea
 use super::{AppendInfo, LocalLog, LogError, LogRead, OffsetAndEpoch};
 use crate::records::batch::MAX_BATCH_SIZE_BYTES;
 use crate::records::{BatchView, FileFramer, FrameEnd};
-use crate::storage::atomic::fsync_dir;
+use crate::durable::fsync_dir;
 
 /// Settings of the metadata log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

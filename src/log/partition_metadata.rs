@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::LogError;
-use crate::storage::atomic::write_atomic;
+use crate::durable::write_atomic;
 use crate::common::uuid::{uuid_to_kafka_string, METADATA_TOPIC_ID};
 
 /// File name.

@@ -163,7 +163,7 @@ pub const FERROKRAFT_LOGGERS: &[&str] = &[
     "ferrokraft::snapshot::reader",
     "ferrokraft::snapshot::writer",
     "ferrokraft::storage",
-    "ferrokraft::storage::atomic",
+    "ferrokraft::durable",
     "ferrokraft::storage::bootstrap",
     "ferrokraft::storage::features",
     "ferrokraft::storage::format",

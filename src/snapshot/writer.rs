@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use super::encoder::{SnapshotEncoder, SnapshotHeaderInfo};
 use super::reader::validate_snapshot_file;
 use super::{SnapshotError, SnapshotId, PART_SUFFIX};
-use crate::storage::atomic::fsync_dir;
+use crate::durable::fsync_dir;
 
 /// Writes raw bytes into a `.part` file (used directly for FetchSnapshot downloads).
 #[derive(Debug)]

@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::atomic::write_atomic;
+use crate::durable::write_atomic;
 use crate::common::release::METADATA_VERSION_FEATURE;
 use crate::records::feature_level::{feature_level_record, parse_feature_level_record};
 use super::StorageError;

@@ -22,7 +22,7 @@ use std::path::Path;
 
 use uuid::Uuid;
 
-use super::atomic::write_atomic;
+use crate::durable::write_atomic;
 use crate::common::uuid::{parse_kafka_uuid, uuid_to_kafka_string};
 use super::StorageError;
 

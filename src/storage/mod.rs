@@ -5,7 +5,6 @@
 //!   start-up ──format::open_formatted()──▶ DirLock + MetaProperties checked against config
 //!   raft ──QuorumStateStore──▶ __cluster_metadata-0/quorum-state (tmp, fsync, rename, dir fsync)
 //! ```
-pub mod atomic;
 pub mod bootstrap;
 pub mod format;
 pub mod lock;

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use super::atomic::write_atomic;
+use crate::durable::write_atomic;
 use crate::common::uuid::{parse_kafka_uuid, uuid_to_kafka_string, ZERO_UUID};
 use super::StorageError;
 
