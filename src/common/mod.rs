@@ -13,3 +13,4 @@ pub mod principal;
 pub mod secret;
 pub mod security_protocol;
 pub mod uuid;
+pub mod offset_epoch;

@@ -35,7 +35,7 @@ pub use mem_log::MemLog;
 use crate::records::RecordsError;
 
 /// Kafka's `OffsetAndEpoch`: the one type for it, shared with the Raft core.
-pub use crate::raft::types::OffsetAndEpoch;
+pub use crate::common::offset_epoch::OffsetAndEpoch;
 
 /// Whole batches read from the log.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
