@@ -8,6 +8,7 @@ use ferrokraft::cli::{DumpArgs, FormatArgs, InfoArgs, StartArgs};
 use ferrokraft::config::{self, Config};
 use std::sync::Arc;
 
+use ferrokraft::common::uuid::{random_kafka_uuid, uuid_to_kafka_string};
 use ferrokraft::machine::snapshot_policy::{MetadataLogSettings, Retention};
 use ferrokraft::network::http;
 use ferrokraft::network::peers::PeerConfig;
@@ -15,7 +16,6 @@ use ferrokraft::node::driver::{self, Event};
 use ferrokraft::node::metrics::MetricsSource;
 use ferrokraft::node::{self, Node};
 use ferrokraft::storage::format::{DynamicVoter, FormatMode, FormatRequest, ListenerEndpoint};
-use ferrokraft::common::uuid::{random_kafka_uuid, uuid_to_kafka_string};
 use ferrokraft::storage::{self};
 use ferrokraft::workload::Workload;
 

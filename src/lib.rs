@@ -22,8 +22,8 @@
 //! the benchmark load generator; `config` and `cli` read what the operator gives; `dump` is
 //! `ferrokraft dump`.
 pub mod cli;
-pub mod common;
 pub mod codec;
+pub mod common;
 pub mod config;
 pub mod controller;
 pub mod dump;

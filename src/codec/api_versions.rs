@@ -1,6 +1,6 @@
 //! The ApiVersions answer, built from the advertised table.
 
-pub use crate::common::errors::{UNSUPPORTED_VERSION, INVALID_REQUEST};
+pub use crate::common::errors::{INVALID_REQUEST, UNSUPPORTED_VERSION};
 use kafka_protocol::messages::api_versions_response::{
     ApiVersion, FinalizedFeatureKey, SupportedFeatureKey,
 };

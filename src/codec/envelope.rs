@@ -22,8 +22,10 @@
 //! Kafka first authorizes CLUSTER_ACTION for the envelope's own principal; ferrokraft has no
 //! authorizer, which is what Kafka does without `authorizer.class.name` (everything allowed).
 
-pub use crate::common::errors::{UNSUPPORTED_VERSION, NOT_CONTROLLER, INVALID_REQUEST, PRINCIPAL_DESERIALIZATION_FAILURE};
-use crate::common::errors::{NOT_LEADER_OR_FOLLOWER};
+use crate::common::errors::NOT_LEADER_OR_FOLLOWER;
+pub use crate::common::errors::{
+    INVALID_REQUEST, NOT_CONTROLLER, PRINCIPAL_DESERIALIZATION_FAILURE, UNSUPPORTED_VERSION,
+};
 use crate::common::principal::Principal;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 

@@ -10,6 +10,7 @@
 pub mod api_versions;
 pub mod envelope;
 pub mod error;
+pub mod error_response;
 pub mod frame;
 pub mod header;
 pub mod messages;

@@ -7,10 +7,10 @@
 //! ([`offset_epoch`]), and the Java behaviours Kafka's answers depend on ([`java`]).
 
 pub mod errors;
-pub mod release;
 pub mod java;
+pub mod offset_epoch;
 pub mod principal;
+pub mod release;
 pub mod secret;
 pub mod security_protocol;
 pub mod uuid;
-pub mod offset_epoch;

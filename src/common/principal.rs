@@ -26,6 +26,17 @@ impl Principal {
         }
     }
 
+    /// Kafka's `SecurityUtils.parseKafkaPrincipal`: `Type:name`, split at the first colon (no
+    /// colon: an empty type and the whole text as the name).
+    pub fn parse(s: &str) -> Self {
+        let (principal_type, name) = s.split_once(':').unwrap_or(("", s));
+        Self {
+            principal_type: principal_type.to_string(),
+            name: name.to_string(),
+            token_authenticated: false,
+        }
+    }
+
     /// `User:ANONYMOUS`, Kafka's principal of an unauthenticated PLAINTEXT connection.
     pub fn anonymous() -> Self {
         Self::user("ANONYMOUS")

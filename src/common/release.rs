@@ -236,11 +236,7 @@ pub struct SupportedFeature {
 pub const SUPPORTED_FEATURES: &[SupportedFeature] = &[
     feature("group.version", 0, 1),
     feature(KRAFT_VERSION_FEATURE, 0, 1),
-    feature(
-        METADATA_VERSION_FEATURE,
-        7,
-        mv::LATEST_PRODUCTION_4_1,
-    ),
+    feature(METADATA_VERSION_FEATURE, 7, mv::LATEST_PRODUCTION_4_1),
     feature("share.version", 0, 1),
     feature("transaction.version", 0, 2),
     feature(ELR_FEATURE, 0, 1),
@@ -250,11 +246,7 @@ pub const SUPPORTED_FEATURES: &[SupportedFeature] = &[
 pub const SUPPORTED_FEATURES_4_4: &[SupportedFeature] = &[
     feature("group.version", 0, 1),
     feature(KRAFT_VERSION_FEATURE, 0, 1),
-    feature(
-        METADATA_VERSION_FEATURE,
-        7,
-        mv::LATEST_PRODUCTION_4_4,
-    ),
+    feature(METADATA_VERSION_FEATURE, 7, mv::LATEST_PRODUCTION_4_4),
     feature("share.version", 0, 2),
     feature("streams.version", 0, 1),
     feature("transaction.version", 0, 2),
@@ -340,10 +332,7 @@ impl MetadataVersion {
     pub fn default_features(&self) -> BTreeMap<String, i16> {
         let l = self.level;
         let mut m = BTreeMap::new();
-        m.insert(
-            ELR_FEATURE.into(),
-            i16::from(l >= 26),
-        );
+        m.insert(ELR_FEATURE.into(), i16::from(l >= 26));
         m.insert("group.version".into(), i16::from(l >= 22));
         // share.version 1 from 4.2-IV0 and 2 from 4.4-IV0; streams.version 1 from 4.2-IV1.
         m.insert(

@@ -62,7 +62,6 @@ pub fn is_listener_sasl_key(key: &str) -> bool {
 
 pub use crate::common::security_protocol::SecurityProtocol;
 
-
 /// One SASL listener's settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SaslListenerConfig {

@@ -64,7 +64,6 @@ pub enum StoreType {
 
 pub use crate::common::secret::Secret;
 
-
 /// Where this node's certificate and private key come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KeyStore {

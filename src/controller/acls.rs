@@ -16,10 +16,10 @@
 //! Without an authorizer (`authorizer.class.name` unset) Kafka answers all three with
 //! SECURITY_DISABLED on any controller, before the quorum controller sees them.
 
-pub use crate::common::errors::{SECURITY_DISABLED};
+use crate::codec::error_response::{acl_creation_result, create_acls_error, delete_acls_error};
+pub use crate::common::errors::SECURITY_DISABLED;
 use std::collections::BTreeSet;
 
-use kafka_protocol::messages::create_acls_response::AclCreationResult;
 use kafka_protocol::messages::delete_acls_request::DeleteAclsFilter;
 use kafka_protocol::messages::delete_acls_response::{
     DeleteAclsFilterResult, DeleteAclsMatchingAcl,
@@ -121,47 +121,6 @@ pub fn security_disabled(body: &RequestBody) -> Option<ResponseBody> {
     }
 }
 
-/// Every creation refused with `error` (`CreateAclsRequest.getErrorResponse`).
-pub fn create_acls_error(req: &CreateAclsRequest, error: &ApiError) -> CreateAclsResponse {
-    CreateAclsResponse::default().with_results(
-        req.creations
-            .iter()
-            .map(|_| creation_result(Some(error)))
-            .collect(),
-    )
-}
-
-/// Every filter refused with `error` (`DeleteAclsRequest.getErrorResponse`).
-pub fn delete_acls_error(req: &DeleteAclsRequest, error: &ApiError) -> DeleteAclsResponse {
-    DeleteAclsResponse::default().with_filter_results(
-        req.filters
-            .iter()
-            .map(|_| {
-                DeleteAclsFilterResult::default()
-                    .with_error_code(error.code)
-                    .with_error_message(error.message.as_deref().map(str_bytes))
-            })
-            .collect(),
-    )
-}
-
-/// The whole request refused with `error` (`DescribeAclsRequest.getErrorResponse`).
-pub fn describe_acls_error(error: &ApiError) -> DescribeAclsResponse {
-    DescribeAclsResponse::default()
-        .with_error_code(error.code)
-        .with_error_message(error.message.as_deref().map(str_bytes))
-}
-
-fn creation_result(error: Option<&ApiError>) -> AclCreationResult {
-    match error {
-        // Kafka's success carries a null message (the generated default is "").
-        None => AclCreationResult::default().with_error_message(None),
-        Some(e) => AclCreationResult::default()
-            .with_error_code(e.code)
-            .with_error_message(e.message.as_deref().map(str_bytes)),
-    }
-}
-
 fn invalid(message: String) -> ApiError {
     ApiError::new(errors::INVALID_REQUEST, message)
 }
@@ -252,7 +211,7 @@ pub fn create_acls(
     let mut results = Vec::with_capacity(bindings.len());
     for acl in bindings {
         if let Err(e) = validate_in_api(&acl).and_then(|()| validate_new_acl(&acl)) {
-            results.push(creation_result(Some(&e)));
+            results.push(acl_creation_result(Some(&e)));
             continue;
         }
         if !existing.contains(&acl) {
@@ -268,7 +227,7 @@ pub fn create_acls(
             ));
             existing.insert(acl);
         }
-        results.push(creation_result(None));
+        results.push(acl_creation_result(None));
     }
     if records.len() > MAX_RECORDS_PER_USER_OP {
         // Kafka's bounded record list throws; nothing is written.

@@ -14,13 +14,13 @@
 
 use bytes::Bytes;
 
+use crate::common::release::METADATA_VERSION_FEATURE;
 use crate::metadata::image::{transactions_supported, MetadataImage, ELR_FEATURE};
 use crate::metadata::record::MetadataRecord;
 use crate::metadata::records::{
     AbortTransactionRecord, BeginTransactionRecord, ConfigRecord, EndTransactionRecord,
 };
 use crate::metadata::MetadataError;
-use crate::common::release::METADATA_VERSION_FEATURE;
 use crate::records::feature_level::parse_feature_level_record;
 
 /// `ConfigResource.Type` id of a broker (the empty name is the cluster default).

@@ -815,7 +815,7 @@ impl ActiveController {
                         outputs.push_back(ControllerOutput::Respond {
                             request_id: request.request_id,
                             body: ResponseBody::UpdateFeatures(
-                                super::feature_control::update_features_error(&error),
+                                crate::codec::error_response::update_features_error(&error),
                             ),
                         });
                         self.lost_leadership = true;

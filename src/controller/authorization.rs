@@ -15,7 +15,9 @@
 //!           others, which go on
 //! ```
 
-pub use crate::common::errors::{TOPIC_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_FAILED};
+pub use crate::common::errors::{
+    CLUSTER_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED,
+};
 use kafka_protocol::messages::create_topics_response::CreatableTopicResult;
 use kafka_protocol::messages::{
     ApiKey, CreateTopicsRequest, CreateTopicsResponse, EnvelopeResponse,
@@ -297,7 +299,7 @@ pub fn cluster_refusal(
 }
 
 fn refused_body(request: &InboundRequest, error: &ApiError) -> ResponseBody {
-    super::any_error_response(&request.body, request.api_version, error)
+    crate::codec::error_response::error_response(&request.body, request.api_version, error)
 }
 
 /// A config resource's check: the operation on the ACL resource Kafka maps it to, and the

@@ -351,32 +351,3 @@ fn validate_value(
     }
     Ok(())
 }
-
-/// The answer to `req` carrying `error` on every entry, entities as the request gave them
-/// and the error's default text (Kafka's `AlterClientQuotasRequest.getErrorResponse`).
-pub fn alter_client_quotas_error(
-    req: &AlterClientQuotasRequest,
-    error: &ApiError,
-) -> AlterClientQuotasResponse {
-    let message = crate::raft::errors::default_message(error.code);
-    let entries = req
-        .entries
-        .iter()
-        .map(|entry| {
-            let entity = entry
-                .entity
-                .iter()
-                .map(|d| {
-                    ResponseEntity::default()
-                        .with_entity_type(d.entity_type.clone())
-                        .with_entity_name(d.entity_name.clone())
-                })
-                .collect();
-            ResponseEntry::default()
-                .with_error_code(error.code)
-                .with_error_message(Some(StrBytes::from_static_str(message)))
-                .with_entity(entity)
-        })
-        .collect();
-    AlterClientQuotasResponse::default().with_entries(entries)
-}

@@ -22,6 +22,8 @@ use super::errors::{self, ApiError};
 use super::heartbeats::BrokerHeartbeatManager;
 use super::replication;
 use super::result::{ControllerResult, RecordOut};
+use crate::common::release::{KRAFT_VERSION_FEATURE, METADATA_VERSION_FEATURE};
+use crate::common::uuid::is_reserved_directory_id;
 use crate::metadata::controller::{
     ControllerEndpoint, ControllerFeature, ControllerRegistration, SECURITY_PROTOCOLS,
 };
@@ -32,9 +34,6 @@ use crate::metadata::records::{
     UnregisterControllerRecord,
 };
 use crate::metadata::wire::TaggedFields;
-use crate::common::release::{KRAFT_VERSION_FEATURE, METADATA_VERSION_FEATURE};
-use crate::common::uuid::is_reserved_directory_id;
-
 
 /// A broker registration's outcome: the result, and (broker id, new incarnation) when a
 /// record is written.

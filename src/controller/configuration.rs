@@ -16,8 +16,9 @@
 //! BROKER_LOGGER, unknown or duplicate resources) is answered at once on any controller, as
 //! Kafka's `QuorumController` completes an empty change map.
 
-use crate::common::errors::{BROKER_ID_NOT_REGISTERED};
 use super::authorization::ResourceAccess;
+use crate::codec::error_response::{incremental_alter_configs_error, legacy_alter_configs_error};
+use crate::common::errors::BROKER_ID_NOT_REGISTERED;
 use crate::metadata::acl::AclOperation;
 use std::collections::BTreeMap;
 
@@ -282,26 +283,6 @@ pub fn incremental_alter_configs(
     ControllerResult::of(records, response)
 }
 
-/// Every resource of the request refused with `error` (Kafka's `getErrorResponse`).
-pub fn incremental_alter_configs_error(
-    req: &IncrementalAlterConfigsRequest,
-    error: &ApiError,
-) -> IncrementalAlterConfigsResponse {
-    IncrementalAlterConfigsResponse::default().with_responses(
-        req.resources
-            .iter()
-            .map(|r| {
-                resource_result!(
-                    AlterConfigsResourceResponse,
-                    r.resource_type,
-                    r.resource_name.clone(),
-                    error
-                )
-            })
-            .collect(),
-    )
-}
-
 /// Kafka's legacy AlterConfigs on the active controller: each resource's set replaces its
 /// stored one.
 pub fn legacy_alter_configs(
@@ -326,26 +307,6 @@ pub fn legacy_alter_configs(
         Err(e) => legacy_alter_configs_error(req, &e),
     };
     ControllerResult::of(records, response)
-}
-
-/// Every resource of the legacy request refused with `error`.
-pub fn legacy_alter_configs_error(
-    req: &AlterConfigsRequest,
-    error: &ApiError,
-) -> AlterConfigsResponse {
-    AlterConfigsResponse::default().with_responses(
-        req.resources
-            .iter()
-            .map(|r| {
-                resource_result!(
-                    LegacyResult,
-                    r.resource_type,
-                    r.resource_name.clone(),
-                    error
-                )
-            })
-            .collect(),
-    )
 }
 
 /// The outcome of every resource (early ones first) and the records to write; `Err` when the

@@ -20,7 +20,12 @@
 //! Expire see committed tokens only, as here (each HMAC computed from the committed tokens;
 //! tokens are few, and Kafka computes every HMAC at publication instead).
 
-pub use crate::common::errors::{DELEGATION_TOKEN_AUTH_DISABLED, DELEGATION_TOKEN_NOT_FOUND, DELEGATION_TOKEN_OWNER_MISMATCH, DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, DELEGATION_TOKEN_AUTHORIZATION_FAILED, DELEGATION_TOKEN_EXPIRED, INVALID_PRINCIPAL_TYPE};
+use crate::codec::error_response::create_token_refusal;
+pub use crate::common::errors::{
+    DELEGATION_TOKEN_AUTHORIZATION_FAILED, DELEGATION_TOKEN_AUTH_DISABLED,
+    DELEGATION_TOKEN_EXPIRED, DELEGATION_TOKEN_NOT_FOUND, DELEGATION_TOKEN_OWNER_MISMATCH,
+    DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, INVALID_PRINCIPAL_TYPE,
+};
 use hmac::{Hmac, Mac};
 use kafka_protocol::messages::{
     CreateDelegationTokenRequest, CreateDelegationTokenResponse, ExpireDelegationTokenRequest,
@@ -32,12 +37,12 @@ use sha2::Sha512;
 use super::errors;
 use super::result::{ControllerResult, RecordOut};
 use crate::codec::{RequestBody, ResponseBody};
+use crate::common::principal::Principal;
 use crate::common::security_protocol::SecurityProtocol;
 use crate::metadata::image::MetadataImage;
 use crate::metadata::record::MetadataRecord;
 use crate::metadata::records::{DelegationTokenRecord, RemoveDelegationTokenRecord};
 use crate::raft::Sender;
-
 
 /// Kafka's `DelegationTokenManager.ErrorTimestamp`.
 const ERROR_TIMESTAMP_MS: i64 = -1;
@@ -90,65 +95,8 @@ impl DelegationTokenConfig {
     }
 }
 
-/// A principal as Kafka's `KafkaPrincipal` compares them: type and name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Principal {
-    principal_type: String,
-    name: String,
-}
-
-impl Principal {
-    /// Kafka's `SecurityUtils.parseKafkaPrincipal`: `Type:name`, split at the first colon.
-    fn parse(s: &str) -> Self {
-        match s.split_once(':') {
-            Some((t, n)) => Self {
-                principal_type: t.to_string(),
-                name: n.to_string(),
-            },
-            None => Self {
-                principal_type: String::new(),
-                name: s.to_string(),
-            },
-        }
-    }
-
-    fn anonymous() -> Self {
-        Self::parse("User:ANONYMOUS")
-    }
-}
-
-impl std::fmt::Display for Principal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", self.principal_type, self.name)
-    }
-}
-
 fn s(v: &str) -> StrBytes {
     StrBytes::from_string(v.to_string())
-}
-
-/// Kafka's `CreateDelegationTokenResponse.prepareResponse` for a refusal: timestamps -1, no id,
-/// an empty HMAC; the requester only from v3.
-fn create_refusal(
-    version: i16,
-    error_code: i16,
-    owner: &Principal,
-    requester: &Principal,
-) -> CreateDelegationTokenResponse {
-    let mut r = CreateDelegationTokenResponse::default()
-        .with_error_code(error_code)
-        .with_principal_type(s(&owner.principal_type))
-        .with_principal_name(s(&owner.name))
-        .with_issue_timestamp_ms(-1)
-        .with_expiry_timestamp_ms(-1)
-        .with_max_timestamp_ms(-1)
-        .with_token_id(s(""));
-    if version > 2 {
-        r = r
-            .with_token_requester_principal_type(s(&requester.principal_type))
-            .with_token_requester_principal_name(s(&requester.name));
-    }
-    r
 }
 
 /// The owner a CreateDelegationToken asks for: its `OwnerPrincipalName` (v3+) when given and
@@ -161,6 +109,7 @@ fn requested_owner(req: &CreateDelegationTokenRequest, requester: &Principal) ->
             Some(Principal {
                 principal_type: principal_type.to_string(),
                 name: name.to_string(),
+                token_authenticated: false,
             })
         }
         _ => Some(requester.clone()),
@@ -196,7 +145,7 @@ pub fn refusal(
             let requester = Principal::parse(&sender.principal);
             let Some(owner) = requested_owner(req, &requester) else {
                 // Kafka's handler throws before answering: the generic error answer.
-                return Some(ResponseBody::CreateDelegationToken(create_refusal(
+                return Some(ResponseBody::CreateDelegationToken(create_token_refusal(
                     version,
                     errors::UNKNOWN_SERVER_ERROR,
                     &Principal::anonymous(),
@@ -210,7 +159,7 @@ pub fn refusal(
             } else {
                 return None;
             };
-            Some(ResponseBody::CreateDelegationToken(create_refusal(
+            Some(ResponseBody::CreateDelegationToken(create_token_refusal(
                 version, code, &owner, &requester,
             )))
         }
@@ -253,7 +202,10 @@ fn unusable(image: &MetadataImage, cfg: Option<&DelegationTokenConfig>) -> Optio
     if cfg.is_none() {
         return Some(DELEGATION_TOKEN_AUTH_DISABLED);
     }
-    if image.metadata_version().is_none_or(|mv| mv < crate::common::release::mv::DELEGATION_TOKENS) {
+    if image
+        .metadata_version()
+        .is_none_or(|mv| mv < crate::common::release::mv::DELEGATION_TOKENS)
+    {
         return Some(errors::UNSUPPORTED_VERSION);
     }
     None
@@ -478,24 +430,4 @@ pub fn sweep_expired(committed: &MetadataImage, now_ms: i64) -> Vec<RecordOut> {
 /// at activation when tokens are on and the metadata.version holds them).
 pub fn sweep_enabled(image: &MetadataImage, cfg: Option<&DelegationTokenConfig>) -> bool {
     unusable(image, cfg).is_none()
-}
-
-/// The generic error answers (Kafka's `getErrorResponse` of each request).
-pub fn create_error(version: i16, code: i16) -> CreateDelegationTokenResponse {
-    create_refusal(
-        version,
-        code,
-        &Principal::anonymous(),
-        &Principal::anonymous(),
-    )
-}
-
-/// RenewDelegationToken's error answer.
-pub fn renew_error(code: i16) -> RenewDelegationTokenResponse {
-    RenewDelegationTokenResponse::default().with_error_code(code)
-}
-
-/// ExpireDelegationToken's error answer.
-pub fn expire_error(code: i16) -> ExpireDelegationTokenResponse {
-    ExpireDelegationTokenResponse::default().with_error_code(code)
 }

@@ -30,13 +30,13 @@ use super::configuration::resource;
 use super::errors::{self, ApiError};
 use super::io::KRaftVersionAccessor;
 use super::result::{ControllerResult, RecordOut};
-use crate::common::java::{java_hash_map_order, Built};
 use crate::codec::versions::Release;
+use crate::common::java::{java_hash_map_order, Built};
+use crate::common::release::{KRAFT_VERSION_FEATURE, METADATA_VERSION_FEATURE};
 use crate::metadata::image::{ConfigResource, MetadataImage, ELR_FEATURE};
 use crate::metadata::record::MetadataRecord;
 use crate::metadata::records::{ConfigRecord, FeatureLevelRecord, NoOpRecord};
 use crate::raft::UpgradeKRaftVersionError;
-use crate::common::release::{KRAFT_VERSION_FEATURE, METADATA_VERSION_FEATURE};
 
 /// The metadata.version levels whose metadata a lower level cannot hold
 /// (`MetadataVersion.didMetadataChange`): a downgrade across one is refused. 30 (cordoned log
@@ -151,7 +151,9 @@ impl Checker<'_> {
                 return Some(r);
             }
         }
-        if self.image.metadata_version().unwrap_or(0) >= crate::common::release::mv::CONTROLLER_REGISTRATION {
+        if self.image.metadata_version().unwrap_or(0)
+            >= crate::common::release::mv::CONTROLLER_REGISTRATION
+        {
             let mut controller_ids: Vec<i32> = self.image.controllers.keys().copied().collect();
             crate::common::java::timeline_hash_order(&mut controller_ids, |id| *id);
             for id in &controller_ids {
@@ -452,12 +454,4 @@ pub fn update_features(
     }
     tracing::info!("UpdateFeatures: writing {} record(s)", records.len());
     Ok(ControllerResult::of(records, response))
-}
-
-/// The refusal of a whole UpdateFeatures request (Kafka's `getErrorResponse`): the top-level
-/// error, no results.
-pub fn update_features_error(error: &ApiError) -> UpdateFeaturesResponse {
-    UpdateFeaturesResponse::default()
-        .with_error_code(error.code)
-        .with_error_message(error.message.clone().map(StrBytes::from_string))
 }

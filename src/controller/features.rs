@@ -5,7 +5,9 @@ use crate::metadata::image::MetadataImage;
 
 /// Whether an ISR shrink bumps the leader epoch at `image`'s metadata.version.
 pub fn leader_epoch_bump_on_isr_shrink(image: &MetadataImage) -> bool {
-    image.metadata_version().is_some_and(|l| l < crate::common::release::mv::NO_LEADER_EPOCH_BUMP_ON_ISR_SHRINK)
+    image
+        .metadata_version()
+        .is_some_and(|l| l < crate::common::release::mv::NO_LEADER_EPOCH_BUMP_ON_ISR_SHRINK)
 }
 
 /// The PartitionRecord / PartitionChangeRecord version at `image`'s metadata.version.

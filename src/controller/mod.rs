@@ -133,7 +133,8 @@ enum Leadership {
 mod active;
 mod sharing;
 
-pub use answers::{any_error_response, error_response, not_controller};
+pub use crate::codec::error_response::error_response;
+pub use answers::not_controller;
 
 /// The controller of one node: the committed image on every node, the active state on the
 /// leader. Call order: after every `handle_*`/`replay_committed`/`poll`, drain

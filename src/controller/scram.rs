@@ -13,7 +13,7 @@
 //! Kafka keys both passes by user name alone, so one request cannot touch two mechanisms of a
 //! user; it keeps them in `HashMap`s, whose iteration order the records and results follow.
 
-pub use crate::common::errors::{RESOURCE_NOT_FOUND, DUPLICATE_RESOURCE, UNACCEPTABLE_CREDENTIAL};
+pub use crate::common::errors::{DUPLICATE_RESOURCE, RESOURCE_NOT_FOUND, UNACCEPTABLE_CREDENTIAL};
 use kafka_protocol::messages::alter_user_scram_credentials_request::{
     ScramCredentialDeletion, ScramCredentialUpsertion,
 };
@@ -32,7 +32,6 @@ use crate::metadata::records::{RemoveUserScramCredentialRecord, UserScramCredent
 use crate::security::scram::{ScramCredential, ScramMechanism};
 use crate::security::UNSUPPORTED_SASL_MECHANISM;
 
-
 const TWICE: &str = "A user credential cannot be altered twice in the same request";
 
 /// Kafka's `alterCredentials`: validated per user, written atomically.
@@ -40,7 +39,9 @@ pub fn alter_credentials(
     image: &MetadataImage,
     req: &AlterUserScramCredentialsRequest,
 ) -> ControllerResult<AlterUserScramCredentialsResponse> {
-    let supported = image.metadata_version().is_some_and(|mv| mv >= crate::common::release::mv::SCRAM);
+    let supported = image
+        .metadata_version()
+        .is_some_and(|mv| mv >= crate::common::release::mv::SCRAM);
     let unsupported = || {
         ApiError::new(
             errors::UNSUPPORTED_VERSION,
@@ -206,30 +207,4 @@ fn validate_deletion(
         ));
     }
     Ok(())
-}
-
-/// The answer to `req` carrying `error` for every user it names, sorted as Java sorts
-/// strings (Kafka's `getErrorResponse`).
-pub fn alter_credentials_error(
-    req: &AlterUserScramCredentialsRequest,
-    error: &ApiError,
-) -> AlterUserScramCredentialsResponse {
-    let mut names: Vec<&StrBytes> = req
-        .deletions
-        .iter()
-        .map(|d| &d.name)
-        .chain(req.upsertions.iter().map(|u| &u.name))
-        .collect();
-    names.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
-    names.dedup();
-    let results = names
-        .into_iter()
-        .map(|name| {
-            AlterUserScramCredentialsResult::default()
-                .with_user(name.clone())
-                .with_error_code(error.code)
-                .with_error_message(error.message.clone().map(StrBytes::from_string))
-        })
-        .collect();
-    AlterUserScramCredentialsResponse::default().with_results(results)
 }

@@ -17,9 +17,9 @@ use super::recovery::recover_segment;
 use super::segment::Segment;
 use super::validate::{check_follower, end_offset_for_epoch, frame_all, stamp_leader};
 use super::{AppendInfo, LocalLog, LogError, LogRead, OffsetAndEpoch};
+use crate::durable::fsync_dir;
 use crate::records::batch::MAX_BATCH_SIZE_BYTES;
 use crate::records::{BatchView, FileFramer, FrameEnd};
-use crate::durable::fsync_dir;
 
 /// Settings of the metadata log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

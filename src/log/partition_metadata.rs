@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use super::LogError;
-use crate::durable::write_atomic;
 use crate::common::uuid::{uuid_to_kafka_string, METADATA_TOPIC_ID};
+use crate::durable::write_atomic;
 
 /// File name.
 pub const PARTITION_METADATA_FILE: &str = "partition.metadata";

@@ -18,9 +18,9 @@ use super::connection::serve_connection;
 use super::quotas::Admission;
 use super::tls::HANDSHAKE_TIMEOUT;
 use super::{RequestContext, RequestHandler, SocketServer};
+use crate::common::principal::Principal;
 use crate::common::security_protocol::SecurityProtocol;
 use crate::security::ssl_principal::{subject_rfc2253, SslPrincipalMapper};
-use crate::common::principal::Principal;
 
 /// How long a closing TLS connection may take to send its close_notify.
 const CLOSE_NOTIFY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);

@@ -96,7 +96,7 @@ pub fn not_ready_response(body: &RequestBody, version: i16) -> Option<ResponseBo
         ),
         // The controller APIs: a node that is not running its controller is not the active
         // controller (brokers then look for it elsewhere).
-        _ => crate::controller::error_response(
+        _ => crate::codec::error_response::error_response(
             body,
             version,
             &crate::controller::not_controller(None),

@@ -22,8 +22,8 @@ use super::log::LogReader;
 use super::state::{PendingAddVoter, Role};
 use super::types::{Endpoint, Endpoints, ReplicaKey, VoterNode};
 use super::voter_changes::{add_voter_refusal, add_voter_response, endpoints_from_listeners};
-use crate::common::java::{java_hash_map_order, Built};
 use crate::codec::{RequestBody, ResponseBody};
+use crate::common::java::{java_hash_map_order, Built};
 
 /// Name of the kraft.version feature in ApiVersions' SupportedFeatures.
 const KRAFT_VERSION_FEATURE: &str = "kraft.version";

@@ -402,9 +402,13 @@ impl SaslServerAuthenticator {
                     api_name(other.api_key())
                 );
                 let error =
-                    crate::controller::ApiError::new(super::ILLEGAL_SASL_STATE, reason.clone());
+                    crate::common::errors::ApiError::new(super::ILLEGAL_SASL_STATE, reason.clone());
                 let reply = Reply {
-                    body: crate::controller::any_error_response(&other, header.api_version, &error),
+                    body: crate::codec::error_response::error_response(
+                        &other,
+                        header.api_version,
+                        &error,
+                    ),
                     version: header.api_version,
                     correlation_id: header.correlation_id,
                 };

@@ -25,7 +25,9 @@ mod authenticator_tests;
 #[cfg(test)]
 mod jaas_tests;
 
-pub use crate::common::errors::{UNSUPPORTED_SASL_MECHANISM, ILLEGAL_SASL_STATE, SASL_AUTHENTICATION_FAILED};
+pub use crate::common::errors::{
+    ILLEGAL_SASL_STATE, SASL_AUTHENTICATION_FAILED, UNSUPPORTED_SASL_MECHANISM,
+};
 use std::fmt;
 
 use scram::ScramMechanism;

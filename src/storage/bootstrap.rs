@@ -12,10 +12,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::durable::write_atomic;
-use crate::common::release::METADATA_VERSION_FEATURE;
-use crate::records::feature_level::{feature_level_record, parse_feature_level_record};
 use super::StorageError;
+use crate::common::release::METADATA_VERSION_FEATURE;
+use crate::durable::write_atomic;
+use crate::records::feature_level::{feature_level_record, parse_feature_level_record};
 use crate::records::BatchView;
 use crate::snapshot::{RawSnapshot, SnapshotEncoder, SnapshotHeaderInfo, SnapshotId};
 

@@ -20,11 +20,13 @@ use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
 
 use super::bootstrap::{read_bootstrap, write_bootstrap_checkpoint, BootstrapFeatures};
-use crate::common::release::{MetadataVersion, KRAFT_VERSION_FEATURE};
 use super::lock::DirLock;
 use super::meta_properties::MetaProperties;
-use crate::common::uuid::{parse_kafka_uuid, random_directory_id, random_kafka_uuid, uuid_to_kafka_string};
 use super::StorageError;
+use crate::common::release::{MetadataVersion, KRAFT_VERSION_FEATURE};
+use crate::common::uuid::{
+    parse_kafka_uuid, random_directory_id, random_kafka_uuid, uuid_to_kafka_string,
+};
 use crate::snapshot::{SnapshotHeaderInfo, SnapshotId, SnapshotWriter};
 
 /// Directory of the metadata log partition inside the metadata log dir.

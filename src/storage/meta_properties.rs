@@ -22,9 +22,9 @@ use std::path::Path;
 
 use uuid::Uuid;
 
-use crate::durable::write_atomic;
-use crate::common::uuid::{parse_kafka_uuid, uuid_to_kafka_string};
 use super::StorageError;
+use crate::common::uuid::{parse_kafka_uuid, uuid_to_kafka_string};
+use crate::durable::write_atomic;
 
 /// File name in every formatted log directory.
 pub const META_PROPERTIES_FILE: &str = "meta.properties";

@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use crate::durable::write_atomic;
-use crate::common::uuid::{parse_kafka_uuid, uuid_to_kafka_string, ZERO_UUID};
 use super::StorageError;
+use crate::common::uuid::{parse_kafka_uuid, uuid_to_kafka_string, ZERO_UUID};
+use crate::durable::write_atomic;
 
 /// File name inside the partition directory.
 pub const QUORUM_STATE_FILE: &str = "quorum-state";

@@ -17,9 +17,9 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use ferrokraft::metadata::image::MetadataImage;
 use ferrokraft::common::release::MetadataVersion;
 use ferrokraft::common::uuid::uuid_to_kafka_string;
+use ferrokraft::metadata::image::MetadataImage;
 use uuid::Uuid;
 
 use super::kafka::{kafka, Artifacts, METADATA_SHELL};

@@ -17,6 +17,7 @@
 //! ones); broker synonyms are matched by their first name
 //! (`log.retention.ms`, not `log.retention.hours`).
 
+use crate::codec::error_response::describe_configs_error;
 use std::collections::BTreeMap;
 
 use kafka_protocol::messages::describe_configs_response::{
@@ -292,25 +293,6 @@ pub fn describe_configs(
         .chain(refused)
         .collect();
     DescribeConfigsResponse::default().with_results(results)
-}
-
-/// Every resource refused with `error` (Kafka's `DescribeConfigsRequest.getErrorResponse`).
-pub fn describe_configs_error(
-    req: &DescribeConfigsRequest,
-    error: &ApiError,
-) -> DescribeConfigsResponse {
-    DescribeConfigsResponse::default().with_results(
-        req.resources
-            .iter()
-            .map(|r| {
-                DescribeConfigsResult::default()
-                    .with_resource_type(r.resource_type)
-                    .with_resource_name(r.resource_name.clone())
-                    .with_error_code(error.code)
-                    .with_error_message(error.message.clone().map(StrBytes::from_string))
-            })
-            .collect(),
-    )
 }
 
 fn topic(

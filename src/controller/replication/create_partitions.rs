@@ -7,6 +7,7 @@
 //!          ─▶ placement ─▶ PartitionRecord per new partition ─▶ one batch for the request
 //! ```
 
+use crate::codec::error_response::{create_partitions_error, create_partitions_topic_result};
 use crate::codec::versions::Release;
 use crate::controller::authorization::Allowance;
 use crate::controller::mutation_quotas::PartitionChangeQuota;
@@ -16,7 +17,6 @@ use std::collections::BTreeSet;
 use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
 use kafka_protocol::messages::create_partitions_response::CreatePartitionsTopicResult;
 use kafka_protocol::messages::{CreatePartitionsRequest, CreatePartitionsResponse};
-use kafka_protocol::protocol::StrBytes;
 
 use super::create_topics::{
     active_replicas, new_partition_record, usable_brokers, validate_manual_assignment,
@@ -27,27 +27,6 @@ use crate::controller::errors::{self, ApiError};
 use crate::controller::result::{ControllerResult, RecordOut};
 use crate::metadata::image::MetadataImage;
 use crate::raft::Rng;
-
-fn result(name: &str, error: &ApiError) -> CreatePartitionsTopicResult {
-    CreatePartitionsTopicResult::default()
-        .with_name(StrBytes::from_string(name.to_string()).into())
-        .with_error_code(error.code)
-        .with_error_message(error.message.clone().map(StrBytes::from_string))
-}
-
-/// Every topic of the request refused with `error` (Kafka's
-/// `CreatePartitionsRequest.getErrorResponse`).
-pub fn create_partitions_error(
-    req: &CreatePartitionsRequest,
-    error: &ApiError,
-) -> CreatePartitionsResponse {
-    CreatePartitionsResponse::default().with_results(
-        req.topics
-            .iter()
-            .map(|t| result(t.name.0.as_str(), error))
-            .collect(),
-    )
-}
 
 /// Kafka's CreatePartitions.
 pub fn create_partitions(
@@ -77,7 +56,7 @@ pub fn create_partitions(
     let mut results: Vec<CreatePartitionsTopicResult> = duplicates
         .iter()
         .map(|n| {
-            result(
+            create_partitions_topic_result(
                 n,
                 &ApiError::new(errors::INVALID_REQUEST, "Duplicate topic name."),
             )
@@ -89,7 +68,7 @@ pub fn create_partitions(
         .into_iter()
         .partition(|n| access.allowed(AclOperation::Alter, ResourceType::Topic, n, true));
     results.extend(refused.iter().map(|n| {
-        result(
+        create_partitions_topic_result(
             n,
             &ApiError::code(crate::controller::authorization::TOPIC_AUTHORIZATION_FAILED),
         )
@@ -111,7 +90,7 @@ pub fn create_partitions(
                 e
             }
         };
-        results.push(result(name, &error));
+        results.push(create_partitions_topic_result(name, &error));
     }
     if records.len() > crate::controller::MAX_RECORDS_PER_USER_OP {
         // Kafka's bounded record list overflows: the whole request fails.

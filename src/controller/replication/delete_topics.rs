@@ -12,14 +12,13 @@
 //! so a topic whose removal is not committed yet resolves and then answers UNKNOWN_TOPIC_ID;
 //! the two images are passed for that.
 
-use crate::common::errors::{TOPIC_DELETION_DISABLED};
+use crate::codec::error_response::{deletable_topic_result, delete_topics_error};
+use crate::common::errors::TOPIC_DELETION_DISABLED;
 use crate::controller::authorization::{Allowance, TOPIC_AUTHORIZATION_FAILED};
 use crate::metadata::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use std::collections::{BTreeMap, BTreeSet};
 
-use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
-use kafka_protocol::messages::{DeleteTopicsRequest, DeleteTopicsResponse, TopicName};
-use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::messages::{DeleteTopicsRequest, DeleteTopicsResponse};
 use uuid::Uuid;
 
 use crate::controller::config::ControllerConfig;
@@ -34,42 +33,6 @@ use crate::raft::Rng;
 const UNKNOWN_TOPIC_MESSAGE: &str = "This server does not host this topic-partition.";
 /// Kafka's `Errors.UNKNOWN_TOPIC_ID.message()`, which a failed id lookup carries.
 const UNKNOWN_TOPIC_ID_MESSAGE: &str = "This server does not host this topic ID.";
-
-fn result(name: Option<&str>, id: Uuid, error: &ApiError) -> DeletableTopicResult {
-    DeletableTopicResult::default()
-        .with_name(name.map(|n| TopicName(StrBytes::from_string(n.to_string()))))
-        .with_topic_id(id)
-        .with_error_code(error.code)
-        .with_error_message(error.message.clone().map(StrBytes::from_string))
-}
-
-/// Refused before anything is looked up: every topic of the request gets `error` (Kafka's
-/// `DeleteTopicsRequest.getErrorResponse`, no message).
-pub fn delete_topics_error(
-    req: &DeleteTopicsRequest,
-    version: i16,
-    error: &ApiError,
-) -> DeleteTopicsResponse {
-    let code_only = ApiError::code(error.code);
-    let results = if version >= 6 {
-        req.topics
-            .iter()
-            .map(|t| {
-                result(
-                    t.name.as_ref().map(|n| n.0.as_str()),
-                    t.topic_id,
-                    &code_only,
-                )
-            })
-            .collect()
-    } else {
-        req.topic_names
-            .iter()
-            .map(|n| result(Some(n.0.as_str()), Uuid::nil(), &code_only))
-            .collect()
-    };
-    DeleteTopicsResponse::default().with_responses(results)
-}
 
 /// Kafka's DeleteTopics. `committed` resolves names and ids; `image` (the speculative one)
 /// decides what is removed.
@@ -106,7 +69,7 @@ pub fn delete_topics(
     }
     for t in &req.topics {
         match (&t.name, t.topic_id.is_nil()) {
-            (None, true) => responses.push(result(
+            (None, true) => responses.push(deletable_topic_result(
                 None,
                 Uuid::nil(),
                 &ApiError::new(
@@ -121,7 +84,7 @@ pub fn delete_topics(
                 }
             }
             (Some(name), true) => add_name(name.0.as_str(), &mut names),
-            (Some(name), false) => responses.push(result(
+            (Some(name), false) => responses.push(deletable_topic_result(
                 Some(name.0.as_str()),
                 t.topic_id,
                 &ApiError::new(
@@ -132,14 +95,14 @@ pub fn delete_topics(
         }
     }
     for name in &duplicate_names {
-        responses.push(result(
+        responses.push(deletable_topic_result(
             Some(name),
             Uuid::nil(),
             &ApiError::new(errors::INVALID_REQUEST, "Duplicate topic name."),
         ));
     }
     for id in &duplicate_ids {
-        responses.push(result(
+        responses.push(deletable_topic_result(
             None,
             *id,
             &ApiError::new(errors::INVALID_REQUEST, "Duplicate topic id."),
@@ -152,7 +115,7 @@ pub fn delete_topics(
             Some(topic) => {
                 id_to_name.insert(*id, topic.name.clone());
             }
-            None => responses.push(result(
+            None => responses.push(deletable_topic_result(
                 None,
                 *id,
                 &ApiError::new(errors::UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_ID_MESSAGE),
@@ -191,29 +154,29 @@ pub fn delete_topics(
             return true;
         }
         let shown = describable.contains(name).then_some(name.as_str());
-        responses.push(result(shown, *id, &refused()));
+        responses.push(deletable_topic_result(shown, *id, &refused()));
         false
     });
     for name in &names {
         if !describable.contains(name) {
-            responses.push(result(Some(name), Uuid::nil(), &refused()));
+            responses.push(deletable_topic_result(Some(name), Uuid::nil(), &refused()));
             continue;
         }
         match committed.topic_ids.get(name) {
-            None => responses.push(result(
+            None => responses.push(deletable_topic_result(
                 Some(name),
                 Uuid::nil(),
                 &ApiError::new(errors::UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_MESSAGE),
             )),
             Some(_) if !deletable.contains(name) => {
-                responses.push(result(Some(name), Uuid::nil(), &refused()));
+                responses.push(deletable_topic_result(Some(name), Uuid::nil(), &refused()));
             }
             Some(id) => {
                 if duplicate_ids.contains(id) || id_to_name.contains_key(id) {
                     // A name that maps to an id also given: both refused.
                     duplicate_ids.insert(*id);
                     id_to_name.remove(id);
-                    responses.push(result(
+                    responses.push(deletable_topic_result(
                         Some(name),
                         *id,
                         &ApiError::new(
@@ -232,7 +195,7 @@ pub fn delete_topics(
         if let Some(topic) = image.topics.get(id) {
             let partitions = u32::try_from(topic.partitions.len()).unwrap_or(u32::MAX);
             if let Err(e) = quota.apply(partitions) {
-                responses.push(result(Some(name), *id, &e));
+                responses.push(deletable_topic_result(Some(name), *id, &e));
                 continue;
             }
             records.push(RecordOut::new(
@@ -243,9 +206,13 @@ pub fn delete_topics(
                 0,
             ));
             tracing::info!("Deleting topic {name} with id {id}.");
-            responses.push(result(Some(name), *id, &ApiError::code(errors::NONE)));
+            responses.push(deletable_topic_result(
+                Some(name),
+                *id,
+                &ApiError::code(errors::NONE),
+            ));
         } else {
-            responses.push(result(
+            responses.push(deletable_topic_result(
                 Some(name),
                 *id,
                 &ApiError::code(errors::UNKNOWN_TOPIC_ID),

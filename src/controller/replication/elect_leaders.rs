@@ -15,7 +15,9 @@
 //!     each, at most 1,000 records per run (more left: run again soon)
 //! ```
 
-pub use crate::common::errors::{ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE, ELIGIBLE_LEADERS_NOT_AVAILABLE};
+pub use crate::common::errors::{
+    ELECTION_NOT_NEEDED, ELIGIBLE_LEADERS_NOT_AVAILABLE, PREFERRED_LEADER_NOT_AVAILABLE,
+};
 use kafka_protocol::messages::elect_leaders_response::{PartitionResult, ReplicaElectionResult};
 use kafka_protocol::messages::{ElectLeadersRequest, ElectLeadersResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;

@@ -29,16 +29,13 @@ use kafka_protocol::messages::{
 };
 
 pub use alter_partition::alter_partition;
-pub use create_partitions::{create_partitions, create_partitions_error};
+pub use create_partitions::create_partitions;
 pub use create_topics::{create_topics, random_topic_id, validate_topic_name};
-pub use delete_topics::{delete_topics, delete_topics_error};
+pub use delete_topics::delete_topics;
 pub use elect_leaders::{
     are_partition_leaders_imbalanced, balance_partition_leaders, elect_leaders,
 };
-pub use reassignments::{
-    alter_partition_reassignments, alter_partition_reassignments_error,
-    list_partition_reassignments,
-};
+pub use reassignments::{alter_partition_reassignments, list_partition_reassignments};
 
 use super::cluster::{check_broker_epoch, is_active};
 use super::config::ControllerConfig;

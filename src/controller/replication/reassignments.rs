@@ -10,7 +10,8 @@
 //!   null target (cancel) ─▶ revert to the original replicas (unclean if no original is in sync)
 //! ```
 
-use crate::common::errors::{NO_REASSIGNMENT_IN_PROGRESS};
+use crate::codec::error_response::alter_partition_reassignments_error;
+use crate::common::errors::NO_REASSIGNMENT_IN_PROGRESS;
 use std::collections::BTreeSet;
 
 use kafka_protocol::messages::alter_partition_reassignments_request::ReassignablePartition;
@@ -273,38 +274,6 @@ pub fn alter_partition_reassignments(
             .with_allow_replication_factor_change(allow_rf_change)
             .with_responses(responses),
     )
-}
-
-/// The request refused with `error`, at the top and on every partition (Kafka's
-/// `getErrorResponse`).
-pub fn alter_partition_reassignments_error(
-    req: &AlterPartitionReassignmentsRequest,
-    error: &ApiError,
-) -> AlterPartitionReassignmentsResponse {
-    let message = || error.message.clone().map(StrBytes::from_string);
-    AlterPartitionReassignmentsResponse::default()
-        .with_error_code(error.code)
-        .with_error_message(message())
-        .with_responses(
-            req.topics
-                .iter()
-                .map(|t| {
-                    ReassignableTopicResponse::default()
-                        .with_name(t.name.clone())
-                        .with_partitions(
-                            t.partitions
-                                .iter()
-                                .map(|p| {
-                                    ReassignablePartitionResponse::default()
-                                        .with_partition_index(p.partition_index)
-                                        .with_error_code(error.code)
-                                        .with_error_message(message())
-                                })
-                                .collect(),
-                        )
-                })
-                .collect(),
-        )
 }
 
 /// Kafka's ListPartitionReassignments over `image`: every reassigning partition (topics in

@@ -20,7 +20,7 @@ use crate::common::security_protocol::SecurityProtocol;
 use crate::controller::delegation_tokens::{
     DelegationTokenConfig, DELEGATION_TOKEN_AUTHORIZATION_FAILED, DELEGATION_TOKEN_AUTH_DISABLED,
     DELEGATION_TOKEN_EXPIRED, DELEGATION_TOKEN_NOT_FOUND, DELEGATION_TOKEN_OWNER_MISMATCH,
-    DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, INVALID_PRINCIPAL_TYPE, 
+    DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, INVALID_PRINCIPAL_TYPE,
 };
 use crate::controller::{errors, ControllerConfig};
 use crate::metadata::record::MetadataRecord;

@@ -638,7 +638,11 @@ fn unclean_election_with_elr_clears_the_elr() {
         ("eligible.leader.replicas.version", 1),
     ]
     .iter()
-    .map(|(name, level)| Bytes::from(crate::records::feature_level::feature_level_record(name, *level)))
+    .map(|(name, level)| {
+        Bytes::from(crate::records::feature_level::feature_level_record(
+            name, *level,
+        ))
+    })
     .collect();
     let mut ctx = Ctx::with_bootstrap(cfg, bootstrap);
     let epochs: Vec<i64> = (0..4).map(|id| ctx.register_unfenced(id, None)).collect();

@@ -129,7 +129,9 @@ fn broker_2_eligible_after_shutdown() -> (Ctx, i64) {
     let bootstrap = features
         .iter()
         .map(|(name, level)| {
-            Bytes::from(crate::records::feature_level::feature_level_record(name, *level))
+            Bytes::from(crate::records::feature_level::feature_level_record(
+                name, *level,
+            ))
         })
         .collect();
     let mut ctx = Ctx::with_bootstrap(cfg, bootstrap);

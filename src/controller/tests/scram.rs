@@ -14,9 +14,7 @@ use kafka_protocol::protocol::StrBytes;
 use super::context::Ctx;
 use crate::codec::{RequestBody, ResponseBody};
 use crate::controller::errors;
-use crate::controller::scram::{
-    DUPLICATE_RESOURCE,  RESOURCE_NOT_FOUND, UNACCEPTABLE_CREDENTIAL,
-};
+use crate::controller::scram::{DUPLICATE_RESOURCE, RESOURCE_NOT_FOUND, UNACCEPTABLE_CREDENTIAL};
 use crate::security::scram::{ScramCredential, ScramMechanism};
 use crate::security::UNSUPPORTED_SASL_MECHANISM;
 

@@ -3,11 +3,11 @@
 use uuid::Uuid;
 
 use super::{MetadataImage, ReplayError};
+use crate::common::release::METADATA_VERSION_FEATURE;
 use crate::metadata::records::{
     BrokerRegistrationChangeRecord, FeatureLevelRecord, RegisterBrokerRecord,
     RegisterControllerRecord, UnregisterBrokerRecord, UnregisterControllerRecord,
 };
-use crate::common::release::METADATA_VERSION_FEATURE;
 
 /// kraft.version is a Raft control record, never a finalized feature of the image: Kafka skips
 /// a FeatureLevelRecord for it (KAFKA-18979), which older releases wrote by mistake.

@@ -9,8 +9,8 @@ use uuid::Uuid;
 use super::configs::config_resource_type_name;
 use super::security::scram_mechanism_name;
 use super::MetadataImage;
-use crate::metadata::field::Field as _;
 use crate::common::uuid::uuid_to_kafka_string;
+use crate::metadata::field::Field as _;
 
 /// Records in the image show every field they can hold.
 const ALL_FIELDS: u16 = u16::MAX;

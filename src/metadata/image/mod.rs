@@ -38,10 +38,10 @@ use super::records::{
     AccessControlEntryRecord, DelegationTokenRecord, RegisterBrokerRecord,
     UserScramCredentialRecord,
 };
+use crate::common::release::METADATA_VERSION_FEATURE;
 use crate::records::control::ControlRecord;
 use crate::records::framer::BatchFramer;
 use crate::records::view::BatchView;
-use crate::common::release::METADATA_VERSION_FEATURE;
 
 pub use configs::{config_resource_type_name, ClientQuotaEntity, ConfigResource};
 pub use topics::{IsrMembers, PartitionRegistration, PartitionStats, TopicImage, NO_LEADER_CHANGE};

@@ -15,13 +15,15 @@
 
 use super::MetadataImage;
 use crate::common::java::{java_hash_map_order, Built};
+pub use crate::common::release::{
+    mv, transactions_supported, ELR_FEATURE, METADATA_VERSION_FEATURE,
+};
 use crate::metadata::record::{ApiMessageAndVersion, MetadataRecord};
 use crate::metadata::records::{
     ClientQuotaEntity as QuotaEntityData, ClientQuotaRecord, ConfigRecord, FeatureLevelRecord,
     PartitionRecord, ProducerIdsRecord, TopicRecord,
 };
 use crate::metadata::MetadataError;
-pub use crate::common::release::{mv, transactions_supported, ELR_FEATURE, METADATA_VERSION_FEATURE};
 
 /// Why the image could not be written.
 #[derive(Debug, thiserror::Error)]
