@@ -30,42 +30,13 @@ use crate::common::principal::Principal;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use bytes::{Buf, Bytes, BytesMut};
-use kafka_protocol::messages::{ApiKey, DefaultPrincipalData, EnvelopeRequest, EnvelopeResponse};
+use kafka_protocol::messages::{DefaultPrincipalData, EnvelopeRequest, EnvelopeResponse};
 use kafka_protocol::protocol::{decode_budget, Decodable};
 
 use super::header::{decode_request_header, encode_response_header, RequestHeader};
 use super::messages::{RequestBody, ResponseBody};
 use super::versions;
 use super::CodecError;
-
-/// The APIs Kafka 4.1 marks forwardable (`ApiKeys.forwardable`): only these may arrive inside
-/// an envelope. ferrokraft serves every one of them ([`versions::advertised`]; see
-/// [`unwrap_envelope`]).
-const FORWARDABLE: &[ApiKey] = &[
-    ApiKey::CreateTopics,
-    ApiKey::DeleteTopics,
-    ApiKey::AlterConfigs,
-    ApiKey::CreateAcls,
-    ApiKey::DeleteAcls,
-    ApiKey::CreatePartitions,
-    ApiKey::CreateDelegationToken,
-    ApiKey::RenewDelegationToken,
-    ApiKey::ExpireDelegationToken,
-    ApiKey::ElectLeaders,
-    ApiKey::IncrementalAlterConfigs,
-    ApiKey::AlterPartitionReassignments,
-    ApiKey::ListPartitionReassignments,
-    ApiKey::AlterClientQuotas,
-    ApiKey::AlterUserScramCredentials,
-    ApiKey::DescribeQuorum,
-    ApiKey::UpdateFeatures,
-    ApiKey::UnregisterBroker,
-    ApiKey::AllocateProducerIds,
-    ApiKey::AddRaftVoter,
-    ApiKey::RemoveRaftVoter,
-    // Kafka 4.4.
-    ApiKey::UnregisterController,
-];
 
 /// An envelope's inner request, checked and decoded, ready to be served as a direct one.
 #[derive(Debug, Clone, PartialEq)]
@@ -129,7 +100,7 @@ pub fn unwrap_envelope(req: &EnvelopeRequest) -> Result<Forwarded, EnvelopeRejec
     })?;
     let api_key = header.api_key;
     let version = header.api_version;
-    if !FORWARDABLE.contains(&api_key) {
+    if !super::apis::api(api_key).is_some_and(|a| a.forwardable) {
         return Err(rejected(
             INVALID_REQUEST,
             format!("API {api_key:?} is not enabled or is not eligible for forwarding"),

@@ -8,6 +8,7 @@
 //! kafka-protocol supplies the message structs and their versioned encodings; this module adds
 //! the framing, the header rules and the single table of what we advertise.
 pub mod api_versions;
+pub mod apis;
 pub mod envelope;
 pub mod error;
 pub mod error_response;

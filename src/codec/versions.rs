@@ -11,6 +11,8 @@
 
 use kafka_protocol::messages::ApiKey;
 
+use super::apis::APIS;
+
 pub use crate::common::release::Release;
 
 /// One advertised API and its inclusive version range.
@@ -39,119 +41,11 @@ const fn api(api_key: ApiKey, min_version: i16, max_version: i16) -> ApiRange {
     }
 }
 
-/// One API in both releases: its lowest version, and its newest in Kafka 4.1.2 (`None`: not a
-/// 4.1 API) and in Kafka 4.4.0.
-#[derive(Clone, Copy)]
-struct Served {
-    api_key: ApiKey,
-    min_version: i16,
-    max_4_1: Option<i16>,
-    max_4_4: i16,
-}
-
-const fn both(api_key: ApiKey, min_version: i16, max_version: i16) -> Served {
-    Served {
-        api_key,
-        min_version,
-        max_4_1: Some(max_version),
-        max_4_4: max_version,
-    }
-}
-
-const fn newer_in_4_4(api_key: ApiKey, min_version: i16, max_4_1: i16, max_4_4: i16) -> Served {
-    Served {
-        api_key,
-        min_version,
-        max_4_1: Some(max_4_1),
-        max_4_4,
-    }
-}
-
-/// Every API served, in ascending key order (Kafka lists them that way too), with what each
-/// release advertises.
-const SERVED: &[Served] = &[
-    // Fetch below v13 cannot carry the metadata topic id, which KRaft matches on; Kafka 4.x
-    // still advertises 4+ (KIP-896 removed 0-3) and rejects the partition later, so do we.
-    both(ApiKey::Fetch, 4, 18),
-    // Authentication on SASL listeners (`crate::security`); on the others, and after
-    // authentication, answered ILLEGAL_SASL_STATE as Kafka's ControllerApis answers.
-    both(ApiKey::SaslHandshake, 0, 1),
-    // v5 (Kafka 4.4, KIP-1242) adds the cluster and node id the client expects; a controller
-    // only checks they come as a pair (a broker answers REBOOTSTRAP_REQUIRED on a mismatch).
-    newer_in_4_4(ApiKey::ApiVersions, 0, 4, 5),
-    // KIP-896 (Kafka 4.0) removed CreateTopics v0-1.
-    both(ApiKey::CreateTopics, 2, 7),
-    // KIP-896 removed DeleteTopics v0.
-    both(ApiKey::DeleteTopics, 1, 6),
-    // KIP-896 removed v0 of the three ACL APIs and DescribeConfigs v0.
-    both(ApiKey::DescribeAcls, 1, 3),
-    both(ApiKey::CreateAcls, 1, 3),
-    both(ApiKey::DeleteAcls, 1, 3),
-    both(ApiKey::DescribeConfigs, 1, 4),
-    both(ApiKey::AlterConfigs, 0, 2),
-    both(ApiKey::SaslAuthenticate, 0, 2),
-    both(ApiKey::CreatePartitions, 0, 3),
-    // KIP-896 removed v0 of the delegation-token APIs. Forwarded by brokers
-    // (kafka-delegation-tokens); Describe is answered by brokers, and a Kafka controller
-    // advertises it but has no handler (UNKNOWN_SERVER_ERROR), as here.
-    both(ApiKey::CreateDelegationToken, 1, 3),
-    both(ApiKey::RenewDelegationToken, 1, 2),
-    both(ApiKey::ExpireDelegationToken, 1, 2),
-    both(ApiKey::DescribeDelegationToken, 1, 3),
-    both(ApiKey::ElectLeaders, 0, 2),
-    both(ApiKey::IncrementalAlterConfigs, 0, 1),
-    both(ApiKey::AlterPartitionReassignments, 0, 1),
-    both(ApiKey::ListPartitionReassignments, 0, 0),
-    // Forwarded by brokers (kafka-configs --alter --entity-type users … producer_byte_rate=…).
-    both(ApiKey::AlterClientQuotas, 0, 1),
-    // Advertised by a Kafka controller, which has no handler for it (UNKNOWN_SERVER_ERROR).
-    both(ApiKey::DescribeUserScramCredentials, 0, 0),
-    // Forwarded by brokers (kafka-configs --alter --add-config SCRAM-SHA-256=…).
-    both(ApiKey::AlterUserScramCredentials, 0, 0),
-    both(ApiKey::Vote, 0, 2),
-    both(ApiKey::BeginQuorumEpoch, 0, 1),
-    both(ApiKey::EndQuorumEpoch, 0, 1),
-    both(ApiKey::DescribeQuorum, 0, 2),
-    // KIP-896 removed AlterPartition v0-1.
-    both(ApiKey::AlterPartition, 2, 3),
-    both(ApiKey::UpdateFeatures, 0, 2),
-    // A broker forwards DescribeQuorum/AddRaftVoter/RemoveRaftVoter only to a controller that
-    // advertises Envelope (its NetworkClient refuses an API the peer does not list).
-    both(ApiKey::Envelope, 0, 0),
-    both(ApiKey::FetchSnapshot, 0, 1),
-    both(ApiKey::DescribeCluster, 0, 2),
-    both(ApiKey::BrokerRegistration, 0, 4),
-    // v2 (Kafka 4.4, KIP-1066): the broker's cordoned log directories.
-    newer_in_4_4(ApiKey::BrokerHeartbeat, 0, 1, 2),
-    both(ApiKey::UnregisterBroker, 0, 0),
-    both(ApiKey::AllocateProducerIds, 0, 0),
-    both(ApiKey::ControllerRegistration, 0, 0),
-    both(ApiKey::AssignReplicasToDirs, 0, 0),
-    // v1 (Kafka 4.4): AckWhenCommitted false answers once the VotersRecord is appended.
-    newer_in_4_4(ApiKey::AddRaftVoter, 0, 0, 1),
-    both(ApiKey::RemoveRaftVoter, 0, 0),
-    both(ApiKey::UpdateRaftVoter, 0, 0),
-    // Kafka 4.4 (KIP-1312).
-    Served {
-        api_key: ApiKey::UnregisterController,
-        min_version: 0,
-        max_4_1: None,
-        max_4_4: 0,
-    },
-];
-
-const fn max_in(s: &Served, release: Release) -> Option<i16> {
-    match release {
-        Release::Kafka4_1 => s.max_4_1,
-        Release::Kafka4_4 => Some(s.max_4_4),
-    }
-}
-
 const fn count_in(release: Release) -> usize {
     let mut n = 0;
     let mut i = 0;
-    while i < SERVED.len() {
-        if max_in(&SERVED[i], release).is_some() {
+    while i < APIS.len() {
+        if APIS[i].max_in(release).is_some() {
             n += 1;
         }
         i += 1;
@@ -162,9 +56,9 @@ const fn count_in(release: Release) -> usize {
 const fn table_of<const N: usize>(release: Release) -> [ApiRange; N] {
     let mut out = [api(ApiKey::Fetch, 0, 0); N];
     let (mut i, mut j) = (0, 0);
-    while i < SERVED.len() {
-        let s = &SERVED[i];
-        if let Some(max) = max_in(s, release) {
+    while i < APIS.len() {
+        let s = &APIS[i];
+        if let Some(max) = s.max_in(release) {
             out[j] = api(s.api_key, s.min_version, max);
             j += 1;
         }

@@ -6,6 +6,7 @@
 //! ([`secret`]), Kafka's Uuid text form ([`uuid`]), an offset with its epoch
 //! ([`offset_epoch`]), and the Java behaviours Kafka's answers depend on ([`java`]).
 
+pub mod acl;
 pub mod errors;
 pub mod java;
 pub mod offset_epoch;

@@ -39,39 +39,9 @@ use crate::raft::InboundRequest;
 const METADATA_TOPIC: &str = "__cluster_metadata";
 
 /// The cluster-level operation Kafka's ControllerApis demands before serving `api`; `None`
-/// for the APIs checked per resource (or not at all: ApiVersions, SASL).
+/// for the APIs checked per resource (or not at all: ApiVersions, SASL). From the API table.
 pub fn cluster_operation(api: ApiKey) -> Option<AclOperation> {
-    use ApiKey as K;
-    Some(match api {
-        K::Fetch
-        | K::FetchSnapshot
-        | K::Vote
-        | K::BeginQuorumEpoch
-        | K::EndQuorumEpoch
-        | K::AlterPartition
-        | K::BrokerHeartbeat
-        | K::BrokerRegistration
-        | K::ControllerRegistration
-        | K::AllocateProducerIds
-        | K::AssignReplicasToDirs
-        | K::UpdateRaftVoter => AclOperation::ClusterAction,
-        K::DescribeQuorum | K::ListPartitionReassignments | K::DescribeAcls => {
-            AclOperation::Describe
-        }
-        K::ElectLeaders
-        | K::UnregisterBroker
-        | K::UnregisterController
-        | K::AlterPartitionReassignments
-        | K::AlterUserScramCredentials
-        | K::UpdateFeatures
-        | K::DescribeCluster
-        | K::AddRaftVoter
-        | K::RemoveRaftVoter
-        | K::CreateAcls
-        | K::DeleteAcls => AclOperation::Alter,
-        K::AlterClientQuotas => AclOperation::AlterConfigs,
-        _ => return None,
-    })
+    crate::codec::apis::api(api).and_then(|a| a.cluster_operation)
 }
 
 /// One authorization against the committed ACLs; a denial is logged as Kafka's audit logger

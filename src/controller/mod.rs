@@ -47,7 +47,6 @@ pub(crate) mod tests;
 use std::collections::{BTreeMap, VecDeque};
 
 use bytes::Bytes;
-use kafka_protocol::messages::ApiKey;
 
 use crate::codec::{RequestBody, ResponseBody};
 use crate::logging::LogLevels;
@@ -64,48 +63,11 @@ pub use result::{ControllerResult, RecordOut};
 /// Bytes read from the log per replay step.
 const REPLAY_READ_BYTES: usize = 1 << 20;
 
-/// The APIs the controller layer serves (the rest go to the Raft core or the node).
-pub const CONTROLLER_APIS: &[ApiKey] = &[
-    ApiKey::CreateTopics,
-    ApiKey::DeleteTopics,
-    ApiKey::CreatePartitions,
-    ApiKey::DescribeConfigs,
-    ApiKey::AlterConfigs,
-    ApiKey::IncrementalAlterConfigs,
-    ApiKey::AlterPartitionReassignments,
-    ApiKey::ListPartitionReassignments,
-    ApiKey::UpdateFeatures,
-    ApiKey::AlterPartition,
-    ApiKey::BrokerRegistration,
-    ApiKey::BrokerHeartbeat,
-    ApiKey::UnregisterBroker,
-    ApiKey::UnregisterController,
-    ApiKey::AllocateProducerIds,
-    ApiKey::ControllerRegistration,
-    ApiKey::AssignReplicasToDirs,
-    ApiKey::ElectLeaders,
-    ApiKey::AlterUserScramCredentials,
-    ApiKey::AlterClientQuotas,
-    ApiKey::CreateDelegationToken,
-    ApiKey::RenewDelegationToken,
-    ApiKey::ExpireDelegationToken,
-    // Advertised (as by a Kafka controller) but not served: answered UNKNOWN_SERVER_ERROR.
-    ApiKey::DescribeDelegationToken,
-    ApiKey::DescribeUserScramCredentials,
-    ApiKey::DescribeAcls,
-    ApiKey::CreateAcls,
-    ApiKey::DeleteAcls,
-];
 
 /// Kafka's `MAX_RECORDS_PER_USER_OP` (its `MAX_RECORDS_PER_BATCH`): an atomic write holds at
 /// most this many records; a request that would write more is refused whole with
 /// POLICY_VIOLATION.
 pub const MAX_RECORDS_PER_USER_OP: usize = 10_000;
-
-/// Whether `api_key` is served by the controller layer.
-pub fn serves(api_key: ApiKey) -> bool {
-    CONTROLLER_APIS.contains(&api_key)
-}
 
 /// What [`QuorumController::replay_committed`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -275,7 +275,7 @@ impl NodeMachine {
         store: &mut S,
         request: InboundRequest,
     ) -> Result<(), S::Error> {
-        if crate::controller::serves(request.body.api_key()) {
+        if crate::codec::apis::is_controller_api(request.body.api_key()) {
             self.controller.set_kraft_version(self.core.kraft_version());
             return self
                 .with_controller(now_ms, store, |c, a| c.handle_request(now_ms, a, request));

@@ -36,24 +36,10 @@ pub struct QuotaLimits {
     pub per_ip_overrides: HashMap<IpAddr, usize>,
 }
 
-/// The APIs whose requests mark a connection as cluster traffic, never evicted for a client.
+/// Whether a request of `api_key` marks its connection as cluster traffic, never evicted for
+/// a client (the API table's `cluster_traffic`).
 pub fn is_cluster_action(api_key: ApiKey) -> bool {
-    matches!(
-        api_key,
-        ApiKey::Vote
-            | ApiKey::BeginQuorumEpoch
-            | ApiKey::EndQuorumEpoch
-            | ApiKey::Fetch
-            | ApiKey::FetchSnapshot
-            | ApiKey::UpdateRaftVoter
-            | ApiKey::BrokerRegistration
-            | ApiKey::BrokerHeartbeat
-            | ApiKey::ControllerRegistration
-            | ApiKey::AlterPartition
-            | ApiKey::AssignReplicasToDirs
-            | ApiKey::AllocateProducerIds
-            | ApiKey::Envelope
-    )
+    crate::codec::apis::api(api_key).is_some_and(|a| a.cluster_traffic)
 }
 
 #[derive(Debug)]

@@ -1,0 +1,303 @@
+//! THE API table: one row per API this node serves, with every fact about it that some layer
+//! needs (Kafka keeps the same facts on `ApiKeys` and in `ControllerApis`).
+//!
+//! ```text
+//!   APIS ─▶ versions::ADVERTISED / ADVERTISED_4_4   what ApiVersions lists, per release
+//!        ─▶ owner                                   who answers: the node, the Raft core,
+//!                                                   the controller (one routing decision)
+//!        ─▶ cluster_operation                       ControllerApis' cluster-level ACL check
+//!        ─▶ forwardable                             what may arrive inside an Envelope
+//!        ─▶ cluster_traffic                         connections never evicted for clients
+//!        ─▶ kind                                    answered from the committed image (Read)
+//!                                                   or a write on the active controller
+//! ```
+//!
+//! Adding an API is a row here, its error answer in `error_response.rs`, its manager and its
+//! entry in `controller::apis` (or the Raft core's dispatch).
+
+use kafka_protocol::messages::ApiKey;
+
+use crate::common::acl::AclOperation;
+use crate::common::release::Release;
+
+/// Who answers an API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    /// The node's request handler itself (ApiVersions, SASL, Envelope, DescribeCluster).
+    Node,
+    /// The Raft core (Kafka's `KafkaRaftClient`).
+    Raft,
+    /// The controller (Kafka's `ControllerApis` → `QuorumController`).
+    Controller,
+}
+
+/// Whether an API reads or may write the metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Answered from what is committed, on any node.
+    Read,
+    /// May write records; for the controller, only the active controller serves it.
+    Write,
+}
+
+/// One API and its facts.
+#[derive(Debug, Clone, Copy)]
+pub struct Api {
+    /// The API.
+    pub api_key: ApiKey,
+    /// Lowest version served.
+    pub min_version: i16,
+    /// Highest version Kafka 4.1.2's controller advertises (`None`: not a 4.1 API).
+    pub max_4_1: Option<i16>,
+    /// Highest version Kafka 4.4.0's controller advertises.
+    pub max_4_4: i16,
+    /// Who answers it.
+    pub owner: Owner,
+    /// The operation on the CLUSTER resource Kafka's ControllerApis demands before serving
+    /// it; `None` for APIs checked per resource, or not at all (ApiVersions, SASL).
+    pub cluster_operation: Option<AclOperation>,
+    /// Kafka's `ApiKeys.forwardable`: a broker may send it inside an Envelope.
+    pub forwardable: bool,
+    /// A request of it marks its connection as cluster traffic (never evicted for a client
+    /// connection by `max.connections`).
+    pub cluster_traffic: bool,
+    /// Read or write.
+    pub kind: Kind,
+}
+
+impl Api {
+    /// The highest version `release` advertises, `None` when it does not list the API.
+    pub const fn max_in(&self, release: Release) -> Option<i16> {
+        match release {
+            Release::Kafka4_1 => self.max_4_1,
+            Release::Kafka4_4 => Some(self.max_4_4),
+        }
+    }
+}
+
+use AclOperation::{Alter, AlterConfigs, ClusterAction, Describe};
+use Kind::{Read, Write};
+use Owner::{Controller, Node, Raft};
+
+/// A row served alike by Kafka 4.1.2 and 4.4.0 controllers.
+const fn row(api_key: ApiKey, min: i16, max: i16, owner: Owner, kind: Kind) -> Api {
+    Api {
+        api_key,
+        min_version: min,
+        max_4_1: Some(max),
+        max_4_4: max,
+        owner,
+        cluster_operation: None,
+        forwardable: false,
+        cluster_traffic: false,
+        kind,
+    }
+}
+
+impl Api {
+    const fn op(mut self, operation: AclOperation) -> Self {
+        self.cluster_operation = Some(operation);
+        self
+    }
+    const fn forwardable(mut self) -> Self {
+        self.forwardable = true;
+        self
+    }
+    const fn cluster_traffic(mut self) -> Self {
+        self.cluster_traffic = true;
+        self
+    }
+    /// Kafka 4.4.0 advertises up to `max` (4.1.2 up to the row's own maximum).
+    const fn max_4_4(mut self, max: i16) -> Self {
+        self.max_4_4 = max;
+        self
+    }
+    /// Kafka 4.4 only.
+    const fn new_in_4_4(mut self) -> Self {
+        self.max_4_1 = None;
+        self
+    }
+}
+
+/// Every API served, in ascending key order (Kafka's ApiVersions lists them that way).
+pub const APIS: &[Api] = &[
+    // Fetch below v13 cannot carry the metadata topic id, which KRaft matches on; Kafka 4.x
+    // still advertises 4+ (KIP-896 removed 0-3) and rejects the partition later, so do we.
+    row(ApiKey::Fetch, 4, 18, Raft, Read)
+        .op(ClusterAction)
+        .cluster_traffic(),
+    // Authentication on SASL listeners (`crate::security`); on the others, and after
+    // authentication, answered ILLEGAL_SASL_STATE as Kafka's ControllerApis answers.
+    row(ApiKey::SaslHandshake, 0, 1, Node, Read),
+    // v5 (Kafka 4.4, KIP-1242) adds the cluster and node id the client expects; a controller
+    // only checks they come as a pair (a broker answers REBOOTSTRAP_REQUIRED on a mismatch).
+    row(ApiKey::ApiVersions, 0, 4, Node, Read).max_4_4(5),
+    // KIP-896 (Kafka 4.0) removed CreateTopics v0-1.
+    row(ApiKey::CreateTopics, 2, 7, Controller, Write).forwardable(),
+    // KIP-896 removed DeleteTopics v0.
+    row(ApiKey::DeleteTopics, 1, 6, Controller, Write).forwardable(),
+    // KIP-896 removed v0 of the three ACL APIs and DescribeConfigs v0.
+    row(ApiKey::DescribeAcls, 1, 3, Controller, Read).op(Describe),
+    row(ApiKey::CreateAcls, 1, 3, Controller, Write)
+        .op(Alter)
+        .forwardable(),
+    row(ApiKey::DeleteAcls, 1, 3, Controller, Write)
+        .op(Alter)
+        .forwardable(),
+    row(ApiKey::DescribeConfigs, 1, 4, Controller, Read),
+    row(ApiKey::AlterConfigs, 0, 2, Controller, Write).forwardable(),
+    row(ApiKey::SaslAuthenticate, 0, 2, Node, Read),
+    row(ApiKey::CreatePartitions, 0, 3, Controller, Write).forwardable(),
+    // KIP-896 removed v0 of the delegation-token APIs. Forwarded by brokers
+    // (kafka-delegation-tokens); Describe is answered by brokers, and a Kafka controller
+    // advertises it but has no handler (UNKNOWN_SERVER_ERROR), as here.
+    row(ApiKey::CreateDelegationToken, 1, 3, Controller, Write).forwardable(),
+    row(ApiKey::RenewDelegationToken, 1, 2, Controller, Write).forwardable(),
+    row(ApiKey::ExpireDelegationToken, 1, 2, Controller, Write).forwardable(),
+    row(ApiKey::DescribeDelegationToken, 1, 3, Controller, Read),
+    row(ApiKey::ElectLeaders, 0, 2, Controller, Write)
+        .op(Alter)
+        .forwardable(),
+    row(ApiKey::IncrementalAlterConfigs, 0, 1, Controller, Write).forwardable(),
+    row(ApiKey::AlterPartitionReassignments, 0, 1, Controller, Write)
+        .op(Alter)
+        .forwardable(),
+    row(ApiKey::ListPartitionReassignments, 0, 0, Controller, Read)
+        .op(Describe)
+        .forwardable(),
+    // Forwarded by brokers (kafka-configs --alter --entity-type users … producer_byte_rate=…).
+    row(ApiKey::AlterClientQuotas, 0, 1, Controller, Write)
+        .op(AlterConfigs)
+        .forwardable(),
+    // Advertised by a Kafka controller, which has no handler for it (UNKNOWN_SERVER_ERROR).
+    row(ApiKey::DescribeUserScramCredentials, 0, 0, Controller, Read),
+    // Forwarded by brokers (kafka-configs --alter --add-config SCRAM-SHA-256=…).
+    row(ApiKey::AlterUserScramCredentials, 0, 0, Controller, Write)
+        .op(Alter)
+        .forwardable(),
+    row(ApiKey::Vote, 0, 2, Raft, Write)
+        .op(ClusterAction)
+        .cluster_traffic(),
+    row(ApiKey::BeginQuorumEpoch, 0, 1, Raft, Write)
+        .op(ClusterAction)
+        .cluster_traffic(),
+    row(ApiKey::EndQuorumEpoch, 0, 1, Raft, Write)
+        .op(ClusterAction)
+        .cluster_traffic(),
+    row(ApiKey::DescribeQuorum, 0, 2, Raft, Read)
+        .op(Describe)
+        .forwardable(),
+    // KIP-896 removed AlterPartition v0-1.
+    row(ApiKey::AlterPartition, 2, 3, Controller, Write)
+        .op(ClusterAction)
+        .cluster_traffic(),
+    row(ApiKey::UpdateFeatures, 0, 2, Controller, Write)
+        .op(Alter)
+        .forwardable(),
+    // A broker forwards DescribeQuorum/AddRaftVoter/RemoveRaftVoter only to a controller that
+    // advertises Envelope (its NetworkClient refuses an API the peer does not list). Its
+    // CLUSTER_ACTION is checked where it is unwrapped.
+    row(ApiKey::Envelope, 0, 0, Node, Read).cluster_traffic(),
+    row(ApiKey::FetchSnapshot, 0, 1, Raft, Read)
+        .op(ClusterAction)
+        .cluster_traffic(),
+    row(ApiKey::DescribeCluster, 0, 2, Node, Read).op(Alter),
+    row(ApiKey::BrokerRegistration, 0, 4, Controller, Write)
+        .op(ClusterAction)
+        .cluster_traffic(),
+    // v2 (Kafka 4.4, KIP-1066): the broker's cordoned log directories.
+    row(ApiKey::BrokerHeartbeat, 0, 1, Controller, Write)
+        .max_4_4(2)
+        .op(ClusterAction)
+        .cluster_traffic(),
+    row(ApiKey::UnregisterBroker, 0, 0, Controller, Write)
+        .op(Alter)
+        .forwardable(),
+    row(ApiKey::AllocateProducerIds, 0, 0, Controller, Write)
+        .op(ClusterAction)
+        .forwardable()
+        .cluster_traffic(),
+    row(ApiKey::ControllerRegistration, 0, 0, Controller, Write)
+        .op(ClusterAction)
+        .cluster_traffic(),
+    row(ApiKey::AssignReplicasToDirs, 0, 0, Controller, Write)
+        .op(ClusterAction)
+        .cluster_traffic(),
+    // v1 (Kafka 4.4): AckWhenCommitted false answers once the VotersRecord is appended.
+    row(ApiKey::AddRaftVoter, 0, 0, Raft, Write)
+        .max_4_4(1)
+        .op(Alter)
+        .forwardable(),
+    row(ApiKey::RemoveRaftVoter, 0, 0, Raft, Write)
+        .op(Alter)
+        .forwardable(),
+    row(ApiKey::UpdateRaftVoter, 0, 0, Raft, Write)
+        .op(ClusterAction)
+        .cluster_traffic(),
+    // Kafka 4.4 (KIP-1312).
+    row(ApiKey::UnregisterController, 0, 0, Controller, Write)
+        .new_in_4_4()
+        .op(Alter)
+        .forwardable(),
+];
+
+/// The row of `api_key`, if this node serves it.
+pub fn api(api_key: ApiKey) -> Option<&'static Api> {
+    APIS.iter().find(|a| a.api_key == api_key)
+}
+
+/// Whether `api_key` is served by the controller layer.
+pub fn is_controller_api(api_key: ApiKey) -> bool {
+    api(api_key).is_some_and(|a| a.owner == Owner::Controller)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_row_per_api_in_key_order() {
+        let keys: Vec<i16> = APIS.iter().map(|a| a.api_key as i16).collect();
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(keys, sorted);
+    }
+
+    /// Kafka 4.1's `ApiKeys.forwardable` among the APIs a controller serves.
+    #[test]
+    fn forwardable_apis_are_kafkas() {
+        let forwardable: Vec<ApiKey> = APIS
+            .iter()
+            .filter(|a| a.forwardable)
+            .map(|a| a.api_key)
+            .collect();
+        assert_eq!(
+            forwardable,
+            [
+                ApiKey::CreateTopics,
+                ApiKey::DeleteTopics,
+                ApiKey::CreateAcls,
+                ApiKey::DeleteAcls,
+                ApiKey::AlterConfigs,
+                ApiKey::CreatePartitions,
+                ApiKey::CreateDelegationToken,
+                ApiKey::RenewDelegationToken,
+                ApiKey::ExpireDelegationToken,
+                ApiKey::ElectLeaders,
+                ApiKey::IncrementalAlterConfigs,
+                ApiKey::AlterPartitionReassignments,
+                ApiKey::ListPartitionReassignments,
+                ApiKey::AlterClientQuotas,
+                ApiKey::AlterUserScramCredentials,
+                ApiKey::DescribeQuorum,
+                ApiKey::UpdateFeatures,
+                ApiKey::UnregisterBroker,
+                ApiKey::AllocateProducerIds,
+                ApiKey::AddRaftVoter,
+                ApiKey::RemoveRaftVoter,
+                ApiKey::UnregisterController,
+            ]
+        );
+    }
+}
