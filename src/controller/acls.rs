@@ -49,55 +49,6 @@ fn str_bytes(s: &str) -> StrBytes {
     StrBytes::from_string(s.to_string())
 }
 
-/// Kafka's request-parse checks of the three ACL APIs (`CreateAclsRequest.validate`,
-/// `DeleteAclsRequest`/`DescribeAclsRequest.normalizeAndValidate`): an enum sent as UNKNOWN (0)
-/// fails the parse, and Kafka closes the connection. `Err` holds the reason to log.
-pub fn parse_check(body: &RequestBody) -> Result<(), String> {
-    let unknown = |pattern: i8, resource: i8, op: i8, perm: i8| {
-        pattern == PatternType::Unknown.code()
-            || resource == ResourceType::Unknown.code()
-            || op == AclOperation::Unknown.code()
-            || perm == AclPermissionType::Unknown.code()
-    };
-    match body {
-        RequestBody::CreateAcls(req)
-            if req.creations.iter().any(|c| {
-                unknown(
-                    c.resource_pattern_type,
-                    c.resource_type,
-                    c.operation,
-                    c.permission_type,
-                )
-            }) =>
-        {
-            Err("CreatableAcls contain unknown elements".to_string())
-        }
-        RequestBody::DeleteAcls(req)
-            if req.filters.iter().any(|f| {
-                unknown(
-                    f.pattern_type_filter,
-                    f.resource_type_filter,
-                    f.operation,
-                    f.permission_type,
-                )
-            }) =>
-        {
-            Err("Filters contain UNKNOWN elements".to_string())
-        }
-        RequestBody::DescribeAcls(req)
-            if unknown(
-                req.pattern_type_filter,
-                req.resource_type_filter,
-                req.operation,
-                req.permission_type,
-            ) =>
-        {
-            Err("DescribeAclsRequest contains UNKNOWN elements".to_string())
-        }
-        _ => Ok(()),
-    }
-}
-
 /// Kafka's answer to an ACL API on a controller without an authorizer; `None` for any other
 /// request.
 pub fn security_disabled(body: &RequestBody) -> Option<ResponseBody> {

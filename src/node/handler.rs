@@ -301,7 +301,7 @@ impl Node {
                             ))),
                     ),
                     raft_body => {
-                        if let Err(reason) = crate::controller::acls::parse_check(&raft_body) {
+                        if let Err(reason) = crate::codec::request::parse_check(&raft_body) {
                             // Kafka's request parse fails on these, and its socket server
                             // closes the connection.
                             self.warnings.warn(
