@@ -153,7 +153,11 @@ fn every_forwardable_api_is_served() {
     // Since the delegation-token APIs (#16) nothing a broker forwards is refused as unserved;
     // a version beyond the advertised range still is (the test above).
     for api in crate::codec::apis::APIS.iter().filter(|a| a.forwardable) {
-        assert!(versions::advertised(api.api_key).is_some(), "{:?} not served", api.api_key);
+        assert!(
+            versions::advertised(api.api_key).is_some(),
+            "{:?} not served",
+            api.api_key
+        );
     }
     let token = inner(
         ApiKey::CreateDelegationToken,

@@ -33,8 +33,8 @@ use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
 
 use super::errors::{self, ApiError};
+use super::result::MAX_RECORDS_PER_USER_OP;
 use super::result::{ControllerResult, RecordOut};
-use super::MAX_RECORDS_PER_USER_OP;
 use crate::codec::{RequestBody, ResponseBody};
 use crate::metadata::acl::{
     sorted_acls, AclBinding, AclBindingFilter, AclOperation, AclPermissionType, PatternType,
@@ -167,7 +167,7 @@ pub fn create_acls(
         }
         if !existing.contains(&acl) {
             let id = loop {
-                let id = super::replication::random_topic_id(rng);
+                let id = rng.uuid();
                 if taken.insert(id) {
                     break id;
                 }

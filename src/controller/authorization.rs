@@ -216,12 +216,8 @@ pub fn authorize_logged(
 
 /// The answer refusing `request` before it is served, if it must be refused (Kafka's
 /// `authorizeClusterOperation` and the per-resource checks this layer makes whole).
-pub fn refusal(
-    cfg: Option<&AuthorizerConfig>,
-    committed: &MetadataImage,
-    request: &InboundRequest,
-) -> Option<ResponseBody> {
-    let checker = Checker::new(cfg, committed, request)?;
+pub fn refusal(checker: Option<&Checker<'_>>, request: &InboundRequest) -> Option<ResponseBody> {
+    let checker = checker?;
     if let Some(broker) = &request.forwarded_by {
         let who = Requester {
             principal: &broker.principal,

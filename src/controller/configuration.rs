@@ -366,7 +366,7 @@ fn alter(
             .collect();
         records.extend(clears);
     }
-    if records.len() > super::MAX_RECORDS_PER_USER_OP {
+    if records.len() > super::result::MAX_RECORDS_PER_USER_OP {
         return (
             Err(ApiError::new(
                 errors::POLICY_VIOLATION,

@@ -23,7 +23,9 @@
 
 pub mod acls;
 pub mod activation;
+mod active;
 mod answers;
+mod apis;
 pub mod authorization;
 pub mod client_quotas;
 pub mod cluster;
@@ -36,10 +38,13 @@ pub mod features;
 pub mod heartbeats;
 pub mod io;
 pub mod mutation_quotas;
+mod periodic;
 pub mod producer_ids;
 pub mod replication;
 pub mod result;
 pub mod scram;
+mod sharing;
+mod write;
 
 #[cfg(test)]
 pub(crate) mod tests;
@@ -48,11 +53,9 @@ use std::collections::{BTreeMap, VecDeque};
 
 use bytes::Bytes;
 
-use crate::codec::{RequestBody, ResponseBody};
 use crate::logging::LogLevels;
 use crate::metadata::image::MetadataImage;
-use crate::metadata::record::ApiMessageAndVersion;
-use crate::raft::{InboundRequest, LogReader, ProposeError, Rng};
+use crate::raft::{LogReader, Rng};
 
 pub use config::ControllerConfig;
 pub use errors::{ApiError, ControllerError};
@@ -62,12 +65,6 @@ pub use result::{ControllerResult, RecordOut};
 
 /// Bytes read from the log per replay step.
 const REPLAY_READ_BYTES: usize = 1 << 20;
-
-
-/// Kafka's `MAX_RECORDS_PER_USER_OP` (its `MAX_RECORDS_PER_BATCH`): an atomic write holds at
-/// most this many records; a request that would write more is refused whole with
-/// POLICY_VIOLATION.
-pub const MAX_RECORDS_PER_USER_OP: usize = 10_000;
 
 /// What [`QuorumController::replay_committed`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -92,11 +89,9 @@ enum Leadership {
     Active(Box<active::ActiveController>),
 }
 
-mod active;
-mod sharing;
-
 pub use crate::codec::error_response::error_response;
 pub use answers::not_controller;
+pub use result::MAX_RECORDS_PER_USER_OP;
 
 /// The controller of one node: the committed image on every node, the active state on the
 /// leader. Call order: after every `handle_*`/`replay_committed`/`poll`, drain
@@ -328,246 +323,6 @@ impl QuorumController {
         self.cfg.kraft_version = kraft_version;
     }
 
-    /// The answer refusing `request` because its sender may not make it (Kafka's
-    /// ControllerApis checks, over the committed ACLs); `None` when it may go on.
-    pub fn authorization_refusal(&self, request: &InboundRequest) -> Option<ResponseBody> {
-        authorization::refusal(self.cfg.authorizer.as_ref(), &self.committed, request)
-    }
-
-    /// The answer ControllerApis gives a delegation-token request before the controller sees
-    /// it (not allowed on this connection; CREATE_TOKENS missing for another owner).
-    fn token_refusal(&self, request: &InboundRequest) -> Option<ResponseBody> {
-        let checker =
-            authorization::Checker::new(self.cfg.authorizer.as_ref(), &self.committed, request);
-        let may_create_for = |owner: &str| {
-            checker.as_ref().is_none_or(|c| {
-                c.allowed(
-                    crate::metadata::acl::AclOperation::CreateTokens,
-                    crate::metadata::acl::ResourceType::User,
-                    owner,
-                    true,
-                )
-            })
-        };
-        delegation_tokens::refusal(
-            &request.body,
-            request.api_version,
-            request.sender.as_ref(),
-            request.forwarded,
-            &may_create_for,
-        )
-    }
-
-    /// A request for the controller (one of [`CONTROLLER_APIS`]); its answer comes out of
-    /// [`Self::poll_output`], at once when refused, after commit when it wrote records.
-    pub fn handle_request(
-        &mut self,
-        now_ms: u64,
-        appender: &mut dyn MetadataAppender,
-        request: InboundRequest,
-    ) {
-        let request_id = request.request_id;
-        let version = request.api_version;
-        if let Some(body) = self.authorization_refusal(&request) {
-            self.outputs
-                .push_back(ControllerOutput::Respond { request_id, body });
-            return;
-        }
-        if let Some(body) = self.token_refusal(&request) {
-            self.outputs
-                .push_back(ControllerOutput::Respond { request_id, body });
-            return;
-        }
-        if matches!(
-            request.body,
-            RequestBody::DescribeDelegationToken(_) | RequestBody::DescribeUserScramCredentials(_)
-        ) {
-            // A Kafka controller advertises these but has no handler: its ControllerApis
-            // throws "Unsupported ApiKey", answered UNKNOWN_SERVER_ERROR (brokers serve them).
-            let error = ApiError::code(errors::UNKNOWN_SERVER_ERROR);
-            self.outputs.push_back(ControllerOutput::Respond {
-                request_id,
-                body: error_response(&request.body, version, &error),
-            });
-            return;
-        }
-        if self.cfg.authorizer.is_none() {
-            if let Some(body) = acls::security_disabled(&request.body) {
-                self.outputs
-                    .push_back(ControllerOutput::Respond { request_id, body });
-                return;
-            }
-        }
-        if let RequestBody::DescribeAcls(req) = &request.body {
-            // Kafka's authorizer answers from the ACLs it has loaded (the committed image),
-            // on any controller.
-            self.outputs.push_back(ControllerOutput::Respond {
-                request_id,
-                body: ResponseBody::DescribeAcls(acls::describe_acls(&self.committed, req)),
-            });
-            return;
-        }
-        if let RequestBody::DescribeConfigs(req) = &request.body {
-            // Answered from the committed image by any controller, as Kafka's ConfigHelper
-            // answers from the controller's metadata cache.
-            let ctx = configuration::describe::DescribeContext {
-                node_id: self.cfg.node_id,
-                static_min_insync_replicas: self.cfg.min_insync_replicas,
-                log_levels: &self.log_levels,
-            };
-            self.outputs.push_back(ControllerOutput::Respond {
-                request_id,
-                body: ResponseBody::DescribeConfigs(configuration::describe::describe_configs(
-                    &self.committed,
-                    ctx,
-                    req,
-                    authorization::ResourceAccess::new(
-                        authorization::Checker::new(
-                            self.cfg.authorizer.as_ref(),
-                            &self.committed,
-                            &request,
-                        )
-                        .as_ref(),
-                    ),
-                )),
-            });
-            return;
-        }
-        let alter_ctx = configuration::AlterContext {
-            node_id: self.cfg.node_id,
-            forwarded: request.forwarded,
-            release: self.cfg.release,
-        };
-        let mut broker_loggers = Vec::new();
-        if let RequestBody::IncrementalAlterConfigs(req) = &request.body {
-            // Kafka's ControllerApis applies BROKER_LOGGER resources on the node that got the
-            // request, before (and whatever) the controller answers for the rest.
-            let (answers, changes) = configuration::broker_logger::incremental_alter(
-                &mut self.log_levels,
-                self.cfg.node_id,
-                req,
-            );
-            if !changes.is_empty() {
-                self.outputs.push_back(ControllerOutput::SetLogLevels {
-                    levels: self.log_levels.clone(),
-                    changes,
-                });
-            }
-            let checker = authorization::Checker::new(
-                self.cfg.authorizer.as_ref(),
-                &self.committed,
-                &request,
-            );
-            let access = authorization::ResourceAccess::new(checker.as_ref());
-            if !configuration::incremental_needs_controller(req, access) {
-                let result = configuration::incremental_alter_configs(
-                    &self.committed,
-                    alter_ctx,
-                    req,
-                    &answers,
-                    access,
-                );
-                self.outputs.push_back(ControllerOutput::Respond {
-                    request_id,
-                    body: ResponseBody::IncrementalAlterConfigs(result.response),
-                });
-                return;
-            }
-            broker_loggers = answers;
-        }
-        if let RequestBody::AlterConfigs(req) = &request.body {
-            let checker = authorization::Checker::new(
-                self.cfg.authorizer.as_ref(),
-                &self.committed,
-                &request,
-            );
-            let access = authorization::ResourceAccess::new(checker.as_ref());
-            if !configuration::legacy_needs_controller(req, access) {
-                let result =
-                    configuration::legacy_alter_configs(&self.committed, alter_ctx, req, access);
-                self.outputs.push_back(ControllerOutput::Respond {
-                    request_id,
-                    body: ResponseBody::AlterConfigs(result.response),
-                });
-                return;
-            }
-        }
-        if let RequestBody::ListPartitionReassignments(req) = &request.body {
-            // A read at the committed offset (Kafka's read event), on any controller.
-            self.outputs.push_back(ControllerOutput::Respond {
-                request_id,
-                body: ResponseBody::ListPartitionReassignments(
-                    replication::list_partition_reassignments(&self.committed, req),
-                ),
-            });
-            return;
-        }
-        if let RequestBody::AlterPartitionReassignments(req) = &request.body {
-            if req.topics.is_empty() {
-                // Kafka answers an empty list at once, without an event.
-                self.outputs.push_back(ControllerOutput::Respond {
-                    request_id,
-                    body: ResponseBody::AlterPartitionReassignments(Default::default()),
-                });
-                return;
-            }
-        }
-        if let RequestBody::AlterClientQuotas(req) = &request.body {
-            if req.entries.is_empty() {
-                // Kafka answers an empty alteration list at once, without an event, active or
-                // not.
-                self.outputs.push_back(ControllerOutput::Respond {
-                    request_id,
-                    body: ResponseBody::AlterClientQuotas(Default::default()),
-                });
-                return;
-            }
-        }
-        if let RequestBody::ElectLeaders(req) = &request.body {
-            if req.topic_partitions.as_ref().is_some_and(Vec::is_empty) {
-                // Kafka answers an empty (not null) list at once, without an event, active or
-                // not.
-                self.outputs.push_back(ControllerOutput::Respond {
-                    request_id,
-                    body: ResponseBody::ElectLeaders(Default::default()),
-                });
-                return;
-            }
-        }
-        let Leadership::Active(a) = &mut self.leadership else {
-            let leader = match self.leadership {
-                Leadership::Standby { leader_id } => leader_id,
-                _ => None,
-            };
-            let error = not_controller(leader);
-            self.outputs.push_back(ControllerOutput::Respond {
-                request_id,
-                body: error_response(&request.body, version, &error),
-            });
-            return;
-        };
-        a.handle_request(
-            active::Env {
-                now_ms,
-                cfg: &self.cfg,
-                committed: &self.committed,
-                broker_loggers: &broker_loggers,
-            },
-            &mut self.rng,
-            &mut self.mutation_quotas,
-            appender,
-            request,
-            &mut self.outputs,
-        );
-        // A reply that waits on nothing uncommitted goes out now, not at the next commit
-        // (Kafka completes a write event without records at once when nothing is pending).
-        a.release_committed(self.high_watermark, &mut self.outputs);
-        // Every controller request is one of Kafka's write events, after which it schedules
-        // the balancing.
-        a.maybe_schedule_balance(now_ms, &self.cfg);
-        self.after_write(appender);
-    }
-
     fn activate(&mut self, now_ms: u64, epoch: i32, appender: &mut dyn MetadataAppender) {
         let mut active = active::ActiveController::new(
             epoch,
@@ -612,29 +367,6 @@ impl QuorumController {
                 a.renounce(None, &mut self.outputs);
                 self.leadership = Leadership::Standby { leader_id: None };
             }
-        }
-    }
-}
-
-/// Encodes `records` as record values (frame included).
-pub(crate) fn encode_records(records: &[RecordOut]) -> Result<Vec<Bytes>, ControllerError> {
-    records
-        .iter()
-        .map(|r| {
-            ApiMessageAndVersion::new(r.record.clone(), r.version)
-                .encode()
-                .map(Bytes::from)
-                .map_err(ControllerError::from)
-        })
-        .collect()
-}
-
-/// How a refused proposal is answered.
-pub(crate) fn propose_error(e: &ProposeError) -> ApiError {
-    match e {
-        ProposeError::NotLeader { .. } | ProposeError::ShuttingDown => not_controller(None),
-        ProposeError::TooLarge { .. } | ProposeError::Empty => {
-            ApiError::new(errors::UNKNOWN_SERVER_ERROR, e.to_string())
         }
     }
 }

@@ -41,3 +41,8 @@ impl<T> ControllerResult<T> {
         Self::of(Vec::new(), response)
     }
 }
+
+/// Kafka's `MAX_RECORDS_PER_USER_OP` (its `MAX_RECORDS_PER_BATCH`): an atomic write holds at
+/// most this many records; a request that would write more is refused whole with
+/// POLICY_VIOLATION.
+pub const MAX_RECORDS_PER_USER_OP: usize = 10_000;

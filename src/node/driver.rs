@@ -297,7 +297,8 @@ impl Driver {
             match received {
                 Ok(Event::Request { request, reply }) => {
                     self.pending.insert(request.request_id, reply);
-                    let controller_api = crate::codec::apis::is_controller_api(request.body.api_key());
+                    let controller_api =
+                        crate::codec::apis::is_controller_api(request.body.api_key());
                     let result = self
                         .machine
                         .handle_request(now_ms(), &mut self.store, *request);

@@ -22,6 +22,20 @@ impl Rng {
         z ^ (z >> 31)
     }
 
+    /// A random id as Kafka's `Uuid.randomUuid()` picks one (topic ids, ACL ids, token ids):
+    /// never ZERO or ONE (the metadata topic's), never starting with '-' in its string form.
+    pub fn uuid(&mut self) -> uuid::Uuid {
+        loop {
+            let bits = (u128::from(self.next_u64()) << 64) | u128::from(self.next_u64());
+            let id = uuid::Builder::from_random_bytes(bits.to_be_bytes()).into_uuid();
+            let v = id.as_u128();
+            if v != 0 && v != 1 && !crate::common::uuid::uuid_to_kafka_string(&id).starts_with('-')
+            {
+                return id;
+            }
+        }
+    }
+
     /// Uniform in `[0, bound)`; 0 when `bound` is 0.
     pub fn below(&mut self, bound: u64) -> u64 {
         if bound == 0 {

@@ -92,7 +92,7 @@ pub fn create_partitions(
         };
         results.push(create_partitions_topic_result(name, &error));
     }
-    if records.len() > crate::controller::MAX_RECORDS_PER_USER_OP {
+    if records.len() > crate::controller::result::MAX_RECORDS_PER_USER_OP {
         // Kafka's bounded record list overflows: the whole request fails.
         let e = ApiError::new(
             errors::POLICY_VIOLATION,

@@ -65,19 +65,6 @@ pub fn validate_topic_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A random topic id as Kafka's `Uuid.randomUuid()` picks one: never ZERO or ONE (the
-/// metadata topic's), never starting with '-' in its string form.
-pub fn random_topic_id(rng: &mut Rng) -> Uuid {
-    loop {
-        let bits = (u128::from(rng.next_u64()) << 64) | u128::from(rng.next_u64());
-        let id = uuid::Builder::from_random_bytes(bits.to_be_bytes()).into_uuid();
-        let v = id.as_u128();
-        if v != 0 && v != 1 && !crate::common::uuid::uuid_to_kafka_string(&id).starts_with('-') {
-            return id;
-        }
-    }
-}
-
 fn topic_error(name: &StrBytes, error: &ApiError) -> CreatableTopicResult {
     CreatableTopicResult::default()
         .with_name(name.clone().into())
@@ -201,7 +188,7 @@ pub fn create_topics(
             ),
         ));
     }
-    if record_count > crate::controller::MAX_RECORDS_PER_USER_OP {
+    if record_count > crate::controller::result::MAX_RECORDS_PER_USER_OP {
         // Kafka's bounded record list (MAX_RECORDS_PER_USER_OP) overflows: the whole request
         // fails, validate_only too (it builds the records as well).
         return every_topic_refused(
@@ -287,9 +274,9 @@ fn create_topic(
     quota.apply(u32::try_from(assignments.len()).unwrap_or(u32::MAX))?;
     // A random id is unique in practice; one already taken would make every standby refuse
     // the TopicRecord, so it is drawn again.
-    let mut topic_id = random_topic_id(rng);
+    let mut topic_id = rng.uuid();
     while image.topics.contains_key(&topic_id) || planned.iter().any(|(_, id)| *id == topic_id) {
-        topic_id = random_topic_id(rng);
+        topic_id = rng.uuid();
     }
     let mut records = vec![RecordOut::new(
         MetadataRecord::Topic(TopicRecord {

@@ -219,7 +219,7 @@ pub fn delete_topics(
             ));
         }
     }
-    if records.len() > crate::controller::MAX_RECORDS_PER_USER_OP {
+    if records.len() > crate::controller::result::MAX_RECORDS_PER_USER_OP {
         // Kafka's bounded record list overflows: the whole request fails.
         return ControllerResult::response_only(delete_topics_error(
             req,

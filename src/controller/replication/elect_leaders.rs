@@ -32,7 +32,7 @@ use crate::controller::features::{leader_epoch_bump_on_isr_shrink, partition_rec
 use crate::controller::result::{ControllerResult, RecordOut};
 use crate::metadata::image::{MetadataImage, PartitionRegistration, TopicImage};
 
-use crate::controller::MAX_RECORDS_PER_USER_OP;
+use crate::controller::result::MAX_RECORDS_PER_USER_OP;
 
 /// Kafka's `MAX_ELECTIONS_PER_IMBALANCE`: the most records one balancing run writes.
 pub const MAX_ELECTIONS_PER_IMBALANCE: usize = 1_000;

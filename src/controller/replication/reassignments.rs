@@ -256,7 +256,7 @@ pub fn alter_partition_reassignments(
                 .with_partitions(partitions),
         );
     }
-    if records.len() > crate::controller::MAX_RECORDS_PER_USER_OP {
+    if records.len() > crate::controller::result::MAX_RECORDS_PER_USER_OP {
         // Kafka's bounded record list overflows: the whole request fails.
         return ControllerResult::response_only(alter_partition_reassignments_error(
             req,
