@@ -8,9 +8,21 @@ use std::collections::{BTreeMap, VecDeque};
 
 use super::heartbeats::BrokerHeartbeatManager;
 use super::sharing::TopicSharing;
-use super::write::Parked;
+use crate::codec::{RequestBody, ResponseBody};
 use crate::metadata::image::MetadataImage;
 use crate::metadata::record::MetadataRecord;
+
+/// A reply waiting for its records (or the writes before it) to commit.
+#[derive(Debug)]
+pub(super) struct Parked {
+    /// The last offset that must commit first.
+    pub(super) offset: i64,
+    pub(super) request_id: u64,
+    pub(super) body: ResponseBody,
+    /// The request and its version, kept for the APIs whose error answer Kafka builds from
+    /// the request rather than the reply (ElectLeaders' `getErrorResponse`).
+    pub(super) request: Option<(i16, RequestBody)>,
+}
 
 /// The active controller of one epoch.
 #[derive(Debug)]

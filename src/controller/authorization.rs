@@ -26,11 +26,11 @@ use kafka_protocol::protocol::StrBytes;
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
-use super::configuration::resource;
 use super::errors::{self, ApiError};
 use crate::codec::ResponseBody;
 use crate::metadata::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use crate::metadata::authorizer::{self, Action, AuthorizerConfig, Requester};
+use crate::metadata::image::resource;
 use crate::metadata::image::MetadataImage;
 use crate::metadata::records::AccessControlEntryRecord;
 use crate::raft::InboundRequest;

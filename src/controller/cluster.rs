@@ -15,7 +15,6 @@ use kafka_protocol::messages::{
     ControllerRegistrationResponse, UnregisterBrokerResponse, UnregisterControllerResponse,
 };
 use kafka_protocol::protocol::StrBytes;
-use uuid::Uuid;
 
 use super::config::ControllerConfig;
 use super::errors::{self, ApiError};
@@ -65,40 +64,6 @@ fn endpoints_by_name<'a>(
         }
     }
     end_points
-}
-
-/// Kafka's `checkBrokerEpoch`: STALE_BROKER_EPOCH unless `broker_id` is registered with
-/// `broker_epoch`.
-pub fn check_broker_epoch(
-    image: &MetadataImage,
-    broker_id: i32,
-    broker_epoch: i64,
-) -> Result<&RegisterBrokerRecord, ApiError> {
-    let registration = image.brokers.get(&broker_id).ok_or_else(|| {
-        ApiError::new(
-            errors::STALE_BROKER_EPOCH,
-            format!("No broker registration found for broker id {broker_id}"),
-        )
-    })?;
-    if registration.broker_epoch != broker_epoch {
-        return Err(ApiError::new(
-            errors::STALE_BROKER_EPOCH,
-            format!(
-                "Expected broker epoch {}, but got broker epoch {broker_epoch}",
-                registration.broker_epoch
-            ),
-        ));
-    }
-    Ok(registration)
-}
-
-/// Whether `broker_id` may lead or join an ISR: registered, unfenced, not shutting down
-/// (Kafka's `ClusterControlManager.isActive`).
-pub fn is_active(image: &MetadataImage, broker_id: i32) -> bool {
-    image
-        .brokers
-        .get(&broker_id)
-        .is_some_and(|b| !b.fenced && !b.in_controlled_shutdown)
 }
 
 /// The finalized level Kafka checks a broker's range against (`versionOrDefault`):
@@ -330,7 +295,7 @@ fn register_broker_checked(
             // may have lost data) also leaves every ELR (Kafka 4.1's handleBrokerShutdown).
             let previous = existing.map_or(-2, |e| e.broker_epoch);
             let clean = version >= 3 && previous == req.previous_broker_epoch;
-            if replication::elr_enabled(image) && !clean {
+            if super::features::elr_enabled(image) && !clean {
                 records.extend(replication::broker_shut_down_uncleanly(
                     image, cfg, broker_id,
                 ));
@@ -519,14 +484,4 @@ pub fn register_controller(
         )],
         ControllerRegistrationResponse::default(),
     )
-}
-
-/// The log directory a new replica on `broker_id` gets (Kafka's `defaultDir`): the broker's
-/// only directory; UNASSIGNED when it has several; MIGRATING when it lists none.
-pub fn default_dir(image: &MetadataImage, broker_id: i32) -> Uuid {
-    match image.brokers.get(&broker_id).map(|b| b.log_dirs.as_slice()) {
-        Some([only]) => *only,
-        Some([]) | None => Uuid::nil(),
-        Some(_) => Uuid::from_u64_pair(0, 1),
-    }
 }

@@ -31,7 +31,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 
 use super::errors::{self, ApiError};
-use super::replication::elr_enabled;
+use super::features::elr_enabled;
 use super::replication::topic_configs::{
     is_list_topic_config, topic_config, validate_topic_configs,
 };
@@ -57,19 +57,7 @@ macro_rules! resource_result {
     };
 }
 
-/// `ConfigResource.Type` ids.
-pub mod resource {
-    /// A topic.
-    pub const TOPIC: i8 = 2;
-    /// A broker (by id), or the cluster default ("").
-    pub const BROKER: i8 = 4;
-    /// A node's log levels.
-    pub const BROKER_LOGGER: i8 = 8;
-    /// A client-metrics subscription.
-    pub const CLIENT_METRICS: i8 = 16;
-    /// A consumer, share or streams group.
-    pub const GROUP: i8 = 32;
-}
+pub use crate::metadata::image::resource;
 
 /// `AlterConfigOp.OpType` ids.
 mod op {

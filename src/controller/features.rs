@@ -14,3 +14,11 @@ pub fn leader_epoch_bump_on_isr_shrink(image: &MetadataImage) -> bool {
 pub fn partition_record_version(image: &MetadataImage) -> u16 {
     crate::metadata::image::partition_version(image.metadata_version().unwrap_or(1))
 }
+
+/// Whether eligible leader replicas (KIP-966) are on: eligible.leader.replicas.version ≥ 1.
+pub fn elr_enabled(image: &MetadataImage) -> bool {
+    image
+        .features
+        .get(crate::metadata::image::ELR_FEATURE)
+        .is_some_and(|l| *l >= 1)
+}

@@ -5,7 +5,6 @@ use kafka_protocol::messages::{
     AllocateProducerIdsRequest, AllocateProducerIdsResponse, ProducerId,
 };
 
-use super::cluster::check_broker_epoch;
 use super::errors;
 use super::result::{ControllerResult, RecordOut};
 use crate::metadata::image::MetadataImage;
@@ -28,7 +27,7 @@ pub fn allocate(
                 .with_producer_id_len(0),
         )
     };
-    if let Err(e) = check_broker_epoch(image, req.broker_id.0, req.broker_epoch) {
+    if let Err(e) = image.check_broker_epoch(req.broker_id.0, req.broker_epoch) {
         return refused(e.code);
     }
     // An image without any block starts at 0.

@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 
-use super::active::ActiveController;
+use super::active::{ActiveController, Parked};
 use super::answers::{not_controller, not_controller_body};
 use super::errors::{self, ApiError, ControllerError};
 use super::io::{ControllerOutput, MetadataAppender};
@@ -27,18 +27,6 @@ use crate::codec::{RequestBody, ResponseBody};
 use crate::metadata::image::MetadataImage;
 use crate::metadata::record::{ApiMessageAndVersion, MetadataRecord};
 use crate::raft::{InboundRequest, ProposeError};
-
-/// A reply waiting for its records (or the writes before it) to commit.
-#[derive(Debug)]
-pub(super) struct Parked {
-    /// The last offset that must commit first.
-    offset: i64,
-    request_id: u64,
-    body: ResponseBody,
-    /// The request and its version, kept for the APIs whose error answer Kafka builds from
-    /// the request rather than the reply (ElectLeaders' `getErrorResponse`).
-    request: Option<(i16, RequestBody)>,
-}
 
 /// Kafka's `MAX_RECORDS_PER_BATCH`.
 const MAX_RECORDS_PER_BATCH: usize = MAX_RECORDS_PER_USER_OP;

@@ -8,7 +8,6 @@ use kafka_protocol::messages::{AlterPartitionRequest, AlterPartitionResponse, Br
 
 use super::partition_change::{Election, PartitionChangeBuilder, RECOVERED, RECOVERING};
 use super::unclean_election_enabled;
-use crate::controller::cluster::{check_broker_epoch, is_active};
 use crate::controller::config::ControllerConfig;
 use crate::controller::errors;
 use crate::controller::features::{leader_epoch_bump_on_isr_shrink, partition_record_version};
@@ -111,7 +110,7 @@ pub fn alter_partition(
     version: i16,
 ) -> ControllerResult<AlterPartitionResponse> {
     let broker_id = req.broker_id.0;
-    if let Err(e) = check_broker_epoch(image, broker_id, req.broker_epoch) {
+    if let Err(e) = image.check_broker_epoch(broker_id, req.broker_epoch) {
         return ControllerResult::response_only(
             AlterPartitionResponse::default().with_error_code(e.code),
         );
@@ -140,7 +139,7 @@ pub fn alter_partition(
                 partitions.push(error_partition(p.partition_index, code));
                 continue;
             }
-            let acceptable = |r: i32| is_active(image, r);
+            let acceptable = |r: i32| image.is_active_broker(r);
             let election = if unclean_election_enabled(image, &topic.name) {
                 Election::Unclean
             } else {
@@ -150,7 +149,7 @@ pub fn alter_partition(
                 PartitionChangeBuilder::new(current, t.topic_id, p.partition_index, &acceptable)
                     .election(election)
                     .eligible_leader_replicas(
-                        super::elr_enabled(image),
+                        crate::controller::features::elr_enabled(image),
                         super::effective_min_isr(image, cfg, &topic.name),
                     )
                     .bump_leader_epoch_on_isr_shrink(bump)

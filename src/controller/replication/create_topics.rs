@@ -16,7 +16,6 @@ use uuid::Uuid;
 
 use super::placement::{Placer, UsableBroker};
 use super::topic_configs::{effective_topic_configs, validate_topic_config};
-use crate::controller::cluster::{default_dir, is_active};
 use crate::controller::config::ControllerConfig;
 use crate::controller::errors::{self, ApiError};
 use crate::controller::features::partition_record_version;
@@ -32,8 +31,6 @@ pub const METADATA_TOPIC: &str = "__cluster_metadata";
 pub const MAX_PARTITIONS_PER_REQUEST: u64 = 10_000;
 /// Longest topic name (`Topic.MAX_NAME_LENGTH`).
 const MAX_NAME_LENGTH: usize = 249;
-/// `ConfigResource.Type` of a topic.
-const TOPIC_RESOURCE: i8 = 2;
 
 /// The topic config whose change clears the topic's ELRs.
 const MIN_INSYNC_REPLICAS: &str = "min.insync.replicas";
@@ -289,7 +286,7 @@ fn create_topic(
     for (k, v) in &configs {
         records.push(RecordOut::new(
             MetadataRecord::Config(ConfigRecord {
-                resource_type: TOPIC_RESOURCE,
+                resource_type: crate::metadata::image::resource::TOPIC,
                 resource_name: name.clone(),
                 name: k.clone(),
                 value: Some(v.clone()),
@@ -300,7 +297,7 @@ fn create_topic(
     }
     // Kafka 4.1 follows a min.insync.replicas ConfigRecord with a ClearElrRecord of its topic
     // when ELR is on (the ELRs were chosen against the old value), new topics included.
-    if super::elr_enabled(image)
+    if crate::controller::features::elr_enabled(image)
         && configs
             .iter()
             .any(|(k, _)| k.as_str() == MIN_INSYNC_REPLICAS)
@@ -393,7 +390,7 @@ pub(super) fn new_partition_record(
 ) -> RecordOut {
     let level = image.metadata_version().unwrap_or(1);
     let directories = if level >= mv::DIRECTORY_ASSIGNMENT {
-        replicas.iter().map(|r| default_dir(image, *r)).collect()
+        replicas.iter().map(|r| image.default_dir(*r)).collect()
     } else {
         Vec::new()
     };
@@ -423,7 +420,7 @@ pub(super) fn active_replicas(image: &MetadataImage, replicas: &[i32]) -> Vec<i3
     replicas
         .iter()
         .copied()
-        .filter(|r| is_active(image, *r))
+        .filter(|r| image.is_active_broker(*r))
         .collect()
 }
 

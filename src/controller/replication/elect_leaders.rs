@@ -23,11 +23,11 @@ use kafka_protocol::messages::{ElectLeadersRequest, ElectLeadersResponse, TopicN
 use kafka_protocol::protocol::StrBytes;
 
 use super::partition_change::{Election, PartitionChangeBuilder, NO_LEADER};
-use super::{effective_min_isr, elr_enabled, partition_change};
+use super::{effective_min_isr, partition_change};
 use crate::common::java::{java_string_hash, timeline_hash_order};
-use crate::controller::cluster::is_active;
 use crate::controller::config::ControllerConfig;
 use crate::controller::errors::{self, ApiError};
+use crate::controller::features::elr_enabled;
 use crate::controller::features::{leader_epoch_bump_on_isr_shrink, partition_record_version};
 use crate::controller::result::{ControllerResult, RecordOut};
 use crate::metadata::image::{MetadataImage, PartitionRegistration, TopicImage};
@@ -197,7 +197,7 @@ fn preferred_or_unclean_change(
     p: &PartitionRegistration,
     election: Election,
 ) -> Option<RecordOut> {
-    let acceptable = |r: i32| is_active(image, r);
+    let acceptable = |r: i32| image.is_active_broker(r);
     PartitionChangeBuilder::new(p, topic.id, partition_id, &acceptable)
         .election(election)
         .eligible_leader_replicas(

@@ -37,10 +37,9 @@ pub use elect_leaders::{
 };
 pub use reassignments::{alter_partition_reassignments, list_partition_reassignments};
 
-use super::cluster::{check_broker_epoch, is_active};
 use super::config::ControllerConfig;
 use super::errors::{self, ApiError};
-use super::features::{leader_epoch_bump_on_isr_shrink, partition_record_version};
+use super::features::{elr_enabled, leader_epoch_bump_on_isr_shrink, partition_record_version};
 use super::heartbeats::{BrokerControlState, BrokerHeartbeatManager, HeartbeatAsk};
 use super::result::{ControllerResult, RecordOut};
 use crate::metadata::image::{mv, MetadataImage, PartitionRegistration, TopicImage};
@@ -74,19 +73,12 @@ fn topic_or_cluster_config<'a>(
             .and_then(|c| c.get(key))
             .map(String::as_str)
     };
-    get(2, topic).or_else(|| get(4, ""))
+    use crate::metadata::image::resource;
+    get(resource::TOPIC, topic).or_else(|| get(resource::BROKER, ""))
 }
 
 /// Topic config (and cluster default) that sets the ISR size ELR tracking keeps.
 const MIN_INSYNC_REPLICAS: &str = "min.insync.replicas";
-
-/// Whether eligible leader replicas (KIP-966) are on: eligible.leader.replicas.version ≥ 1.
-pub fn elr_enabled(image: &MetadataImage) -> bool {
-    image
-        .features
-        .get(crate::metadata::image::ELR_FEATURE)
-        .is_some_and(|l| *l >= 1)
-}
 
 /// Kafka's `getTopicEffectiveMinIsr`: `min.insync.replicas` of the topic, else the cluster
 /// default (BROKER ""), else the controller's own, capped at the topic's replication factor
@@ -133,7 +125,7 @@ pub fn process_broker_heartbeat(
             format!("Receive a heartbeat from broker {broker_id} before registration"),
         ));
     };
-    check_broker_epoch(image, broker_id, req.broker_epoch)?;
+    image.check_broker_epoch(broker_id, req.broker_epoch)?;
     let caught_up = req.current_metadata_offset >= registration_offset;
     let ask = HeartbeatAsk {
         want_fence: req.want_fence,
@@ -216,7 +208,8 @@ fn leader_and_isr_updates(
 ) -> Vec<RecordOut> {
     let version = partition_record_version(image);
     let bump = leader_epoch_bump_on_isr_shrink(image);
-    let acceptable = |r: i32| r != remove && r != unclean && (r == add || is_active(image, r));
+    let acceptable =
+        |r: i32| r != remove && r != unclean && (r == add || image.is_active_broker(r));
     let elr = elr_enabled(image);
     let mut out = Vec::new();
     for topic in image.topics.values() {
@@ -406,7 +399,7 @@ pub fn assign_replicas_to_dirs(
         DirectoryData, PartitionData, TopicData,
     };
     let broker_id = req.broker_id.0;
-    if let Err(e) = check_broker_epoch(image, broker_id, req.broker_epoch) {
+    if let Err(e) = image.check_broker_epoch(broker_id, req.broker_epoch) {
         return ControllerResult::response_only(
             AssignReplicasToDirsResponse::default().with_error_code(e.code),
         );

@@ -30,10 +30,10 @@ use uuid::Uuid;
 
 use super::create_topics::validate_manual_assignment;
 use super::partition_change::{Election, PartitionChangeBuilder};
-use super::{effective_min_isr, elr_enabled, unclean_election_enabled};
-use crate::controller::cluster::{default_dir, is_active};
+use super::{effective_min_isr, unclean_election_enabled};
 use crate::controller::config::ControllerConfig;
 use crate::controller::errors::{self, ApiError};
+use crate::controller::features::elr_enabled;
 use crate::controller::features::{leader_epoch_bump_on_isr_shrink, partition_record_version};
 use crate::controller::result::{ControllerResult, RecordOut};
 use crate::metadata::image::{mv, MetadataImage, PartitionRegistration};
@@ -98,7 +98,7 @@ fn builder_for<'a>(
 /// metadata.version records directories.
 fn directory_provider(image: &MetadataImage) -> Option<Box<dyn Fn(i32) -> Uuid + '_>> {
     (image.metadata_version().unwrap_or(1) >= mv::DIRECTORY_ASSIGNMENT)
-        .then(|| Box::new(move |r| default_dir(image, r)) as Box<dyn Fn(i32) -> Uuid>)
+        .then(|| Box::new(move |r| image.default_dir(r)) as Box<dyn Fn(i32) -> Uuid>)
 }
 
 /// One partition's change, or its error.
@@ -124,7 +124,7 @@ fn alter_partition_reassignment(
         .get(&partition_id)
         .ok_or_else(|| unknown(format!("Unable to find partition {topic}:{partition_id}.")))?;
     // The leader may move to any active replica.
-    let acceptable = |r: i32| is_active(image, r);
+    let acceptable = |r: i32| image.is_active_broker(r);
     let record = match &target.replicas {
         None => {
             if !is_reassigning(part) {

@@ -5,8 +5,19 @@ use std::collections::BTreeMap;
 use super::{MetadataImage, ReplayError};
 use crate::metadata::records::{ClientQuotaRecord, ConfigRecord};
 
-/// `ConfigResource.Type` id of a topic.
-pub const TOPIC_RESOURCE: i8 = 2;
+/// `ConfigResource.Type` ids.
+pub mod resource {
+    /// A topic.
+    pub const TOPIC: i8 = 2;
+    /// A broker (by id), or the cluster default ("").
+    pub const BROKER: i8 = 4;
+    /// A node's log levels.
+    pub const BROKER_LOGGER: i8 = 8;
+    /// A client-metrics subscription.
+    pub const CLIENT_METRICS: i8 = 16;
+    /// A consumer, share or streams group.
+    pub const GROUP: i8 = 32;
+}
 
 /// A config resource: type id (`ConfigResource.Type`: 2 topic, 4 broker, 8 broker logger,
 /// 16 client metrics, 32 group) and name (empty for the cluster default).

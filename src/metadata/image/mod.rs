@@ -15,6 +15,7 @@
 //! A record Kafka would refuse (a change to an unknown partition, a stale broker epoch, …) is
 //! a [`ReplayError`]: the record is left out, as Kafka's loader does after reporting the fault.
 
+mod brokers;
 mod cluster;
 mod configs;
 mod json;
@@ -43,7 +44,7 @@ use crate::records::control::ControlRecord;
 use crate::records::framer::BatchFramer;
 use crate::records::view::BatchView;
 
-pub use configs::{config_resource_type_name, ClientQuotaEntity, ConfigResource};
+pub use configs::{config_resource_type_name, resource, ClientQuotaEntity, ConfigResource};
 pub use topics::{IsrMembers, PartitionRegistration, PartitionStats, TopicImage, NO_LEADER_CHANGE};
 pub use write::{
     mv, partition_version, register_broker_version, transactions_supported, ImageWriteError,

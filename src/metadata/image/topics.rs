@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use uuid::Uuid;
 
-use super::configs::{ConfigResource, TOPIC_RESOURCE};
+use super::configs::{resource, ConfigResource};
 use super::{MetadataImage, ReplayError};
 use crate::metadata::records::{
     ClearElrRecord, PartitionChangeRecord, PartitionRecord, RemoveTopicRecord, TopicRecord,
@@ -415,7 +415,7 @@ impl MetadataImage {
             }
         }
         self.configs.remove(&ConfigResource {
-            resource_type: TOPIC_RESOURCE,
+            resource_type: resource::TOPIC,
             resource_name: topic.name.clone(),
         });
         Ok(())
