@@ -18,8 +18,8 @@ use std::path::PathBuf;
 
 use std::collections::HashMap;
 
+use super::properties::{get, invalid, list, ConfigError, Properties};
 use super::sasl::SecurityProtocol;
-use super::{get, invalid, list, ConfigError, Properties};
 
 /// The `ssl.*` keys ferrokraft reads (each may also be given as `listener.name.<l>.<key>`).
 pub const SSL_KEYS: &[&str] = &[
@@ -63,7 +63,6 @@ pub enum StoreType {
 }
 
 pub use crate::common::secret::Secret;
-
 
 /// Where this node's certificate and private key come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
