@@ -18,7 +18,7 @@ mod support;
 use std::fs;
 use std::time::{Duration, Instant};
 
-use ferrokraft::dump;
+use ferrokraft::tools::dump;
 use ferrokraft::metadata::image::MetadataImage;
 use ferrokraft::snapshot::SnapshotId;
 use support::cluster::{serial, AllowedError, Cluster, Impl};

@@ -19,7 +19,7 @@ use std::fs;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ferrokraft::dump::{self, DumpedFile, DumpedRecord};
+use ferrokraft::tools::dump::{self, DumpedFile, DumpedRecord};
 use ferrokraft::metadata::image::MetadataImage;
 use ferrokraft::metadata::record::MetadataRecord;
 use ferrokraft::snapshot::{write_snapshot, RawSnapshot, SnapshotHeaderInfo, SnapshotId};

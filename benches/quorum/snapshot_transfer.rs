@@ -18,7 +18,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use ferrokraft::dump;
+use ferrokraft::tools::dump;
 use ferrokraft::snapshot::{write_snapshot, SnapshotHeaderInfo, SnapshotId};
 
 use super::catchup::{trial, write_big_log, CatchUpResults, Watch};

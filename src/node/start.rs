@@ -7,7 +7,7 @@ use crate::codec::versions::Release;
 use crate::config::Config;
 use crate::raft::types::{Endpoint, VoterSet};
 use crate::raft::{RaftConfig, RaftCore};
-use crate::storage::format::{open_formatted, FormattedDir};
+use crate::storage::{open_formatted, FormattedDir};
 use crate::storage::StorageError;
 
 use super::store::{RaftStore, StoreError};

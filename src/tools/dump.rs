@@ -18,13 +18,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
+use crate::common::uuid::uuid_to_kafka_string;
 use crate::metadata::image::MetadataImage;
 use crate::metadata::record::ApiMessageAndVersion;
 use crate::records::control::ControlRecord;
 use crate::records::framer::{BatchFramer, FrameEnd};
 use crate::records::view::BatchView;
 use crate::snapshot::SnapshotId;
-use crate::common::uuid::uuid_to_kafka_string;
 
 /// The partition directory of the metadata log inside a log directory.
 pub const METADATA_PARTITION_DIR: &str = "__cluster_metadata-0";
