@@ -7,8 +7,8 @@ use crate::codec::versions::Release;
 use crate::config::Config;
 use crate::raft::types::{Endpoint, VoterSet};
 use crate::raft::{RaftConfig, RaftCore};
-use crate::storage::{open_formatted, FormattedDir};
 use crate::storage::StorageError;
+use crate::storage::{open_formatted, FormattedDir};
 
 use super::store::{RaftStore, StoreError};
 use crate::machine::registration::{registered_features, Registrations};
