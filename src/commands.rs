@@ -15,8 +15,7 @@ use ferrokraft::network::peers::PeerConfig;
 use ferrokraft::node::driver::{self, Event};
 use ferrokraft::node::metrics::MetricsSource;
 use ferrokraft::node::{self, Node};
-use ferrokraft::storage::format::{DynamicVoter, FormatMode, FormatRequest, ListenerEndpoint};
-use ferrokraft::storage::{self};
+use ferrokraft::tools::format::{self, DynamicVoter, FormatMode, FormatRequest, ListenerEndpoint};
 use ferrokraft::workload::Workload;
 
 /// Properties of the development quorum `ferrokraft start` runs without a file.
@@ -40,7 +39,7 @@ fn format_development_directory(config: &Config) -> Result<()> {
         return Ok(());
     }
     let cluster_id = uuid_to_kafka_string(&random_kafka_uuid());
-    let report = storage::format(&FormatRequest {
+    let report = format::format(&FormatRequest {
         node_id: config.node_id,
         log_dirs: config.log_dirs.clone(),
         metadata_log_dir: Some(config.metadata_log_dir.clone()),
@@ -286,7 +285,7 @@ pub fn format(args: FormatArgs) -> Result<()> {
         scram_arguments: args.add_scram.clone(),
         now_unix_ms: now_unix_ms(),
     };
-    let report = storage::format(&request)?;
+    let report = format::format(&request)?;
     for line in report.lines {
         println!("{line}");
     }
@@ -299,7 +298,7 @@ pub fn info(args: InfoArgs) -> Result<()> {
     if !dirs.contains(&config.metadata_log_dir) {
         dirs.push(config.metadata_log_dir.clone());
     }
-    let (text, problem) = storage::describe_dirs(&dirs);
+    let (text, problem) = format::describe_dirs(&dirs);
     print!("{text}");
     if problem {
         anyhow::bail!("Found problems with the log directories.");
@@ -314,7 +313,7 @@ pub fn random_uuid() -> Result<()> {
 
 /// `dump`: print the batches and records of a segment, snapshot or metadata directory.
 pub fn dump(args: DumpArgs) -> Result<()> {
-    use ferrokraft::dump;
+    use ferrokraft::tools::dump;
     let files = dump::dump_path(&args.path)?;
     let text = if args.json {
         format!("{:#}\n", dump::to_json(&files))

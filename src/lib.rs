@@ -19,14 +19,13 @@
 //! (SASL exchanges, driven by `network`) are sans-IO (no
 //! tokio, filesystem, sockets, clock or thread RNG: tests/tidy.rs); `log`, `snapshot`,
 //! `storage` and `network` do I/O; `node` is the driver that runs the machine; `workload` is
-//! the benchmark load generator; `config` and `cli` read what the operator gives; `dump` is
-//! `ferrokraft dump`.
+//! the benchmark load generator; `config` and `cli` read what the operator gives; `tools` are
+//! the command-line verbs other than `start` (`format`, `info`, `dump`).
 pub mod cli;
 pub mod codec;
 pub mod common;
 pub mod config;
 pub mod controller;
-pub mod dump;
 pub mod durable;
 pub mod log;
 pub mod logging;
@@ -41,4 +40,5 @@ pub mod security;
 pub(crate) mod sim_env;
 pub mod snapshot;
 pub mod storage;
+pub mod tools;
 pub mod workload;

@@ -18,9 +18,9 @@ mod support;
 use std::fs;
 use std::time::{Duration, Instant};
 
-use ferrokraft::dump;
 use ferrokraft::metadata::image::MetadataImage;
 use ferrokraft::snapshot::SnapshotId;
+use ferrokraft::tools::dump;
 use support::cluster::{serial, AllowedError, Cluster, Impl};
 use support::metadata_shell;
 

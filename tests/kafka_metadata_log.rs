@@ -19,10 +19,10 @@ use std::fs;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ferrokraft::dump::{self, DumpedFile, DumpedRecord};
 use ferrokraft::metadata::image::MetadataImage;
 use ferrokraft::metadata::record::MetadataRecord;
 use ferrokraft::snapshot::{write_snapshot, RawSnapshot, SnapshotHeaderInfo, SnapshotId};
+use ferrokraft::tools::dump::{self, DumpedFile, DumpedRecord};
 use support::combined::CombinedKafka;
 use support::kafka::{free_port, Artifacts};
 use support::metadata_shell;

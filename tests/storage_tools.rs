@@ -22,10 +22,12 @@ use ferrokraft::records::{
     build_control_batch, build_data_batch, BatchFramer, ControlRecord, ControlRecordType,
 };
 use ferrokraft::snapshot::{SnapshotHeaderInfo, SnapshotId, SnapshotWriter};
-use ferrokraft::storage::format::{voters_record, METADATA_PARTITION_DIR};
 use ferrokraft::storage::{
-    format, open_formatted, DirLock, DynamicVoter, FormatMode, FormatRequest, ListenerEndpoint,
-    QuorumStateStore, QuorumStateVersion, StorageError,
+    open_formatted, DirLock, QuorumStateStore, QuorumStateVersion, StorageError,
+};
+use ferrokraft::tools::format::{
+    format, voters_record, DynamicVoter, FormatMode, FormatRequest, ListenerEndpoint,
+    METADATA_PARTITION_DIR,
 };
 use kafka_protocol::messages::leader_change_message::Voter as LcVoter;
 use kafka_protocol::messages::LeaderChangeMessage;

@@ -19,8 +19,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ferrokraft::codec::messages::{RequestBody, ResponseBody};
-use ferrokraft::dump::{dump_path, DumpedRecord};
 use ferrokraft::metadata::records::MetadataRecord;
+use ferrokraft::tools::dump::{dump_path, DumpedRecord};
 use kafka_protocol::messages::describe_quorum_request::{PartitionData, TopicData};
 use kafka_protocol::messages::{DescribeQuorumRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;

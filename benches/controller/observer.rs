@@ -24,8 +24,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ferrokraft::codec::messages::{RequestBody, ResponseBody};
-use ferrokraft::dump::{dump_bytes, DumpedRecord};
 use ferrokraft::metadata::records::MetadataRecord;
+use ferrokraft::tools::dump::{dump_bytes, DumpedRecord};
 use uuid::Uuid;
 
 use super::committed::Timeline;

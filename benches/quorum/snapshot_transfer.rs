@@ -18,8 +18,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use ferrokraft::dump;
 use ferrokraft::snapshot::{write_snapshot, SnapshotHeaderInfo, SnapshotId};
+use ferrokraft::tools::dump;
 
 use super::catchup::{trial, write_big_log, CatchUpResults, Watch};
 use super::procs::Kind;

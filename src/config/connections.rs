@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use super::{get, invalid, parse_num, ConfigError, Listener, Properties};
+use super::listeners::Listener;
+use super::properties::{get, invalid, parse_num, ConfigError, Properties};
 
 /// Kafka's `max.connections` and `max.connections.per.ip` default (Int.MaxValue).
 pub const KAFKA_UNLIMITED_CONNECTIONS: usize = i32::MAX as usize;

@@ -17,8 +17,8 @@
 
 use std::collections::BTreeMap;
 
+use super::properties::{get, invalid, list, parse_num, ConfigError, Properties};
 use super::ssl::Secret;
-use super::{get, invalid, list, parse_num, ConfigError, Properties};
 use crate::common::java::{java_hash_map_order, Built};
 use crate::security::authenticator::SaslServerSettings;
 use crate::security::client::SaslClientSettings;

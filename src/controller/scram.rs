@@ -26,9 +26,10 @@ use kafka_protocol::protocol::StrBytes;
 use super::errors::{self, ApiError};
 use super::result::{ControllerResult, RecordOut};
 use crate::common::java::{java_hash_map_order, Built};
+use crate::metadata::credentials::credential_record;
 use crate::metadata::image::MetadataImage;
 use crate::metadata::record::MetadataRecord;
-use crate::metadata::records::{RemoveUserScramCredentialRecord, UserScramCredentialRecord};
+use crate::metadata::records::RemoveUserScramCredentialRecord;
 use crate::security::scram::{ScramCredential, ScramMechanism};
 use crate::security::UNSUPPORTED_SASL_MECHANISM;
 
@@ -127,7 +128,14 @@ pub fn alter_credentials(
             &upsertion.salt,
             upsertion.iterations,
         );
-        let record = credential_record(upsertion.name.to_string(), *mechanism, credential);
+        let record = credential_record(
+            upsertion.name.to_string(),
+            mechanism.type_id(),
+            credential.salt,
+            credential.stored_key,
+            credential.server_key,
+            credential.iterations,
+        );
         records.push(RecordOut::new(
             MetadataRecord::UserScramCredential(record),
             0,
@@ -146,24 +154,6 @@ pub fn alter_credentials(
         records,
         AlterUserScramCredentialsResponse::default().with_results(results),
     )
-}
-
-/// The UserScramCredentialRecord of `name`'s `credential` (written by AlterUserScramCredentials
-/// and by `format --add-scram`).
-pub fn credential_record(
-    name: String,
-    mechanism: ScramMechanism,
-    credential: ScramCredential,
-) -> UserScramCredentialRecord {
-    UserScramCredentialRecord {
-        name,
-        mechanism: mechanism.type_id(),
-        salt: credential.salt,
-        stored_key: credential.stored_key,
-        server_key: credential.server_key,
-        iterations: credential.iterations,
-        ..Default::default()
-    }
 }
 
 /// Kafka's `validateScramUsernameAndMechanism`.

@@ -12,6 +12,7 @@
 pub mod acl;
 pub mod authorizer;
 pub mod controller;
+pub mod credentials;
 pub(crate) mod describe;
 pub mod field;
 pub mod image;

@@ -24,6 +24,7 @@ pub mod peers;
 pub mod quotas;
 pub mod sasl;
 pub mod tls;
+pub mod tls_settings;
 pub mod tls_stores;
 pub mod warn_limit;
 

@@ -27,16 +27,15 @@ use tokio_rustls::rustls::{
 };
 use tokio_rustls::{TlsAcceptor, TlsConnector};
 
+use super::tls_settings::{ClientAuth, InvalidSetting, SslConfig, TlsVersion};
 use super::tls_stores;
-use crate::config::ssl::{ClientAuth, SslConfig, TlsVersion};
-use crate::config::ConfigError;
 
 /// How long an inbound TLS handshake may take before the connection is closed: a peer that
 /// opens a connection and sends nothing (or part of a ClientHello) must not hold its slot.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
-fn tls_error(ssl: &SslConfig, e: impl std::fmt::Display) -> ConfigError {
-    ConfigError::Invalid {
+fn tls_error(ssl: &SslConfig, e: impl std::fmt::Display) -> InvalidSetting {
+    InvalidSetting {
         key: format!("listener.name.{}.ssl.*", ssl.listener.to_ascii_lowercase()),
         value: String::new(),
         reason: format!("cannot build the TLS configuration: {e}"),
@@ -75,7 +74,7 @@ fn versions(protocols: &[TlsVersion]) -> Vec<&'static SupportedProtocolVersion> 
 fn roots(
     ssl: &SslConfig,
     trusted: Vec<CertificateDer<'static>>,
-) -> Result<Arc<RootCertStore>, ConfigError> {
+) -> Result<Arc<RootCertStore>, InvalidSetting> {
     let mut roots = RootCertStore::empty();
     for cert in trusted {
         roots
@@ -86,10 +85,10 @@ fn roots(
 }
 
 /// The acceptor of an SSL listener.
-pub fn acceptor(ssl: &SslConfig) -> Result<TlsAcceptor, ConfigError> {
+pub fn acceptor(ssl: &SslConfig) -> Result<TlsAcceptor, InvalidSetting> {
     let (identity, trusted) = tls_stores::load(ssl)?;
     let Some(identity) = identity else {
-        return Err(ConfigError::Invalid {
+        return Err(InvalidSetting {
             key: "ssl.keystore.location".into(),
             value: String::new(),
             reason: format!("listener {} uses SSL and needs a key store", ssl.listener),
@@ -120,11 +119,11 @@ pub fn acceptor(ssl: &SslConfig) -> Result<TlsAcceptor, ConfigError> {
 
 /// The connector for peers when the first controller listener is SSL: it checks the peer
 /// against the trust store and presents the key store's certificate, if any.
-pub fn connector(ssl: &SslConfig) -> Result<TlsConnector, ConfigError> {
+pub fn connector(ssl: &SslConfig) -> Result<TlsConnector, InvalidSetting> {
     let (identity, trusted) = tls_stores::load(ssl)?;
     if trusted.is_empty() {
         // Java falls back to the JVM's default CA list here; ferrokraft has none of its own.
-        return Err(ConfigError::Invalid {
+        return Err(InvalidSetting {
             key: "ssl.truststore.location".into(),
             value: String::new(),
             reason: format!(

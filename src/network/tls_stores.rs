@@ -6,15 +6,17 @@
 //!   TrustStore ─PEM (file or inline) / PKCS12 (its certificate entries)──▶ trusted certificates
 //! ```
 //!
-//! Every failure is a [`ConfigError`] naming the key whose value could not be used (a file
+//! Every failure is an [`InvalidSetting`] naming the key whose value could not be used (a file
 //! missing, a wrong password, no key in the store), so that a bad store stops the node at
 //! start-up, as Kafka's DefaultSslEngineFactory does, rather than at the first handshake.
 
 use rustls_pki_types::pem::{PemObject, SectionKind};
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
-use crate::config::ssl::{KeyStore, Secret, SslConfig, StoreType, TrustStore};
-use crate::config::ConfigError;
+use super::tls_settings::{
+    jks_refused, InvalidSetting, KeyStore, SslConfig, StoreType, TrustStore,
+};
+use crate::common::secret::Secret;
 
 /// This node's certificate chain (leaf first) and private key.
 #[derive(Debug)]
@@ -25,15 +27,15 @@ pub struct Identity {
     pub key: PrivateKeyDer<'static>,
 }
 
-fn bad(key: &str, value: &str, reason: impl Into<String>) -> ConfigError {
-    ConfigError::Invalid {
+fn bad(key: &str, value: &str, reason: impl Into<String>) -> InvalidSetting {
+    InvalidSetting {
         key: key.to_string(),
         value: value.to_string(),
         reason: reason.into(),
     }
 }
 
-fn read_file(key: &str, path: &std::path::Path) -> Result<Vec<u8>, ConfigError> {
+fn read_file(key: &str, path: &std::path::Path) -> Result<Vec<u8>, InvalidSetting> {
     std::fs::read(path).map_err(|e| {
         bad(
             key,
@@ -48,7 +50,7 @@ fn pem_certificates(
     key: &str,
     shown: &str,
     pem: &[u8],
-) -> Result<Vec<CertificateDer<'static>>, ConfigError> {
+) -> Result<Vec<CertificateDer<'static>>, InvalidSetting> {
     let certs = CertificateDer::pem_slice_iter(pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| bad(key, shown, format!("invalid PEM: {e}")))?;
@@ -68,7 +70,7 @@ fn pem_private_key(
     shown: &str,
     pem: &[u8],
     password: Option<&str>,
-) -> Result<PrivateKeyDer<'static>, ConfigError> {
+) -> Result<PrivateKeyDer<'static>, InvalidSetting> {
     let mut plain: Vec<PrivateKeyDer<'static>> = Vec::new();
     for section in <(SectionKind, Vec<u8>)>::pem_slice_iter(pem) {
         let (kind, der) = section.map_err(|e| bad(key, shown, format!("invalid PEM: {e}")))?;
@@ -142,7 +144,7 @@ fn decrypt_pkcs8(
     shown: &str,
     pem: &[u8],
     password: &str,
-) -> Result<PrivateKeyDer<'static>, ConfigError> {
+) -> Result<PrivateKeyDer<'static>, InvalidSetting> {
     let (_, der) = pkcs8::der::pem::decode_vec(pem).map_err(|e| {
         bad(
             key,
@@ -168,7 +170,7 @@ fn pkcs12(
     key: &str,
     path: &std::path::Path,
     password: &str,
-) -> Result<p12_keystore::KeyStore, ConfigError> {
+) -> Result<p12_keystore::KeyStore, InvalidSetting> {
     let data = read_file(key, path)?;
     p12_keystore::KeyStore::from_pkcs12(&data, password).map_err(|e| {
         bad(
@@ -182,19 +184,16 @@ fn pkcs12(
 /// A store of type JKS (Kafka's default) is read as PKCS12 when the file is one (a DER
 /// SEQUENCE, as the JDK's compatibility mode reads it); a JKS file (magic `FE ED FE ED`) or
 /// anything else is refused.
-fn not_jks(key: &str, path: &std::path::Path) -> Result<(), ConfigError> {
+fn not_jks(key: &str, path: &std::path::Path) -> Result<(), InvalidSetting> {
     let data = read_file(key, path)?;
     match data.first() {
         Some(0x30) => Ok(()),
-        _ => Err(crate::config::ssl::jks_refused(
-            key,
-            &path.display().to_string(),
-        )),
+        _ => Err(jks_refused(key, &path.display().to_string())),
     }
 }
 
 /// Reads the node's certificate chain and key.
-pub fn load_identity(store: &KeyStore) -> Result<Identity, ConfigError> {
+pub fn load_identity(store: &KeyStore) -> Result<Identity, InvalidSetting> {
     let mut identity = read_identity(store)?;
     if let Some(repaired) = with_public_key(&identity) {
         identity.key = repaired;
@@ -336,7 +335,7 @@ fn tlv(tag: u8, body: &[u8]) -> Vec<u8> {
     out
 }
 
-fn read_identity(store: &KeyStore) -> Result<Identity, ConfigError> {
+fn read_identity(store: &KeyStore) -> Result<Identity, InvalidSetting> {
     match store {
         KeyStore::InlinePem {
             key,
@@ -412,7 +411,7 @@ fn read_identity(store: &KeyStore) -> Result<Identity, ConfigError> {
 }
 
 /// Reads the trusted certificates.
-pub fn load_trusted(store: &TrustStore) -> Result<Vec<CertificateDer<'static>>, ConfigError> {
+pub fn load_trusted(store: &TrustStore) -> Result<Vec<CertificateDer<'static>>, InvalidSetting> {
     match store {
         TrustStore::InlinePem(pem) => pem_certificates(
             "ssl.truststore.certificates",
@@ -462,7 +461,7 @@ pub fn load_trusted(store: &TrustStore) -> Result<Vec<CertificateDer<'static>>, 
 /// Both stores of `ssl` read, as [`super::tls`] builds its configurations from them.
 pub fn load(
     ssl: &SslConfig,
-) -> Result<(Option<Identity>, Vec<CertificateDer<'static>>), ConfigError> {
+) -> Result<(Option<Identity>, Vec<CertificateDer<'static>>), InvalidSetting> {
     let identity = ssl.keystore.as_ref().map(load_identity).transpose()?;
     let trusted = match &ssl.truststore {
         Some(t) => load_trusted(t)?,

@@ -10,7 +10,7 @@ use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::*;
-use crate::config::ssl::{ClientAuth, TlsVersion};
+use crate::network::tls_settings::{ClientAuth, TlsVersion};
 
 struct Material {
     ca_pem: String,

@@ -87,7 +87,10 @@ impl BoundListeners {
 pub async fn bind(config: &Config) -> Result<BoundListeners, NodeError> {
     let mut tls = HashMap::new();
     for (name, ssl) in &config.ssl {
-        tls.insert(name.clone(), crate::network::tls::acceptor(ssl)?);
+        tls.insert(
+            name.clone(),
+            crate::network::tls::acceptor(ssl).map_err(crate::config::ConfigError::from)?,
+        );
     }
     let mut listeners = Vec::new();
     for l in config.controller_listeners() {
@@ -113,7 +116,7 @@ pub fn peer_tls(config: &Config) -> Result<Option<crate::network::tls::PeerTls>,
     match config.ssl.get(first) {
         None => Ok(None),
         Some(ssl) => Ok(Some(crate::network::tls::PeerTls(
-            crate::network::tls::connector(ssl)?,
+            crate::network::tls::connector(ssl).map_err(crate::config::ConfigError::from)?,
         ))),
     }
 }

@@ -7,8 +7,8 @@ use crate::codec::versions::Release;
 use crate::config::Config;
 use crate::raft::types::{Endpoint, VoterSet};
 use crate::raft::{RaftConfig, RaftCore};
-use crate::storage::format::{open_formatted, FormattedDir};
 use crate::storage::StorageError;
+use crate::storage::{open_formatted, FormattedDir};
 
 use super::store::{RaftStore, StoreError};
 use crate::machine::registration::{registered_features, Registrations};
@@ -185,11 +185,8 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
     };
     let core = RaftCore::new(raft_config, stored, &store, now_ms);
     let cluster_id = dir.meta.cluster_id.clone();
-    let mut controller_config = crate::controller::ControllerConfig::from_config(
-        config,
-        &cluster_id,
-        rng_seed.rotate_left(17),
-    );
+    let mut controller_config =
+        crate::config::controller_config(config, &cluster_id, rng_seed.rotate_left(17));
     controller_config.kraft_version = core.kraft_version();
     controller_config.release = release;
     let controller = crate::controller::QuorumController::new(

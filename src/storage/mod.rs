@@ -1,24 +1,19 @@
-//! Small files of a KRaft log directory and `kafka-storage format`.
+//! Small files of a KRaft log directory (`kafka-storage format` itself is `tools::format`).
 //!
 //! ```text
-//!   FormatRequest ──format::format()──▶ per dir: bootstrap.checkpoint, [0-0.checkpoint], meta.properties (last)
-//!   start-up ──format::open_formatted()──▶ DirLock + MetaProperties checked against config
+//!   start-up ──formatted::open_formatted()──▶ DirLock + MetaProperties checked against config
 //!   raft ──QuorumStateStore──▶ __cluster_metadata-0/quorum-state (tmp, fsync, rename, dir fsync)
 //! ```
 pub mod bootstrap;
-pub mod format;
+pub mod formatted;
 pub mod lock;
 pub mod meta_properties;
 pub mod quorum_state;
-pub mod scram_args;
 
 use std::io;
 use std::path::{Path, PathBuf};
 
-pub use format::{
-    describe_dirs, format, open_formatted, DynamicVoter, FormatMode, FormatReport, FormatRequest,
-    FormattedDir, ListenerEndpoint,
-};
+pub use formatted::{open_formatted, FormattedDir, METADATA_PARTITION_DIR};
 pub use lock::DirLock;
 pub use meta_properties::MetaProperties;
 pub use quorum_state::{QuorumStateData, QuorumStateStore, QuorumStateVersion};

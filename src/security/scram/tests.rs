@@ -1,6 +1,9 @@
 //! ScramFormatterTest, ScramMessagesTest and ScramSaslServerTest's cases, and RFC 7677's
 //! example exchange byte for byte.
 
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine as _;
+
 use super::*;
 
 const CLIENT_NONCE: &str = "rOprNGfwEbeRWgbNEkqO";

@@ -1,5 +1,5 @@
-//! `kafka-storage format` and `info` for a controller, and the start-up check of a formatted
-//! directory.
+//! `kafka-storage format` and `info` for a controller (the start-up check of a formatted
+//! directory is `storage::formatted`).
 //!
 //! Format, per directory of `log_dirs ∪ {metadata_log_dir}` in sorted order (Kafka's TreeSet):
 //! 1. skip (with `ignore_formatted`) or refuse a directory that already has meta.properties;
@@ -19,18 +19,16 @@ use kafka_protocol::messages::VotersRecord;
 use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
 
-use super::bootstrap::{read_bootstrap, write_bootstrap_checkpoint, BootstrapFeatures};
-use super::lock::DirLock;
-use super::meta_properties::MetaProperties;
-use super::StorageError;
 use crate::common::release::{MetadataVersion, KRAFT_VERSION_FEATURE};
 use crate::common::uuid::{
     parse_kafka_uuid, random_directory_id, random_kafka_uuid, uuid_to_kafka_string,
 };
 use crate::snapshot::{SnapshotHeaderInfo, SnapshotId, SnapshotWriter};
-
-/// Directory of the metadata log partition inside the metadata log dir.
-pub const METADATA_PARTITION_DIR: &str = "__cluster_metadata-0";
+use crate::storage::bootstrap::{write_bootstrap_checkpoint, BootstrapFeatures};
+use crate::storage::formatted::check_matches;
+pub use crate::storage::formatted::METADATA_PARTITION_DIR;
+use crate::storage::meta_properties::MetaProperties;
+use crate::storage::StorageError;
 
 /// A listener endpoint of a controller.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -361,97 +359,6 @@ fn write_bootstrap_snapshot(
     Ok(())
 }
 
-fn check_matches(
-    dir: &Path,
-    meta: &MetaProperties,
-    node_id: i32,
-    cluster_id: Option<&str>,
-) -> Result<(), StorageError> {
-    let path = dir.join(super::meta_properties::META_PROPERTIES_FILE);
-    if meta.node_id != node_id {
-        return Err(StorageError::Mismatch {
-            path,
-            field: "node.id",
-            expected: node_id.to_string(),
-            found: meta.node_id.to_string(),
-        });
-    }
-    if let Some(c) = cluster_id {
-        if meta.cluster_id != c {
-            return Err(StorageError::Mismatch {
-                path,
-                field: "cluster.id",
-                expected: c.to_string(),
-                found: meta.cluster_id.clone(),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// A formatted metadata directory, locked for this process.
-#[derive(Debug)]
-pub struct FormattedDir {
-    /// The held `.lock` (keep it for the process lifetime).
-    pub lock: DirLock,
-    /// The metadata log dir.
-    pub metadata_log_dir: PathBuf,
-    /// `<metadata_log_dir>/__cluster_metadata-0`.
-    pub partition_dir: PathBuf,
-    /// meta.properties as read (with a directory id added if it was missing).
-    pub meta: MetaProperties,
-    /// This directory's id.
-    pub directory_id: Uuid,
-    /// Bootstrap features (from the 0-0 snapshot or bootstrap.checkpoint), if any.
-    pub bootstrap: Option<BootstrapFeatures>,
-}
-
-/// Locks and validates a formatted metadata directory at start-up: meta.properties must exist
-/// and match `node_id` (and `expected_cluster_id` when given). Like Kafka, a missing
-/// directory.id is generated and written.
-pub fn open_formatted(
-    metadata_log_dir: &Path,
-    node_id: i32,
-    expected_cluster_id: Option<&str>,
-) -> Result<FormattedDir, StorageError> {
-    if !metadata_log_dir.is_dir() {
-        return Err(StorageError::NotFormatted {
-            dir: metadata_log_dir.to_path_buf(),
-        });
-    }
-    let lock = DirLock::acquire(metadata_log_dir)?;
-    let mut meta =
-        MetaProperties::read(metadata_log_dir)?.ok_or_else(|| StorageError::NotFormatted {
-            dir: metadata_log_dir.to_path_buf(),
-        })?;
-    check_matches(metadata_log_dir, &meta, node_id, expected_cluster_id)?;
-    let directory_id = match meta.directory_id {
-        Some(d) => d,
-        None => {
-            let d = random_directory_id(&[]);
-            meta.directory_id = Some(d);
-            // The meta.properties comment line carries a wall-clock date, as Kafka's does.
-            #[allow(clippy::disallowed_methods)]
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_millis() as i64)
-                .unwrap_or(0);
-            meta.write(metadata_log_dir, now)?;
-            d
-        }
-    };
-    let partition_dir = metadata_log_dir.join(METADATA_PARTITION_DIR);
-    let bootstrap = read_bootstrap(metadata_log_dir, &partition_dir)?;
-    Ok(FormattedDir {
-        lock,
-        metadata_log_dir: metadata_log_dir.to_path_buf(),
-        partition_dir,
-        meta,
-        directory_id,
-        bootstrap,
-    })
-}
-
 /// `kafka-storage info`: describes the directories in Kafka's words. Returns the text and
 /// whether a problem was found (Kafka then exits with 1).
 pub fn describe_dirs(dirs: &[PathBuf]) -> (String, bool) {
@@ -516,6 +423,8 @@ pub fn describe_dirs(dirs: &[PathBuf]) -> (String, bool) {
 mod tests {
     use super::*;
     use crate::snapshot::RawSnapshot;
+    use crate::storage::bootstrap::read_bootstrap;
+    use crate::storage::open_formatted;
 
     fn req(dir: &Path, mode: FormatMode) -> FormatRequest {
         FormatRequest {

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use base64::Engine as _;
 
-use crate::controller::scram::credential_record;
+use crate::metadata::credentials::credential_record;
 use crate::metadata::record::{ApiMessageAndVersion, MetadataRecord};
 use crate::metadata::records::UserScramCredentialRecord;
 use crate::security::scram::{ScramCredential, ScramMechanism};
@@ -145,7 +145,14 @@ impl ScramArgument {
                 ScramCredential::from_salted_password(mechanism, s, &salt, iterations)
             }
         };
-        Ok(credential_record(self.name.clone(), mechanism, credential))
+        Ok(credential_record(
+            self.name.clone(),
+            mechanism.type_id(),
+            credential.salt,
+            credential.stored_key,
+            credential.server_key,
+            credential.iterations,
+        ))
     }
 }
 

@@ -1,0 +1,102 @@
+//! The keys ferrokraft knows: those it reads, the Kafka keys it accepts without a use for
+//! them, and from those (with the `ssl.*`, SASL and per-listener connection keys) the keys
+//! given that it does not know, which are warned about as Kafka does.
+
+use super::properties::Properties;
+use super::{connections, sasl, ssl};
+
+/// Keys ferrokraft reads.
+const KNOWN_KEYS: &[&str] = &[
+    "process.roles",
+    "node.id",
+    "controller.quorum.voters",
+    "controller.quorum.bootstrap.servers",
+    "listeners",
+    "advertised.listeners",
+    "controller.listener.names",
+    "listener.security.protocol.map",
+    "log.dirs",
+    "log.dir",
+    "metadata.log.dir",
+    "metadata.log.segment.bytes",
+    "metadata.log.segment.min.bytes",
+    "internal.metadata.log.segment.bytes",
+    "metadata.log.segment.ms",
+    "metadata.max.retention.bytes",
+    "metadata.max.retention.ms",
+    "metadata.log.max.record.bytes.between.snapshots",
+    "metadata.log.max.snapshot.interval.ms",
+    "metadata.max.idle.interval.ms",
+    "min.insync.replicas",
+    "broker.session.timeout.ms",
+    "broker.heartbeat.interval.ms",
+    "num.partitions",
+    "default.replication.factor",
+    "auto.leader.rebalance.enable",
+    "leader.imbalance.check.interval.seconds",
+    "controller.quorum.election.timeout.ms",
+    "controller.quorum.fetch.timeout.ms",
+    "controller.quorum.election.backoff.max.ms",
+    "controller.quorum.append.linger.ms",
+    "controller.quorum.request.timeout.ms",
+    "controller.quorum.retry.backoff.ms",
+    "controller.quorum.auto.join.enable",
+    "socket.request.max.bytes",
+    "max.connections",
+    "max.connections.per.ip",
+    "max.connections.per.ip.overrides",
+    "connections.max.idle.ms",
+    "queued.max.request.bytes",
+    "ferrokraft.metrics.listener",
+    "ferrokraft.kafka.release",
+    "ferrokraft.recovery.accept.data.loss",
+    "authorizer.class.name",
+    "super.users",
+    "allow.everyone.if.no.acl.found",
+    "delegation.token.secret.key",
+    "delegation.token.max.lifetime.ms",
+    "delegation.token.expiry.time.ms",
+    "delegation.token.expiry.check.interval.ms",
+    "controller.quota.window.num",
+    "controller.quota.window.size.seconds",
+];
+
+/// Kafka keys that are valid in a controller's file but that ferrokraft has no use for; they
+/// are accepted silently rather than warned about.
+const IGNORED_KAFKA_KEYS: &[&str] = &[
+    "num.network.threads",
+    "num.io.threads",
+    "socket.send.buffer.bytes",
+    "socket.receive.buffer.bytes",
+    "num.recovery.threads.per.data.dir",
+    "offsets.topic.replication.factor",
+    "share.coordinator.state.topic.replication.factor",
+    "share.coordinator.state.topic.min.isr",
+    "transaction.state.log.replication.factor",
+    "transaction.state.log.min.isr",
+    "log.retention.hours",
+    "log.segment.bytes",
+    "log.retention.check.interval.ms",
+    "group.initial.rebalance.delay.ms",
+    "inter.broker.listener.name",
+    "unstable.api.versions.enable",
+    "unstable.feature.versions.enable",
+    "eligible.leader.replicas.enable",
+];
+
+/// Every key of `props` that ferrokraft does not know.
+pub(super) fn unknown_keys(props: &Properties) -> Vec<String> {
+    props
+        .keys()
+        .filter(|k| {
+            !KNOWN_KEYS.contains(&k.as_str())
+                && !IGNORED_KAFKA_KEYS.contains(&k.as_str())
+                && !ssl::SSL_KEYS.contains(&k.as_str())
+                && !ssl::is_listener_ssl_key(k)
+                && !sasl::SASL_KEYS.contains(&k.as_str())
+                && !sasl::is_listener_sasl_key(k)
+                && !connections::is_listener_key(k)
+        })
+        .cloned()
+        .collect()
+}
