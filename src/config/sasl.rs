@@ -18,8 +18,8 @@
 use std::collections::BTreeMap;
 
 use super::properties::{get, invalid, list, parse_num, ConfigError, Properties};
-use super::ssl::Secret;
 use crate::common::java::{java_hash_map_order, Built};
+use crate::common::secret::Secret;
 use crate::security::authenticator::SaslServerSettings;
 use crate::security::client::SaslClientSettings;
 use crate::security::jaas::{parse_single, JaasEntry};

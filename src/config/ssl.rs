@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::collections::HashMap;
 
 use super::properties::{get, invalid, list, ConfigError, Properties};
-use super::sasl::SecurityProtocol;
+use crate::common::security_protocol::SecurityProtocol;
 
 /// The `ssl.*` keys ferrokraft reads (each may also be given as `listener.name.<l>.<key>`).
 pub const SSL_KEYS: &[&str] = &[

@@ -24,8 +24,8 @@ use super::config::ControllerConfig;
 use super::errors::{self, ApiError};
 use super::io::{ControllerOutput, MetadataAppender};
 use super::mutation_quotas::{MutationQuotas, RequestQuota};
-use super::{acls, client_quotas, cluster, configuration, delegation_tokens};
-use super::{feature_control, not_controller, producer_ids, replication, scram};
+use super::{acls, client_quotas, cluster, configs, delegation_tokens};
+use super::{features, not_controller, producer_ids, replication, scram};
 use super::{Leadership, QuorumController};
 use crate::codec::apis::{self as api_table, Kind};
 use crate::codec::error_response::{error_response, update_features_error};
@@ -135,7 +135,7 @@ impl AnswerNow<'_> {
                 return Some(body);
             }
         }
-        let alter_ctx = configuration::AlterContext {
+        let alter_ctx = configs::AlterContext {
             node_id: self.cfg.node_id,
             forwarded: request.forwarded,
             release: self.cfg.release,
@@ -155,12 +155,12 @@ impl AnswerNow<'_> {
             }
             // Kafka's ConfigHelper answers from the controller's metadata cache.
             RequestBody::DescribeConfigs(req) => {
-                let ctx = configuration::describe::DescribeContext {
+                let ctx = configs::describe::DescribeContext {
                     node_id: self.cfg.node_id,
                     static_min_insync_replicas: self.cfg.min_insync_replicas,
                     log_levels: &self.log_levels,
                 };
-                ResponseBody::DescribeConfigs(configuration::describe::describe_configs(
+                ResponseBody::DescribeConfigs(configs::describe::describe_configs(
                     &self.committed,
                     ctx,
                     req,
@@ -177,7 +177,7 @@ impl AnswerNow<'_> {
             RequestBody::IncrementalAlterConfigs(req) => {
                 // Kafka's ControllerApis applies BROKER_LOGGER resources on the node that got
                 // the request, before (and whatever) the controller answers for the rest.
-                let (answers, changes) = configuration::broker_logger::incremental_alter(
+                let (answers, changes) = configs::broker_logger::incremental_alter(
                     &mut self.log_levels,
                     self.cfg.node_id,
                     req,
@@ -188,11 +188,11 @@ impl AnswerNow<'_> {
                         changes,
                     });
                 }
-                if configuration::incremental_needs_controller(req, access) {
+                if configs::incremental_needs_controller(req, access) {
                     *broker_loggers = answers;
                     return None;
                 }
-                let result = configuration::incremental_alter_configs(
+                let result = configs::incremental_alter_configs(
                     &self.committed,
                     alter_ctx,
                     req,
@@ -201,11 +201,8 @@ impl AnswerNow<'_> {
                 );
                 ResponseBody::IncrementalAlterConfigs(result.response)
             }
-            RequestBody::AlterConfigs(req)
-                if !configuration::legacy_needs_controller(req, access) =>
-            {
-                let result =
-                    configuration::legacy_alter_configs(&self.committed, alter_ctx, req, access);
+            RequestBody::AlterConfigs(req) if !configs::legacy_needs_controller(req, access) => {
+                let result = configs::legacy_alter_configs(&self.committed, alter_ctx, req, access);
                 ResponseBody::AlterConfigs(result.response)
             }
             // Kafka answers an empty list at once, without an event, active or not.
@@ -275,8 +272,8 @@ impl Cx<'_> {
         ResourceAccess::new(self.checker)
     }
 
-    fn alter_ctx(&self) -> configuration::AlterContext {
-        configuration::AlterContext {
+    fn alter_ctx(&self) -> configs::AlterContext {
+        configs::AlterContext {
             node_id: self.cfg.node_id,
             forwarded: self.request.forwarded,
             release: self.cfg.release,
@@ -354,7 +351,7 @@ impl ActiveController {
                 write!(self, cx, result, AlterPartitionReassignments);
             }
             RequestBody::IncrementalAlterConfigs(req) => {
-                let result = configuration::incremental_alter_configs(
+                let result = configs::incremental_alter_configs(
                     &self.image,
                     cx.alter_ctx(),
                     req,
@@ -364,12 +361,8 @@ impl ActiveController {
                 write!(self, cx, result, IncrementalAlterConfigs);
             }
             RequestBody::AlterConfigs(req) => {
-                let result = configuration::legacy_alter_configs(
-                    &self.image,
-                    cx.alter_ctx(),
-                    req,
-                    cx.access(),
-                );
+                let result =
+                    configs::legacy_alter_configs(&self.image, cx.alter_ctx(), req, cx.access());
                 write!(self, cx, result, AlterConfigs);
             }
             RequestBody::AlterPartition(req) => {
@@ -541,7 +534,7 @@ impl ActiveController {
     }
 
     fn update_features(&mut self, cx: &mut Cx<'_>, req: &UpdateFeaturesRequest) {
-        let update = feature_control::update_features(
+        let update = features::update_features(
             &self.image,
             cx.cfg,
             cx.appender,

@@ -11,9 +11,9 @@
 
 use bytes::Bytes;
 
-use super::configuration::broker_logger::LoggerChange;
 use crate::codec::ResponseBody;
 use crate::logging::LogLevels;
+use crate::logging::LoggerChange;
 use crate::raft::{ProposeError, UpgradeKRaftVersionError};
 
 /// The Raft layer's kraft.version as the controller sees it (Kafka's `KRaftVersionAccessor`).

@@ -270,6 +270,15 @@ fn split_directives(directives: &str) -> Vec<&str> {
     out
 }
 
+/// One logger changed: set to a level, or unset (`None`: it inherits again).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoggerChange {
+    /// The logger.
+    pub name: String,
+    /// Its new level.
+    pub level: Option<LogLevel>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,7 +29,7 @@ use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{reload, EnvFilter, Registry};
 
-pub use levels::{LogLevel, LogLevels, ROOT_LOGGER};
+pub use levels::{LogLevel, LogLevels, LoggerChange, ROOT_LOGGER};
 
 /// Kafka's log line format.
 #[derive(Debug, Default, Clone, Copy)]

@@ -33,9 +33,9 @@ use std::collections::VecDeque;
 use bytes::Bytes;
 
 use crate::codec::{RequestBody, ResponseBody};
-use crate::controller::configuration::broker_logger::LoggerChange;
 use crate::controller::{ControllerOutput, QuorumController};
 use crate::logging::LogLevels;
+use crate::logging::LoggerChange;
 use crate::metadata::image::MetadataImage;
 use crate::raft::types::OffsetAndEpoch;
 use crate::raft::voters::voter_set_to_record;

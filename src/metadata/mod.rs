@@ -18,6 +18,7 @@ pub mod field;
 pub mod image;
 pub mod record;
 pub mod records;
+pub mod topic_name;
 pub mod wire;
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! that passes.
 
 use crate::controller::mutation_quotas::PartitionChangeQuota;
+use crate::metadata::topic_name::validate_topic_name;
 use std::collections::BTreeSet;
 
 use kafka_protocol::messages::create_topics_request::CreatableTopic;
@@ -15,8 +16,8 @@ use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
 
 use super::placement::{Placer, UsableBroker};
-use super::topic_configs::{effective_topic_configs, validate_topic_config};
 use crate::controller::config::ControllerConfig;
+use crate::controller::configs::topic_configs::{effective_topic_configs, validate_topic_config};
 use crate::controller::errors::{self, ApiError};
 use crate::controller::features::partition_record_version;
 use crate::controller::result::{ControllerResult, RecordOut};
@@ -29,38 +30,9 @@ use crate::raft::Rng;
 pub const METADATA_TOPIC: &str = "__cluster_metadata";
 /// Kafka's `MAX_PARTITIONS_PER_BATCH` (KAFKA-17870).
 pub const MAX_PARTITIONS_PER_REQUEST: u64 = 10_000;
-/// Longest topic name (`Topic.MAX_NAME_LENGTH`).
-const MAX_NAME_LENGTH: usize = 249;
 
 /// The topic config whose change clears the topic's ELRs.
 const MIN_INSYNC_REPLICAS: &str = "min.insync.replicas";
-
-/// Kafka's `Topic.validate`: the reason a name is refused.
-pub fn validate_topic_name(name: &str) -> Result<(), String> {
-    if name.is_empty() {
-        return Err("the empty string is not allowed".into());
-    }
-    if name == "." {
-        return Err("'.' is not allowed".into());
-    }
-    if name == ".." {
-        return Err("'..' is not allowed".into());
-    }
-    if name.chars().count() > MAX_NAME_LENGTH {
-        return Err(format!(
-            "the length of '{name}' is longer than the max allowed length {MAX_NAME_LENGTH}"
-        ));
-    }
-    if !name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-')
-    {
-        return Err(format!(
-            "'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
-        ));
-    }
-    Ok(())
-}
 
 fn topic_error(name: &StrBytes, error: &ApiError) -> CreatableTopicResult {
     CreatableTopicResult::default()

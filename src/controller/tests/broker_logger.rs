@@ -11,7 +11,7 @@ use kafka_protocol::messages::{AlterConfigsRequest, DescribeConfigsRequest};
 
 use super::configuration::{alter, answers, ctx_with_topic, res, s, SET};
 use crate::codec::{RequestBody, ResponseBody};
-use crate::controller::configuration::resource::{BROKER, BROKER_LOGGER, TOPIC};
+use crate::controller::configs::resource::{BROKER, BROKER_LOGGER, TOPIC};
 use crate::controller::errors;
 use crate::logging::LogLevel;
 

@@ -17,7 +17,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::context::{topic, topic_config, Ctx};
 use crate::codec::{RequestBody, ResponseBody};
-use crate::controller::configuration::resource::{BROKER, CLIENT_METRICS, GROUP, TOPIC};
+use crate::controller::configs::resource::{BROKER, CLIENT_METRICS, GROUP, TOPIC};
 use crate::controller::errors;
 use crate::metadata::image::ConfigResource;
 

@@ -6,7 +6,7 @@
 use super::configuration::{alter, ctx_with_topic, res, s, SET};
 use super::context::Ctx;
 use crate::codec::{RequestBody, ResponseBody};
-use crate::controller::configuration::resource::{BROKER, CLIENT_METRICS, GROUP, TOPIC};
+use crate::controller::configs::resource::{BROKER, CLIENT_METRICS, GROUP, TOPIC};
 use crate::controller::errors;
 
 fn describe(

@@ -21,7 +21,7 @@ use kafka_protocol::messages::IncrementalAlterConfigsRequest;
 use kafka_protocol::protocol::StrBytes;
 
 use crate::controller::errors::{self, ApiError};
-use crate::logging::{LogLevel, LogLevels, ROOT_LOGGER};
+use crate::logging::{LogLevel, LogLevels, LoggerChange, ROOT_LOGGER};
 
 /// `DescribeConfigsResponse.ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG`.
 const DYNAMIC_BROKER_LOGGER_CONFIG: i8 = 6;
@@ -32,15 +32,6 @@ const VALID_LOG_LEVELS: &str = "DEBUG, ERROR, FATAL, INFO, TRACE, WARN";
 /// `Errors.UNKNOWN_SERVER_ERROR.message()`, the fallback message of an unexpected failure.
 const UNKNOWN_SERVER_ERROR_MESSAGE: &str =
     "The server experienced an unexpected error when processing the request.";
-
-/// One logger changed: set to a level, or unset (`None`: it inherits again).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LoggerChange {
-    /// The logger.
-    pub name: String,
-    /// Its new level.
-    pub level: Option<LogLevel>,
-}
 
 /// The BROKER_LOGGER resources of `req`, each applied to `levels` in request order (Kafka's
 /// `ControllerApis`): their answers, and the changes made.

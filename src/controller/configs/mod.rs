@@ -30,20 +30,19 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 
+use super::configs::topic_configs::{is_list_topic_config, topic_config, validate_topic_configs};
 use super::errors::{self, ApiError};
 use super::features::elr_enabled;
-use super::replication::topic_configs::{
-    is_list_topic_config, topic_config, validate_topic_configs,
-};
-use super::replication::validate_topic_name;
 use super::result::{ControllerResult, RecordOut};
 use crate::codec::versions::Release;
 use crate::metadata::image::{ConfigResource, MetadataImage};
 use crate::metadata::record::MetadataRecord;
 use crate::metadata::records::{ClearElrRecord, ConfigRecord};
+use crate::metadata::topic_name::validate_topic_name;
 
 pub mod broker_logger;
 pub mod describe;
+pub mod topic_configs;
 mod validate;
 
 /// One resource's answer as `$ty` (the incremental and the legacy answers have one shape).

@@ -28,12 +28,12 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::resource;
 use crate::controller::authorization::ResourceAccess;
+use crate::controller::configs::topic_configs::{topic_config, ConfigType, TOPIC_CONFIGS};
 use crate::controller::errors::{self, ApiError};
-use crate::controller::replication::topic_configs::{topic_config, ConfigType, TOPIC_CONFIGS};
-use crate::controller::replication::validate_topic_name;
 use crate::logging::LogLevels;
 use crate::metadata::acl::AclOperation;
 use crate::metadata::image::{ConfigResource, MetadataImage};
+use crate::metadata::topic_name::validate_topic_name;
 
 /// ConfigSource ids.
 mod source {
