@@ -9,14 +9,14 @@ use ferrokraft::config::{self, Config};
 use std::sync::Arc;
 
 use ferrokraft::common::uuid::{random_kafka_uuid, uuid_to_kafka_string};
-use ferrokraft::machine::snapshot_policy::{MetadataLogSettings, Retention};
 use ferrokraft::network::http;
 use ferrokraft::network::peers::PeerConfig;
-use ferrokraft::node::driver::{self, Event};
-use ferrokraft::node::metrics::MetricsSource;
-use ferrokraft::node::{self, Node};
+use ferrokraft::node::snapshot_policy::{MetadataLogSettings, Retention};
+use ferrokraft::server::driver::{self, Event};
+use ferrokraft::server::metrics::MetricsSource;
+use ferrokraft::server::workload::Workload;
+use ferrokraft::server::{self, Handler};
 use ferrokraft::tools::format::{self, DynamicVoter, FormatMode, FormatRequest, ListenerEndpoint};
-use ferrokraft::workload::Workload;
 
 /// Properties of the development quorum `ferrokraft start` runs without a file.
 fn development_properties() -> config::Properties {
@@ -76,7 +76,7 @@ pub fn start(args: StartArgs) -> Result<()> {
     config.warn_unknown_keys();
     let now = now_unix_ms() as u64;
     let seed = now ^ (u64::from(std::process::id()) << 32);
-    let opened = node::start::open(&config, now, seed)?;
+    let opened = server::start::open(&config, now, seed)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -88,14 +88,14 @@ pub fn start(args: StartArgs) -> Result<()> {
     };
     let node_id = config.node_id;
     let result = runtime.block_on(async move {
-        let bound = node::bind(&config).await?;
+        let bound = server::bind(&config).await?;
         let peer_config = PeerConfig {
             client_id: format!("raft-client-{node_id}"),
             request_timeout_ms: config.quorum_request_timeout_ms,
-            tls: node::peer_tls(&config)?,
+            tls: server::peer_tls(&config)?,
             sasl: config.sasl_client.clone(),
         };
-        let node::start::Opened {
+        let server::start::Opened {
             dir,
             core,
             store,
@@ -125,7 +125,7 @@ pub fn start(args: StartArgs) -> Result<()> {
             },
             tokio::runtime::Handle::current(),
         )?;
-        let handler = Arc::new(Node::new(
+        let handler = Arc::new(Handler::new(
             node_id,
             cluster_id,
             voters,
@@ -145,7 +145,7 @@ pub fn start(args: StartArgs) -> Result<()> {
         let listeners = tokio::spawn({
             let shutdown = shutdown.clone();
             let config = config.clone();
-            async move { node::serve(handler, &config, bound, shutdown).await }
+            async move { server::serve(handler, &config, bound, shutdown).await }
         });
         tracing::info!(node_id, "Kafka Server started");
         let thread_done = tokio::task::spawn_blocking(move || thread.join());

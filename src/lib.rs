@@ -29,16 +29,15 @@ pub mod controller;
 pub mod durable;
 pub mod log;
 pub mod logging;
-pub mod machine;
 pub mod metadata;
 pub mod network;
 pub mod node;
 pub mod raft;
 pub mod records;
 pub mod security;
+pub mod server;
 #[cfg(test)]
 pub(crate) mod sim_env;
 pub mod snapshot;
 pub mod storage;
 pub mod tools;
-pub mod workload;

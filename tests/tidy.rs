@@ -1,6 +1,6 @@
 //! Architecture rules checked mechanically: the Raft core is sans-IO.
 //!
-//! Nothing under `src/raft/`, `src/controller/`, `src/metadata/`, `src/security/` or `src/machine/` (the node
+//! Nothing under `src/raft/`, `src/controller/`, `src/metadata/`, `src/security/` or `src/node/` (the node
 //! state machine) may touch tokio, the
 //! filesystem, sockets, threads, the clock or a thread RNG (clippy's `disallowed-methods`
 //! covers the clock calls everywhere else). And every module is a logger of the BROKER_LOGGER
@@ -70,7 +70,7 @@ fn controller_is_sans_io() {
 
 #[test]
 fn node_state_machine_is_sans_io() {
-    assert_sans_io("src/machine");
+    assert_sans_io("src/node");
 }
 
 #[test]

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use ferrokraft::log::{FileLog, LocalLog, LogConfig};
 use ferrokraft::records::batch::MAX_BATCH_SIZE_BYTES;
 use ferrokraft::records::{build_data_batch, BatchFramer};
-use ferrokraft::workload::no_op_record;
+use ferrokraft::server::workload::no_op_record;
 
 /// Sizes of one run.
 #[derive(Debug, Clone)]

@@ -36,11 +36,11 @@ impl Run<'_> {
 
 /// The logger of each implementation that logs every request at DEBUG, shown as
 /// `<request logger>` in both records: Kafka's `kafka.request.logger` and ferrokraft's
-/// `ferrokraft.node.handler` (target `ferrokraft::node::handler`).
+/// `ferrokraft.server.handler` (target `ferrokraft::server::handler`).
 pub(crate) fn request_logger(kind: Impl) -> (&'static str, &'static str) {
     match kind {
         Impl::Kafka => ("kafka.request.logger", "(kafka.request.logger)"),
-        Impl::Ferrokraft => ("ferrokraft.node.handler", "(ferrokraft::node::handler)"),
+        Impl::Ferrokraft => ("ferrokraft.server.handler", "(ferrokraft::server::handler)"),
     }
 }
 

@@ -10,7 +10,7 @@ use super::*;
 use crate::metadata::record::ApiMessageAndVersion;
 use crate::metadata::wire::TaggedFields;
 use crate::metadata::MetadataError;
-use crate::workload::no_op_record;
+use crate::server::workload::no_op_record;
 
 fn decode(value: &[u8]) -> ApiMessageAndVersion {
     ApiMessageAndVersion::decode(value).unwrap()

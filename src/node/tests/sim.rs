@@ -31,9 +31,9 @@ use crate::controller::tests::invariants::restart_replays_the_same_image::same_i
 use crate::controller::tests::invariants::ImageChecks;
 use crate::controller::tests::sim_support::Brokers;
 use crate::controller::{ControllerConfig, QuorumController};
-use crate::machine::registration::{registered_features, Registrations};
-use crate::machine::snapshot_policy::{MetadataLogSettings, Retention};
-use crate::machine::{NodeMachine, NodeOutput, NodeStore};
+use crate::node::registration::{registered_features, Registrations};
+use crate::node::snapshot_policy::{MetadataLogSettings, Retention};
+use crate::node::{NodeMachine, NodeOutput, NodeStore};
 use crate::raft::tests::context::{config, LISTENER};
 use crate::raft::tests::mem_log::MemLog;
 use crate::raft::types::OffsetAndEpoch;

@@ -14,7 +14,7 @@
 
 use super::{RaftStore, StoreError};
 use crate::log::LocalLog;
-pub use crate::machine::snapshot_policy::Retention;
+pub use crate::node::snapshot_policy::Retention;
 use crate::snapshot::{self, SnapshotId};
 
 impl RaftStore {

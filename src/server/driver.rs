@@ -1,5 +1,5 @@
 //! The driver: the only code that reads the clock, and I/O only. It runs the node state
-//! machine ([`crate::machine::NodeMachine`]: Raft core + controller) and its store on a
+//! machine ([`crate::node::NodeMachine`]: Raft core + controller) and its store on a
 //! dedicated thread, feeds it events, and carries out what comes out: the machine's store
 //! writes (quorum-state, append, truncate, fsync) complete inside its calls, before any request
 //! or answer they precede leaves (Kafka does the same on its raft thread). The async side
@@ -28,15 +28,15 @@ use super::store::{RaftStore, StoreError};
 use crate::codec::ResponseBody;
 use crate::controller::QuorumController;
 use crate::logging::LoggerChange;
-use crate::machine::registration::Registrations;
-use crate::machine::snapshot_policy::{MetadataLogSettings, CLEAN_INTERVAL_MS};
-use crate::machine::{MachineError, NodeMachine, NodeOutput};
 use crate::metadata::controller::ControllerRegistration;
 use crate::network::peers::{PeerConfig, PeerRequest, PeerResponse, Peers};
+use crate::node::registration::Registrations;
+use crate::node::snapshot_policy::{MetadataLogSettings, CLEAN_INTERVAL_MS};
+use crate::node::{MachineError, NodeMachine, NodeOutput};
 use crate::raft::{InboundRequest, RaftCore};
+use crate::server::workload::commit_stats::CommitStats;
+use crate::server::workload::{no_op_record, Pacer, Workload, MAX_PENDING_RECORDS};
 use crate::snapshot::SnapshotId;
-use crate::workload::commit_stats::CommitStats;
-use crate::workload::{no_op_record, Pacer, Workload, MAX_PENDING_RECORDS};
 
 mod metadata;
 

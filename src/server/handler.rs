@@ -39,7 +39,7 @@ const ENDPOINT_TYPE_BROKER: i8 = 1;
 
 /// Serves requests for one node.
 #[derive(Debug)]
-pub struct Node {
+pub struct Handler {
     node_id: i32,
     cluster_id: String,
     voters: VoterSet,
@@ -50,7 +50,7 @@ pub struct Node {
     warnings: crate::network::warn_limit::PeerWarnings,
 }
 
-impl Node {
+impl Handler {
     /// A node whose Raft core runs behind `raft` (`None`: answers "not ready").
     pub fn new(
         node_id: i32,
@@ -357,7 +357,7 @@ impl Node {
     }
 }
 
-impl Node {
+impl Handler {
     /// Unwraps an envelope and answers its inner request as if it had come directly, from the
     /// forwarded client's address on the same listener; a refused envelope is answered with
     /// its error code and logged (once per address and interval).
@@ -501,7 +501,7 @@ fn encode(
     }
 }
 
-impl RequestHandler for Node {
+impl RequestHandler for Handler {
     fn scram_credential(&self, mechanism: ScramMechanism, user: &str) -> Option<ScramCredential> {
         // The committed image's credentials, as Kafka's controller authenticates from its
         // published image (ScramPublisher → CredentialProvider).

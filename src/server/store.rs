@@ -422,7 +422,7 @@ impl LogReader for RaftStore {
 
 /// The node state machine writes through the store; every write is complete (fsynced where
 /// Kafka fsyncs) when it returns.
-impl crate::machine::NodeStore for RaftStore {
+impl crate::node::NodeStore for RaftStore {
     type Error = StoreError;
 
     fn persist_election_state(

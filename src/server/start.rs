@@ -11,7 +11,7 @@ use crate::storage::StorageError;
 use crate::storage::{open_formatted, FormattedDir};
 
 use super::store::{RaftStore, StoreError};
-use crate::machine::registration::{registered_features, Registrations};
+use crate::node::registration::{registered_features, Registrations};
 
 /// Why the node could not open its state.
 #[derive(Debug, thiserror::Error)]

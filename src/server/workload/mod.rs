@@ -8,7 +8,7 @@
 
 use bytes::Bytes;
 
-use crate::machine::no_ops::NO_OP_RECORD_API_KEY;
+use crate::node::no_ops::NO_OP_RECORD_API_KEY;
 use crate::records::varint::{put_uvarint, uvarint_size};
 
 pub mod commit_stats;
