@@ -9,13 +9,14 @@ use ferrokraft::config::{self, Config};
 use std::sync::Arc;
 
 use ferrokraft::common::uuid::{random_kafka_uuid, uuid_to_kafka_string};
+use ferrokraft::launch;
 use ferrokraft::network::http;
 use ferrokraft::network::peers::PeerConfig;
 use ferrokraft::node::snapshot_policy::{MetadataLogSettings, Retention};
 use ferrokraft::server::driver::{self, Event};
 use ferrokraft::server::metrics::MetricsSource;
 use ferrokraft::server::workload::Workload;
-use ferrokraft::server::{self, Handler};
+use ferrokraft::server::Handler;
 use ferrokraft::tools::format::{self, DynamicVoter, FormatMode, FormatRequest, ListenerEndpoint};
 
 /// Properties of the development quorum `ferrokraft start` runs without a file.
@@ -76,7 +77,7 @@ pub fn start(args: StartArgs) -> Result<()> {
     config.warn_unknown_keys();
     let now = now_unix_ms() as u64;
     let seed = now ^ (u64::from(std::process::id()) << 32);
-    let opened = server::start::open(&config, now, seed)?;
+    let opened = launch::start::open(&config, now, seed)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -88,14 +89,14 @@ pub fn start(args: StartArgs) -> Result<()> {
     };
     let node_id = config.node_id;
     let result = runtime.block_on(async move {
-        let bound = server::bind(&config).await?;
+        let bound = launch::bind(&config).await?;
         let peer_config = PeerConfig {
             client_id: format!("raft-client-{node_id}"),
             request_timeout_ms: config.quorum_request_timeout_ms,
-            tls: server::peer_tls(&config)?,
+            tls: launch::peer_tls(&config)?,
             sasl: config.sasl_client.clone(),
         };
-        let server::start::Opened {
+        let launch::start::Opened {
             dir,
             core,
             store,
@@ -145,7 +146,7 @@ pub fn start(args: StartArgs) -> Result<()> {
         let listeners = tokio::spawn({
             let shutdown = shutdown.clone();
             let config = config.clone();
-            async move { server::serve(handler, &config, bound, shutdown).await }
+            async move { launch::serve(handler, &config, bound, shutdown).await }
         });
         tracing::info!(node_id, "Kafka Server started");
         let thread_done = tokio::task::spawn_blocking(move || thread.join());

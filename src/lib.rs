@@ -27,6 +27,7 @@ pub mod common;
 pub mod config;
 pub mod controller;
 pub mod durable;
+pub mod launch;
 pub mod log;
 pub mod logging;
 pub mod metadata;

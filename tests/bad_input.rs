@@ -45,12 +45,12 @@ impl TestNode {
             props.insert(k.to_string(), v.to_string());
         }
         let config = Config::from_properties(&props).unwrap();
-        let bound = ferrokraft::server::bind(&config).await.unwrap();
+        let bound = ferrokraft::launch::bind(&config).await.unwrap();
         let addr = bound.local_addrs()[0].1;
         let shutdown = CancellationToken::new();
         let token = shutdown.clone();
         let task =
-            tokio::spawn(async move { ferrokraft::server::run(&config, bound, token).await });
+            tokio::spawn(async move { ferrokraft::launch::run(&config, bound, token).await });
         TestNode {
             addr,
             shutdown,

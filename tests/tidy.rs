@@ -1,4 +1,5 @@
-//! Architecture rules checked mechanically: the Raft core is sans-IO.
+//! Architecture rules checked mechanically: the layers point one way (`LAYERS`), and the
+//! sans-IO cores stay sans-IO.
 //!
 //! Nothing under `src/raft/`, `src/controller/`, `src/metadata/`, `src/security/` or `src/node/` (the node
 //! state machine) may touch tokio, the
@@ -135,5 +136,271 @@ fn every_module_is_a_logger() {
         modules,
         "src/logging/loggers.rs must list every module; the list:\n{}",
         expected.join("\n")
+    );
+}
+
+/// The layers, from the ground up, and what each top-level module of `src/` may import from
+/// the crate (Kafka keeps the same rule in `checkstyle/import-control.xml`). A module may only
+/// import modules listed above it, so the table itself has no cycle; `layers_point_down` holds
+/// the code to it. Test-only code (`tests/` folders, `*_tests.rs`, `tests.rs`, `#[cfg(test)]`
+/// modules) is left out.
+const LAYERS: &[(&str, &[&str])] = &[
+    // The ground floor: record batches, Kafka's shared values, the logger registry.
+    ("records", &[]),
+    ("logging", &[]),
+    ("common", &["records"]),
+    // Bytes ⇄ messages, and the API table.
+    ("codec", &["common", "records"]),
+    // Files.
+    ("durable", &[]),
+    ("snapshot", &["common", "records", "durable"]),
+    ("storage", &["common", "records", "durable", "snapshot"]),
+    (
+        "log",
+        &["common", "records", "durable", "snapshot", "storage"],
+    ),
+    // The sans-IO cores.
+    ("metadata", &["common", "codec", "records"]),
+    ("raft", &["common", "codec", "records"]),
+    ("security", &["common", "codec"]),
+    (
+        "controller",
+        &[
+            "common", "codec", "records", "logging", "metadata", "raft", "security",
+        ],
+    ),
+    (
+        "node",
+        &[
+            "common",
+            "codec",
+            "records",
+            "logging",
+            "metadata",
+            "raft",
+            "security",
+            "controller",
+            "snapshot",
+        ],
+    ),
+    // The I/O shell.
+    (
+        "network",
+        &["common", "codec", "records", "raft", "security"],
+    ),
+    (
+        "server",
+        &[
+            "common",
+            "codec",
+            "records",
+            "logging",
+            "durable",
+            "snapshot",
+            "storage",
+            "log",
+            "metadata",
+            "raft",
+            "security",
+            "controller",
+            "node",
+            "network",
+        ],
+    ),
+    // Configuration on top: reads server.properties, builds each layer's own settings.
+    (
+        "config",
+        &[
+            "common",
+            "codec",
+            "records",
+            "logging",
+            "durable",
+            "snapshot",
+            "storage",
+            "log",
+            "metadata",
+            "raft",
+            "security",
+            "controller",
+            "node",
+            "network",
+        ],
+    ),
+    // The composition root and the CLI verbs.
+    (
+        "launch",
+        &[
+            "common",
+            "codec",
+            "records",
+            "logging",
+            "durable",
+            "snapshot",
+            "storage",
+            "log",
+            "metadata",
+            "raft",
+            "security",
+            "controller",
+            "node",
+            "network",
+            "server",
+            "config",
+        ],
+    ),
+    (
+        "tools",
+        &[
+            "common",
+            "codec",
+            "records",
+            "logging",
+            "durable",
+            "snapshot",
+            "storage",
+            "log",
+            "metadata",
+            "raft",
+            "security",
+            "controller",
+            "node",
+            "network",
+            "server",
+            "config",
+        ],
+    ),
+    (
+        "cli",
+        &[
+            "common",
+            "codec",
+            "records",
+            "logging",
+            "durable",
+            "snapshot",
+            "storage",
+            "log",
+            "metadata",
+            "raft",
+            "security",
+            "controller",
+            "node",
+            "network",
+            "server",
+            "config",
+            "launch",
+            "tools",
+        ],
+    ),
+];
+
+/// The crate-internal modules `text` (one file's production code) names: `crate::x`, and the
+/// names inside `crate::{x, y::z}`.
+fn crate_imports(text: &str) -> BTreeSet<String> {
+    let code: String = text
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut out = BTreeSet::new();
+    let mut rest = code.as_str();
+    while let Some(i) = rest.find("crate::") {
+        rest = &rest[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            for part in group[..end].split(',') {
+                let name: String = part
+                    .trim()
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                out.insert(name);
+            }
+        } else {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            out.insert(name);
+        }
+    }
+    out
+}
+
+/// `text` up to its first `#[cfg(test)]`-gated inline module (test code comes last in a file).
+fn production_part(text: &str) -> &str {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_start().starts_with("#[cfg(test)]") {
+            let after = &text[offset + line.len()..];
+            let next = after.lines().next().unwrap_or("").trim_start();
+            let next = next.strip_prefix("pub(crate) ").unwrap_or(next);
+            if next.starts_with("mod ") && next.ends_with('{') {
+                return &text[..offset];
+            }
+        }
+        offset += line.len();
+    }
+    text
+}
+
+fn is_test_file(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    name == "tests.rs"
+        || name.ends_with("_tests.rs")
+        || path.components().any(|c| c.as_os_str() == "tests")
+}
+
+/// Every import in `src/` points down the [`LAYERS`] table (and the table is a DAG).
+#[test]
+fn layers_point_down() {
+    let order: Vec<&str> = LAYERS.iter().map(|(m, _)| *m).collect();
+    for (i, (module, allowed)) in LAYERS.iter().enumerate() {
+        for a in *allowed {
+            let j = order.iter().position(|m| m == a);
+            assert!(
+                j.is_some_and(|j| j < i),
+                "LAYERS: {module} may import {a}, which is not listed below it"
+            );
+        }
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut violations = Vec::new();
+    let mut checked = 0;
+    for file in &files {
+        let rel = file.strip_prefix(&src).expect("under src");
+        let first = rel
+            .components()
+            .next()
+            .and_then(|c| c.as_os_str().to_str())
+            .unwrap_or("");
+        let top = first.strip_suffix(".rs").unwrap_or(first);
+        if is_test_file(rel) || matches!(top, "lib" | "main" | "commands" | "sim_env") {
+            continue;
+        }
+        let Some((_, allowed)) = LAYERS.iter().find(|(m, _)| *m == top) else {
+            violations.push(format!("{}: module {top} is not in LAYERS", rel.display()));
+            continue;
+        };
+        checked += 1;
+        let text = std::fs::read_to_string(file).expect("readable");
+        for import in crate_imports(production_part(&text)) {
+            let is_module = order.contains(&import.as_str());
+            if is_module && import != top && !allowed.contains(&import.as_str()) {
+                violations.push(format!(
+                    "{}: {top} imports {import}, which is not below it",
+                    rel.display()
+                ));
+            }
+        }
+    }
+    assert!(checked > 150, "checked the sources ({checked} files)");
+    assert!(
+        violations.is_empty(),
+        "imports that run back up the layers (tests/tidy.rs LAYERS):\n{}",
+        violations.join("\n")
     );
 }

@@ -113,7 +113,7 @@ pub struct Config {
     /// node presents itself as (advertised APIs and feature ranges, the default
     /// metadata.version of `ferrokraft format`). Unset: `format` uses 4.1, and `start` picks
     /// 4.4 when the bootstrap metadata.version is beyond 4.1's, else 4.1
-    /// (`crate::server::start::effective_release`).
+    /// (`crate::launch::start::effective_release`).
     pub kafka_release: Option<crate::codec::versions::Release>,
     /// `ferrokraft.recovery.accept.data.loss` (default false): start a voter whose log is
     /// empty or missing although its directory shows it had data

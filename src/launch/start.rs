@@ -10,8 +10,8 @@ use crate::raft::{RaftConfig, RaftCore};
 use crate::storage::StorageError;
 use crate::storage::{open_formatted, FormattedDir};
 
-use super::store::{RaftStore, StoreError};
 use crate::node::registration::{registered_features, Registrations};
+use crate::server::store::{RaftStore, StoreError};
 
 /// Why the node could not open its state.
 #[derive(Debug, thiserror::Error)]
