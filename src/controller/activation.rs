@@ -134,6 +134,49 @@ fn encode(record: MetadataRecord) -> Result<Bytes, MetadataError> {
     record.encode_at(0).map(Bytes::from)
 }
 
+impl super::QuorumController {
+    pub(super) fn activate(
+        &mut self,
+        now_ms: u64,
+        epoch: i32,
+        appender: &mut dyn super::io::MetadataAppender,
+    ) {
+        let mut active = super::active::ActiveController::new(
+            epoch,
+            &self.committed,
+            &self.registration_offsets,
+            now_ms,
+        );
+        match activation_records(
+            &self.committed,
+            &self.bootstrap,
+            self.cfg.min_insync_replicas,
+        ) {
+            Ok(Some((records, message))) => {
+                tracing::info!("{message}");
+                if let Err(e) = active.write_records(appender, records) {
+                    tracing::error!("Controller activation failed: {e}");
+                    return;
+                }
+            }
+            Ok(None) => {}
+            // Kafka's controller does not activate then; the node keeps leading the quorum.
+            Err(e) => {
+                tracing::error!("Controller activation failed: {e}");
+                return;
+            }
+        }
+        tracing::info!(
+            "Becoming the active controller at epoch {epoch}, next write offset {}",
+            appender.next_write_offset().unwrap_or(-1)
+        );
+        // Kafka schedules the periodic tasks once the activation records are applied.
+        active.maybe_schedule_balance(now_ms, &self.cfg);
+        active.maybe_schedule_token_sweep(now_ms, &self.cfg);
+        self.leadership = super::Leadership::Active(Box::new(active));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,24 +1,29 @@
-//! The active controller (Kafka's `QuorumController`), sans-IO like the Raft core: no tokio,
-//! filesystem, sockets, clock or thread RNG (tests/tidy.rs and clippy enforce it). Time and
-//! randomness are inputs; records leave through a [`MetadataAppender`], answers through
-//! [`ControllerOutput`]s.
+//! The controller (Kafka's `ControllerApis` + `QuorumController` + its control managers),
+//! sans-IO like the Raft core: no tokio, filesystem, sockets, clock or thread RNG
+//! (tests/tidy.rs and clippy enforce it). Time and randomness are inputs; records leave
+//! through a [`MetadataAppender`], answers through [`ControllerOutput`]s.
 //!
 //! ```text
 //!   committed log ──replay_committed(hw)──▶ committed image ──▶ parked replies below hw released
 //!   leader change ──handle_leader_change──▶ claimed ──(image past the epoch start)──▶ active:
 //!        speculative image = committed, fresh broker sessions, activation records
-//!   request ──handle_request──▶ manager(speculative image) ─▶ ControllerResult{records, reply}
-//!        ─▶ appender.append(epoch, records) ─▶ replay into the speculative image
+//!   request ──handle_request (apis.rs)──▶ one Checker ─▶ read from the committed image, or
+//!        manager(speculative image) ─▶ ControllerResult{records, reply}
+//!        ─▶ write.rs: append(epoch, records) ─▶ replay into the speculative image
 //!        ─▶ reply parked until the high watermark passes its last offset
-//!   timer ──handle_timeout──▶ stale brokers fenced, preferred leaders elected once the
-//!        balancing check is due (records written, no reply)
+//!   timer ──handle_timeout (periodic.rs)──▶ stale brokers fenced, preferred leaders elected,
+//!        expired tokens removed (records written, no reply)
 //!   resignation ─▶ speculative image dropped, every parked reply NOT_CONTROLLER
 //! ```
 //!
-//! One manager per concern, each a function over the image returning a [`ControllerResult`]:
-//! `cluster.rs` (brokers and controllers), `heartbeats.rs` (broker sessions, soft state),
-//! `replication/` (topics, partition changes, placement), `producer_ids.rs`, `features.rs`,
-//! `activation.rs`, `scram.rs`, `acls.rs`, `client_quotas.rs`, `delegation_tokens.rs`.
+//! Files by role: `mod.rs` (this lifecycle), `apis.rs` (entry points, one function per API),
+//! `write.rs` (the one write path), `periodic.rs`, `replay.rs` (the committed side),
+//! `active.rs` (the active state), `activation.rs`, `authorization.rs` (ControllerApis'
+//! checks), `answers.rs` (NOT_CONTROLLER). One manager per concern, each a function over the
+//! image returning a [`ControllerResult`]: `cluster.rs` (brokers and controllers),
+//! `heartbeats.rs` (broker sessions, soft state), `replication/` (topics, partition changes,
+//! placement), `configs/` (dynamic configs, BROKER_LOGGER), `features.rs`, `producer_ids.rs`,
+//! `acls.rs`, `client_quotas.rs`, `mutation_quotas.rs`, `scram.rs`, `delegation_tokens.rs`.
 //! [`MetadataImage::replay`] is the only code that changes state.
 
 pub mod acls;
@@ -39,6 +44,7 @@ pub mod io;
 pub mod mutation_quotas;
 mod periodic;
 pub mod producer_ids;
+mod replay;
 pub mod replication;
 pub mod result;
 pub mod scram;
@@ -54,27 +60,14 @@ use bytes::Bytes;
 
 use crate::logging::LogLevels;
 use crate::metadata::image::MetadataImage;
-use crate::raft::{LogReader, Rng};
+use crate::raft::Rng;
 
 pub use config::ControllerConfig;
 pub use errors::{ApiError, ControllerError};
 pub use heartbeats::BrokerHeartbeatManager;
 pub use io::{ControllerOutput, KRaftVersionAccessor, MetadataAppender};
+pub use replay::CatchUp;
 pub use result::{ControllerResult, RecordOut};
-
-/// Bytes read from the log per replay step.
-const REPLAY_READ_BYTES: usize = 1 << 20;
-
-/// What [`QuorumController::replay_committed`] did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CatchUp {
-    /// The image changed (a snapshot loaded or batches replayed).
-    pub changed: bool,
-    /// The latest snapshot was loaded first.
-    pub loaded_snapshot: bool,
-    /// Bytes of log batches replayed.
-    pub log_bytes: u64,
-}
 
 /// Whether this node leads, and how far its controller is.
 #[derive(Debug)]
@@ -195,65 +188,6 @@ impl QuorumController {
         }
     }
 
-    /// Replays what is committed below `high_watermark` into the committed image (loading
-    /// the latest snapshot first when the log no longer holds the next offset), then releases
-    /// the replies whose records are now committed.
-    pub fn replay_committed(
-        &mut self,
-        log: &dyn LogReader,
-        high_watermark: i64,
-    ) -> Result<CatchUp, ControllerError> {
-        let mut done = CatchUp::default();
-        // The active controller never loads a snapshot (Kafka's LeaderNeverLoadSnapshot).
-        // Otherwise the latest snapshot is loaded when the log no longer holds the next
-        // offset, and also by a new listener (nothing replayed yet) whatever the log holds,
-        // once a high watermark is known: KafkaRaftClient.updateListenersProgress hands a
-        // listener at STARTING_NEXT_OFFSET the latest snapshot.
-        let new_listener = self.committed.next_offset == 0 && high_watermark > 0;
-        if !self.is_active() {
-            if let Some(id) = log.latest_snapshot_id() {
-                if (new_listener || self.committed.next_offset < log.log_start_offset())
-                    && id.offset > self.committed.next_offset
-                {
-                    if let Some(chunk) = log.read_snapshot(id, 0, usize::MAX) {
-                        self.committed
-                            .load_snapshot(&chunk.bytes, id.offset, "snapshot");
-                        // Kafka replays a snapshot's records at its last contained offset.
-                        self.registration_offsets = self
-                            .committed
-                            .brokers
-                            .keys()
-                            .map(|b| (*b, id.offset - 1))
-                            .collect();
-                        done.loaded_snapshot = true;
-                    }
-                }
-            }
-        }
-        while self.committed.next_offset < high_watermark {
-            let bytes = log.read(self.committed.next_offset, REPLAY_READ_BYTES)?;
-            let offsets = &mut self.registration_offsets;
-            let (replayed, replayed_bytes) = self.committed.replay_batches_observed(
-                &bytes,
-                high_watermark,
-                "metadata log",
-                &mut |offset, record| active::track_registration(offsets, offset, record),
-            );
-            if replayed == 0 {
-                break;
-            }
-            done.log_bytes += replayed_bytes;
-        }
-        done.changed = done.loaded_snapshot || done.log_bytes > 0;
-        self.high_watermark = self.high_watermark.max(high_watermark);
-        if let Leadership::Active(a) = &mut self.leadership {
-            a.release_committed(self.high_watermark, &mut self.outputs);
-            a.check_against_committed(&self.committed);
-            a.share_committed(&self.committed);
-        }
-        Ok(done)
-    }
-
     /// The Raft layer's leadership changed: `epoch_start_offset` is set when this node now
     /// leads `epoch`. Losing leadership resets the controller to the committed image and fails
     /// every parked reply with NOT_CONTROLLER.
@@ -320,42 +254,6 @@ impl QuorumController {
     /// check against it).
     pub fn set_kraft_version(&mut self, kraft_version: i16) {
         self.cfg.kraft_version = kraft_version;
-    }
-
-    fn activate(&mut self, now_ms: u64, epoch: i32, appender: &mut dyn MetadataAppender) {
-        let mut active = active::ActiveController::new(
-            epoch,
-            &self.committed,
-            &self.registration_offsets,
-            now_ms,
-        );
-        match activation::activation_records(
-            &self.committed,
-            &self.bootstrap,
-            self.cfg.min_insync_replicas,
-        ) {
-            Ok(Some((records, message))) => {
-                tracing::info!("{message}");
-                if let Err(e) = active.write_records(appender, records) {
-                    tracing::error!("Controller activation failed: {e}");
-                    return;
-                }
-            }
-            Ok(None) => {}
-            // Kafka's controller does not activate then; the node keeps leading the quorum.
-            Err(e) => {
-                tracing::error!("Controller activation failed: {e}");
-                return;
-            }
-        }
-        tracing::info!(
-            "Becoming the active controller at epoch {epoch}, next write offset {}",
-            appender.next_write_offset().unwrap_or(-1)
-        );
-        // Kafka schedules the periodic tasks once the activation records are applied.
-        active.maybe_schedule_balance(now_ms, &self.cfg);
-        active.maybe_schedule_token_sweep(now_ms, &self.cfg);
-        self.leadership = Leadership::Active(Box::new(active));
     }
 
     /// A write found the Raft layer no longer leading: renounce now rather than at the next
