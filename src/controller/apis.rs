@@ -103,7 +103,7 @@ impl QuorumController {
         // Every controller request is one of Kafka's write events, after which it schedules
         // the balancing.
         a.maybe_schedule_balance(now_ms, &self.cfg);
-        drop(checker);
+
         self.after_write(appender);
     }
 }
@@ -151,17 +151,17 @@ impl AnswerNow<'_> {
             }
             // Kafka's authorizer answers from the ACLs it has loaded (the committed image).
             RequestBody::DescribeAcls(req) => {
-                ResponseBody::DescribeAcls(acls::describe_acls(&self.committed, req))
+                ResponseBody::DescribeAcls(acls::describe_acls(self.committed, req))
             }
             // Kafka's ConfigHelper answers from the controller's metadata cache.
             RequestBody::DescribeConfigs(req) => {
                 let ctx = configs::describe::DescribeContext {
                     node_id: self.cfg.node_id,
                     static_min_insync_replicas: self.cfg.min_insync_replicas,
-                    log_levels: &self.log_levels,
+                    log_levels: self.log_levels,
                 };
                 ResponseBody::DescribeConfigs(configs::describe::describe_configs(
-                    &self.committed,
+                    self.committed,
                     ctx,
                     req,
                     access,
@@ -170,7 +170,7 @@ impl AnswerNow<'_> {
             // A read at the committed offset (Kafka's read event).
             RequestBody::ListPartitionReassignments(req) => {
                 ResponseBody::ListPartitionReassignments(replication::list_partition_reassignments(
-                    &self.committed,
+                    self.committed,
                     req,
                 ))
             }
@@ -178,7 +178,7 @@ impl AnswerNow<'_> {
                 // Kafka's ControllerApis applies BROKER_LOGGER resources on the node that got
                 // the request, before (and whatever) the controller answers for the rest.
                 let (answers, changes) = configs::broker_logger::incremental_alter(
-                    &mut self.log_levels,
+                    self.log_levels,
                     self.cfg.node_id,
                     req,
                 );
@@ -193,7 +193,7 @@ impl AnswerNow<'_> {
                     return None;
                 }
                 let result = configs::incremental_alter_configs(
-                    &self.committed,
+                    self.committed,
                     alter_ctx,
                     req,
                     &answers,
@@ -202,7 +202,7 @@ impl AnswerNow<'_> {
                 ResponseBody::IncrementalAlterConfigs(result.response)
             }
             RequestBody::AlterConfigs(req) if !configs::legacy_needs_controller(req, access) => {
-                let result = configs::legacy_alter_configs(&self.committed, alter_ctx, req, access);
+                let result = configs::legacy_alter_configs(self.committed, alter_ctx, req, access);
                 ResponseBody::AlterConfigs(result.response)
             }
             // Kafka answers an empty list at once, without an event, active or not.
