@@ -4,23 +4,24 @@
 //! Data flows through the modules in this order:
 //!
 //! ```text
-//!   bytes ──codec──▶ Request ──▶ node (driver: clock, I/O) ──Event──▶ machine (NodeMachine)
-//!                                  ▲                                  │ │
-//!        network / replies ◀── NodeOutput (Send, Respond, …) ◀────────┘ │ Raft APIs
-//!        log/snapshot ◀── NodeStore writes, in order, in the call ◀── RaftCore ◀┤
-//!                                                                               │ controller APIs
-//!                                  controller (QuorumController: managers over the metadata
-//!                                  image ─▶ records proposed to the RaftCore, replies
-//!                                  released on commit) ◀── HighWatermark ─▶ replay ─ metadata
+//!   bytes ──codec──▶ WireRequest ──▶ server (handler; driver: clock, I/O) ──Event──▶ node
+//!                                      ▲                          (NodeMachine) │ │
+//!        network / replies ◀── NodeOutput (Send, Respond, …) ◀─────────────────┘ │ Raft APIs
+//!        log/snapshot ◀── NodeStore writes, in order, in the call ◀── RaftCore ◀──┤
+//!                                                                                 │ controller
+//!                                  controller (apis: one Checker, reads; managers over the
+//!                                  speculative image ─▶ write: records proposed to the
+//!                                  RaftCore, replies released on commit) ◀── HighWatermark
+//!                                  ─▶ replay ─ metadata
 //! ```
 //!
-//! `codec` and `records` are pure bytes ⇄ types; `raft`, `controller`, `metadata` and
-//! `machine` (the node state machine joining the Raft core and the controller), and `security`
-//! (SASL exchanges, driven by `network`) are sans-IO (no
-//! tokio, filesystem, sockets, clock or thread RNG: tests/tidy.rs); `log`, `snapshot`,
-//! `storage` and `network` do I/O; `node` is the driver that runs the machine; `workload` is
-//! the benchmark load generator; `config` and `cli` read what the operator gives; `tools` are
-//! the command-line verbs other than `start` (`format`, `info`, `dump`).
+//! The layers, from the ground up (every import points down; `tests/tidy.rs` checks it):
+//! `records`, `logging`, `common` (Kafka's shared values, each once) · `codec` (bytes ⇄
+//! messages, the API table, every error answer) · `durable`, `snapshot`, `storage`, `log` (the
+//! files) · the sans-IO cores `metadata`, `raft`, `security`, `controller`, `node` (no tokio,
+//! filesystem, sockets, clock or thread RNG) · the I/O shell `network`, `server` · `config`
+//! (reads what the operator gives, builds each layer's settings) · `launch` (a `Config` becomes
+//! a running node), `tools` (`format`, `dump`), `cli`. docs/architecture.md has the table.
 pub mod cli;
 pub mod codec;
 pub mod common;

@@ -19,8 +19,9 @@
 //! 4. the inner API must be forwardable → else INVALID_REQUEST;
 //! 5. the inner body must parse at its version → else UNSUPPORTED_VERSION.
 //!
-//! Kafka first authorizes CLUSTER_ACTION for the envelope's own principal; ferrokraft has no
-//! authorizer, which is what Kafka does without `authorizer.class.name` (everything allowed).
+//! Kafka first authorizes CLUSTER_ACTION for the envelope's own principal; with an authorizer
+//! configured, ferrokraft's controller makes that check (`controller::authorization::refusal`,
+//! on the forwarding broker's principal) before it serves the inner request.
 
 use crate::common::errors::NOT_LEADER_OR_FOLLOWER;
 pub use crate::common::errors::{
@@ -42,7 +43,7 @@ use super::CodecError;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Forwarded {
     /// The original client's principal (Kafka's DefaultPrincipalData; ferrokraft has no
-    /// authorizer yet, so it goes to the log and the request context).
+    /// principal the controller authorizes the inner request for).
     pub principal: Principal,
     /// The original client's address.
     pub client_address: IpAddr,

@@ -39,6 +39,9 @@ macro_rules! resource_result {
 
 /// The answer to `body` at `version` carrying only `error`: top-level, or on every item where
 /// the API has no top-level error code. Every API served is here (the match is exhaustive).
+///
+/// Long on purpose: one short arm per API, like a table; the compiler checks that a new API
+/// gets its error answer here.
 pub fn error_response(body: &RequestBody, version: i16, error: &ApiError) -> ResponseBody {
     let message = || error.message.clone().map(StrBytes::from_string);
     match body {

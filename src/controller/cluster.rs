@@ -133,6 +133,9 @@ pub fn register_broker(
     }
 }
 
+/// Kafka's `ClusterControlManager.registerBroker` checks in its order. Long on purpose: the
+/// checks run in one sequence whose order is the protocol (each refusal is the first that
+/// applies), and later ones use what earlier ones looked up.
 fn register_broker_checked(
     image: &MetadataImage,
     cfg: &ControllerConfig,

@@ -87,6 +87,8 @@ fn all_batches<L: LocalLog>(log: &L) -> Vec<(i64, i64, i32)> {
     out
 }
 
+/// The conformance script every log implementation runs, step by step. Long on purpose: each
+/// step reads the state the steps before it left, so it is one sequence, not separate tests.
 fn suite<H: Harness>(mut h: H) {
     let log = h.log();
     // Empty log.

@@ -51,6 +51,10 @@ const INITIAL_BUFFER_BYTES: usize = 512;
 /// PLAINTEXT listener or the TLS stream of an SSL one, after its handshake. On a SASL
 /// listener (`sasl`) every frame goes through the connection's authenticator first
 /// (`super::sasl`): only ApiVersions reaches the handler before the client authenticates.
+///
+/// Long on purpose: one `select!` loop whose arms (read a frame, write the next answer in
+/// order, idle timeout, eviction, shutdown) share the connection's buffers and in-flight
+/// queue; split apart, each piece would need all of that state passed around.
 pub async fn serve_connection<H: RequestHandler, S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: S,
     mut ctx: RequestContext,

@@ -2,8 +2,8 @@
 //! (own KIP-919 registration, the idle NoOpRecord, replaying the committed log into the image,
 //! when to snapshot it). Sans-IO like its parts: time comes in as `now_ms`, the store is a
 //! trait, and everything that leaves the node (requests to peers, answers, snapshot files to
-//! write, status for the handler) comes out as [`NodeOutput`]s. The driver (`node/driver.rs`)
-//! and the controller simulation (`controller/tests/sim.rs`) both run it.
+//! write, status for the handler) comes out as [`NodeOutput`]s. The driver (`server/driver.rs`)
+//! and the node simulation (`node/tests/sim.rs`) both run it.
 //!
 //! ```text
 //!   request / response / timeout ─▶ NodeMachine ─▶ RaftCore ─▶ Output

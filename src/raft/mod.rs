@@ -17,7 +17,7 @@
 //!
 //! Roles follow Kafka 4.1: Unattached, Prospective (KIP-996 pre-vote), Candidate, Leader,
 //! Follower, Resigned; observers are followers that are not voters. One type per role lives in
-//! `state.rs`; every transition, with what it persists, is in `core.rs`.
+//! `state.rs`; every transition, with what it persists, is in `transitions.rs`.
 mod add_voter;
 mod config;
 mod core;

@@ -379,7 +379,8 @@ fn splittable(release: Release, resource_type: i8, key: &str) -> Option<&'static
 }
 
 /// Kafka's `ConfigurationControlManager.incrementalAlterConfigResource` /
-/// `legacyAlterConfigResource`: the records of one resource, or its error.
+/// `legacyAlterConfigResource`: the records of one resource, or its error. Long on purpose:
+/// Kafka's checks for the resource types in its order (each refusal the first that applies).
 fn alter_resource(
     image: &MetadataImage,
     ctx: AlterContext,

@@ -35,7 +35,9 @@ const UNKNOWN_TOPIC_MESSAGE: &str = "This server does not host this topic-partit
 const UNKNOWN_TOPIC_ID_MESSAGE: &str = "This server does not host this topic ID.";
 
 /// Kafka's DeleteTopics. `committed` resolves names and ids; `image` (the speculative one)
-/// decides what is removed.
+/// decides what is removed. Long on purpose: Kafka's ControllerApis and
+/// ReplicationControlManager steps in their order (names and ids resolved, authorized,
+/// deduplicated, quota, removal), each refusing per topic with the first error that applies.
 pub fn delete_topics(
     committed: &MetadataImage,
     image: &MetadataImage,

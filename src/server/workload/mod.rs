@@ -1,6 +1,6 @@
-//! The write path for tests and benchmarks: while leader, append records at a set rate and
-//! size (like Kafka's `TestRaftServer` workload), so replication carries data before the
-//! controller exists.
+//! The benchmark load generator (`--workload-records-per-sec`): while leader, append records
+//! at a set rate and size, like Kafka's `TestRaftServer` workload, to measure replication
+//! without a controller workload.
 //!
 //! Records are valid metadata records — a `NoOpRecord` (apiKey 20, v0) in Kafka's
 //! `ApiMessageAndVersion` frame, padded to the requested size with an unknown tagged field —
