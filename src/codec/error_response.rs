@@ -26,7 +26,8 @@ use super::{RequestBody, ResponseBody};
 use crate::common::errors::{default_message, ApiError};
 use crate::common::principal::Principal;
 
-/// A config resource's result (the same five fields in each config API's answer).
+/// A config resource's result (the same five fields in each config API's answer; the
+/// controller's config manager builds its own with it too).
 macro_rules! resource_result {
     ($ty:ty, $resource_type:expr, $resource_name:expr, $error:expr) => {
         <$ty>::default()
@@ -36,6 +37,7 @@ macro_rules! resource_result {
             .with_error_message($error.message.clone().map(StrBytes::from_string))
     };
 }
+pub(crate) use resource_result;
 
 /// The answer to `body` at `version` carrying only `error`: top-level, or on every item where
 /// the API has no top-level error code. Every API served is here (the match is exhaustive).

@@ -64,6 +64,7 @@ pub const FERROKRAFT_LOGGERS: &[&str] = &[
     "ferrokraft::controller::mutation_quotas",
     "ferrokraft::controller::periodic",
     "ferrokraft::controller::producer_ids",
+    "ferrokraft::controller::replay",
     "ferrokraft::controller::replication",
     "ferrokraft::controller::replication::alter_partition",
     "ferrokraft::controller::replication::create_partitions",

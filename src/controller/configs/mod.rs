@@ -17,6 +17,7 @@
 //! Kafka's `QuorumController` completes an empty change map.
 
 use super::authorization::ResourceAccess;
+use crate::codec::error_response::resource_result;
 use crate::codec::error_response::{incremental_alter_configs_error, legacy_alter_configs_error};
 use crate::common::errors::BROKER_ID_NOT_REGISTERED;
 use crate::metadata::acl::AclOperation;
@@ -44,17 +45,6 @@ pub mod broker_logger;
 pub mod describe;
 pub mod topic_configs;
 mod validate;
-
-/// One resource's answer as `$ty` (the incremental and the legacy answers have one shape).
-macro_rules! resource_result {
-    ($ty:ty, $resource_type:expr, $resource_name:expr, $error:expr) => {
-        <$ty>::default()
-            .with_resource_type($resource_type)
-            .with_resource_name($resource_name)
-            .with_error_code($error.code)
-            .with_error_message($error.message.clone().map(StrBytes::from_string))
-    };
-}
 
 pub use crate::metadata::image::resource;
 
