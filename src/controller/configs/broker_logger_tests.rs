@@ -9,7 +9,7 @@ use super::*;
 
 const NODE: i32 = 5;
 /// A logger that exists (Kafka's tests use their own class's logger).
-const LOG: &str = "ferrokraft.controller.configuration.broker_logger";
+const LOG: &str = "ferrokraft.controller.configs.broker_logger";
 
 fn resource(name: &str, ops: &[(&str, i8, Option<&str>)]) -> AlterConfigsResource {
     AlterConfigsResource::default()
