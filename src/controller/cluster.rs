@@ -24,7 +24,7 @@ use super::result::{ControllerResult, RecordOut};
 use crate::common::release::{KRAFT_VERSION_FEATURE, METADATA_VERSION_FEATURE};
 use crate::common::uuid::is_reserved_directory_id;
 use crate::metadata::controller::{
-    ControllerEndpoint, ControllerFeature, ControllerRegistration, SECURITY_PROTOCOLS,
+    ControllerEndpoint, ControllerFeature, ControllerRegistration,
 };
 use crate::metadata::image::{mv, register_broker_version, MetadataImage};
 use crate::metadata::record::MetadataRecord;
@@ -438,9 +438,7 @@ pub fn register_controller(
         );
     }
     if let Some(l) = req.listeners.iter().find(|l| {
-        !SECURITY_PROTOCOLS
-            .iter()
-            .any(|(id, _)| *id == l.security_protocol)
+        crate::common::security_protocol::SecurityProtocol::from_id(l.security_protocol).is_none()
     }) {
         return refuse(
             errors::UNKNOWN_SERVER_ERROR,

@@ -7,13 +7,6 @@ pub use super::records::broker::{ControllerEndpoint, ControllerFeature};
 /// A controller's registration as the metadata log records it.
 pub type ControllerRegistration = super::records::broker::RegisterControllerRecord;
 
-/// Security protocol ids Kafka knows (`SecurityProtocol.forId`).
-pub const SECURITY_PROTOCOLS: [(i16, &str); 4] = [
-    (0, "PLAINTEXT"),
-    (1, "SSL"),
-    (2, "SASL_PLAINTEXT"),
-    (3, "SASL_SSL"),
-];
 
 impl ControllerRegistration {
     /// The endpoint on `listener`, if registered.

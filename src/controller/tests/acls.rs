@@ -24,7 +24,7 @@ use crate::metadata::acl::{
 use crate::metadata::authorizer::AuthorizerConfig;
 use crate::raft::Sender;
 
-const MV: i16 = 27;
+const MV: i16 = crate::common::release::mv::V4_1_IV1;
 
 fn s(v: &str) -> StrBytes {
     StrBytes::from_string(v.to_string())

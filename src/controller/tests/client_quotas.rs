@@ -11,7 +11,7 @@ use crate::codec::{RequestBody, ResponseBody};
 use crate::controller::errors;
 use crate::metadata::record::MetadataRecord;
 
-const MV: i16 = 27;
+const MV: i16 = crate::common::release::mv::V4_1_IV1;
 
 /// (entity, value) pairs of the records written.
 type Written = Vec<(Vec<(String, Option<String>)>, f64)>;

@@ -26,7 +26,7 @@ use crate::controller::{errors, ControllerConfig};
 use crate::metadata::record::MetadataRecord;
 use crate::raft::Sender;
 
-const MV: i16 = 27;
+const MV: i16 = crate::common::release::mv::V4_1_IV1;
 const HOUR_MS: u64 = 60 * 60 * 1000;
 
 fn s(v: &str) -> StrBytes {

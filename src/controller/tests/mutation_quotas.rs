@@ -18,7 +18,7 @@ use crate::controller::mutation_quotas::MutationQuotaConfig;
 use crate::controller::ControllerConfig;
 use crate::raft::Sender;
 
-const MV: i16 = 27;
+const MV: i16 = crate::common::release::mv::V4_1_IV1;
 const RATE: f64 = 2.0;
 
 fn s(v: &str) -> StrBytes {

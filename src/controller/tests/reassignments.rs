@@ -20,7 +20,7 @@ use super::context::{topic, Ctx};
 use crate::codec::{RequestBody, ResponseBody};
 use crate::controller::errors;
 
-const NO_REASSIGNMENT_IN_PROGRESS: i16 = 85;
+use crate::common::errors::NO_REASSIGNMENT_IN_PROGRESS;
 
 fn name(n: &str) -> TopicName {
     TopicName(StrBytes::from_string(n.to_string()))

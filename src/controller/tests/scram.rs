@@ -20,7 +20,7 @@ use crate::security::UNSUPPORTED_SASL_MECHANISM;
 
 const SHA_256: i8 = 1;
 const SHA_512: i8 = 2;
-const MV: i16 = 27;
+const MV: i16 = crate::common::release::mv::V4_1_IV1;
 
 fn deletion(name: &str, mechanism: i8) -> ScramCredentialDeletion {
     ScramCredentialDeletion::default()
