@@ -627,7 +627,7 @@ fn node_machines_keep_the_controller_invariants_under_faults() {
         let mut sim = Sim::new(seed);
         if let Err(e) = sim.run(120_000 / TICK_MS as usize) {
             panic!(
-                "seed {seed}: {e}\nreproduce: SIM_SEEDS=1 SIM_SEED_BASE={seed} cargo test --lib machine::tests::sim"
+                "seed {seed}: {e}\nreproduce: SIM_SEEDS=1 SIM_SEED_BASE={seed} cargo test --lib node::tests::sim"
             );
         }
         let fencings: usize = sim.checks.iter().map(|c| c.fencings).sum();
