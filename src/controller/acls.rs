@@ -105,6 +105,13 @@ fn validate_new_acl(acl: &AclBinding) -> Result<(), ApiError> {
     if acl.resource_name.is_empty() {
         return Err(invalid("Resource name should not be empty".to_string()));
     }
+    // Kafka 4.1's last check: the principal must be `Type:name`.
+    if !acl.principal.contains(':') {
+        return Err(invalid(format!(
+            "Could not parse principal from `{}` (no colon is present separating the principal type from the principal name)",
+            acl.principal
+        )));
+    }
     Ok(())
 }
 

@@ -227,6 +227,37 @@ fn test_validate_new_acl() {
     assert_eq!(stored(&ctx), vec![ok]);
 }
 
+/// Kafka 4.1's `validateNewAcl` ends with the principal: without a colon between type and
+/// name it is refused (`alice`), with one it is stored whatever the type.
+#[test]
+fn a_principal_without_a_type_is_refused() {
+    let mut ctx = with_authorizer("User:ANONYMOUS");
+    let acl = |principal: &str| {
+        binding(
+            Res::Topic,
+            "t",
+            Pat::Literal,
+            principal,
+            Op::Read,
+            Perm::Allow,
+        )
+    };
+    assert_eq!(
+        create(&mut ctx, vec![creation(&acl("alice")), creation(&acl("Group:ops"))]),
+        vec![
+            (
+                errors::INVALID_REQUEST,
+                Some(
+                    "Could not parse principal from `alice` (no colon is present separating the principal type from the principal name)"
+                        .to_string()
+                )
+            ),
+            (errors::NONE, None),
+        ]
+    );
+    assert_eq!(stored(&ctx), vec![acl("Group:ops")]);
+}
+
 #[test]
 fn acl_apis_checks_come_before_the_manager() {
     let mut ctx = with_authorizer("User:ANONYMOUS");
