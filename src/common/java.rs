@@ -109,6 +109,63 @@ pub fn java_host_address(ip: std::net::IpAddr) -> String {
     }
 }
 
+/// How Scala prints an immutable `Set[Int]` built from `ids` in that order (Kafka's
+/// `KafkaConfig` messages print `javaSet.asScala.toSet`): up to four elements Scala keeps
+/// them in insertion order (`Set(1000, 17, 2)`); from five on the set is a CHAMP `HashSet`,
+/// iterated by the bits of each element's improved hash, five at a time from the lowest:
+/// a trie node's single entries in bit order, then its sub-nodes in bit order
+/// (`HashSet(5, 1, 6, 2, 7, 3)` for 1, 2, 3, 5, 6, 7). Both checked against Kafka 4.1.2.
+pub fn scala_int_set_string(ids: &[i32]) -> String {
+    let mut unique: Vec<i32> = Vec::new();
+    for id in ids {
+        if !unique.contains(id) {
+            unique.push(*id);
+        }
+    }
+    let (name, ordered) = if unique.len() <= 4 {
+        ("Set", unique)
+    } else {
+        ("HashSet", champ_order(unique, 0))
+    };
+    let items: Vec<String> = ordered.iter().map(i32::to_string).collect();
+    format!("{name}({})", items.join(", "))
+}
+
+/// Scala 2.13's `Hashing.improve` of an `Int`'s hash code (the int itself).
+fn scala_improve(hcode: i32) -> u32 {
+    let mut h = hcode.wrapping_add(!(hcode << 9));
+    h ^= ((h as u32) >> 14) as i32;
+    h = h.wrapping_add(h << 4);
+    (h ^ ((h as u32) >> 10) as i32) as u32
+}
+
+/// The iteration order of a CHAMP trie node holding `elems` at bit `shift`.
+fn champ_order(elems: Vec<i32>, shift: u32) -> Vec<i32> {
+    let mut by_fragment: std::collections::BTreeMap<u32, Vec<i32>> = Default::default();
+    for e in elems {
+        let fragment = if shift >= 32 {
+            0
+        } else {
+            (scala_improve(e) >> shift) & 31
+        };
+        by_fragment.entry(fragment).or_default().push(e);
+    }
+    let mut out: Vec<i32> = by_fragment
+        .values()
+        .filter(|g| g.len() == 1)
+        .map(|g| g[0])
+        .collect();
+    for group in by_fragment.into_values().filter(|g| g.len() > 1) {
+        if shift >= 32 {
+            // Full hash collision: Scala keeps such elements in a collision node, in order.
+            out.extend(group);
+        } else {
+            out.extend(champ_order(group, shift + 5));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,6 +276,31 @@ mod host_address_tests {
         assert_eq!(
             java_host_address("::ffff:192.168.1.2".parse().expect("ip")),
             "192.168.1.2"
+        );
+    }
+}
+
+#[cfg(test)]
+mod scala_set_tests {
+    use super::scala_int_set_string;
+
+    /// What Kafka 4.1.2 printed for these `controller.quorum.voters` (kafka.Kafka refusing a
+    /// node id outside them).
+    #[test]
+    fn sets_print_as_scala_prints_them() {
+        assert_eq!(scala_int_set_string(&[1, 2, 3]), "Set(1, 2, 3)");
+        assert_eq!(scala_int_set_string(&[1000, 17, 2]), "Set(1000, 17, 2)");
+        assert_eq!(
+            scala_int_set_string(&[1, 2, 3, 4, 5]),
+            "HashSet(5, 1, 2, 3, 4)"
+        );
+        assert_eq!(
+            scala_int_set_string(&[1, 2, 3, 5, 6, 7]),
+            "HashSet(5, 1, 6, 2, 7, 3)"
+        );
+        assert_eq!(
+            scala_int_set_string(&[100, 200, 300, 400, 500, 33, 1000]),
+            "HashSet(500, 33, 1000, 300, 400, 200, 100)"
         );
     }
 }

@@ -163,6 +163,7 @@ impl Config {
                 "one of controller.quorum.voters or controller.quorum.bootstrap.servers must be set",
             ));
         }
+        voters_include_node(node_id, &quorum_voters)?;
         let dirs = metadata_log::log_dirs(props)?;
         let (socket_request_max_bytes, connections) = socket_server::parse(props, &listeners)?;
         let min_insync_replicas = min_insync_replicas(props)?;
@@ -255,6 +256,20 @@ impl Config {
             tracing::warn!("The configuration '{key}' was supplied but isn't a known config.");
         }
     }
+}
+
+/// Kafka's `validateControllerQuorumVotersMustContainNodeIdForKRaftController`: a controller
+/// of a static quorum is one of its voters (else it would run as an observer on another
+/// voter's address). The voters print as Scala prints the set Kafka builds of them.
+fn voters_include_node(node_id: i32, voters: &[listeners::StaticVoter]) -> Result<(), ConfigError> {
+    if voters.is_empty() || voters.iter().any(|v| v.id == node_id) {
+        return Ok(());
+    }
+    let ids: Vec<i32> = voters.iter().map(|v| v.id).collect();
+    Err(ConfigError::Requirement(format!(
+        "If process.roles contains the 'controller' role, the node id {node_id} must be included in the set of voters controller.quorum.voters={}",
+        crate::common::java::scala_int_set_string(&ids)
+    )))
 }
 
 /// `process.roles` (controller only) and `node.id` (Kafka's KRaftConfigs).

@@ -29,6 +29,10 @@ pub enum ConfigError {
         /// The key.
         key: &'static str,
     },
+    /// A rule between keys that Kafka's `KafkaConfig` enforces with Scala's `require` (its
+    /// message: `requirement failed: …`).
+    #[error("requirement failed: {0}")]
+    Requirement(String),
     /// A value is not valid for its key.
     #[error("Invalid value {value} for configuration {key}: {reason}")]
     Invalid {

@@ -1,0 +1,111 @@
+//! A bad configuration is refused before anything is written (#37): `ferrokraft format` and
+//! `ferrokraft start` each exit non-zero with Kafka's message, and the log directory is
+//! byte-identical before and after (or never created).
+//!
+//! - a `node.id` missing from `controller.quorum.voters`: Kafka 4.1.2's `kafka-storage format`
+//!   and `kafka.Kafka` both refuse it with "requirement failed: If process.roles contains the
+//!   'controller' role, the node id 4 must be included in the set of voters
+//!   controller.quorum.voters=Set(1, 2, 3)".
+
+// Integration tests drive real processes: unwrapping is fine.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const CLUSTER_ID: &str = "MkU3OEVBNTcwNTJENDM2Qg";
+
+fn ferrokraft(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ferrokraft"))
+        .args(args)
+        .env("RUST_LOG", "info")
+        .output()
+        .expect("ferrokraft runs")
+}
+
+fn properties(path: &Path, dir: &Path, node_id: i32) {
+    fs::write(
+        path,
+        format!(
+            "process.roles=controller\nnode.id={node_id}\n\
+             controller.quorum.voters=1@127.0.0.1:19093,2@127.0.0.1:19094,3@127.0.0.1:19095\n\
+             listeners=CONTROLLER://127.0.0.1:19093\ncontroller.listener.names=CONTROLLER\n\
+             log.dirs={}\n",
+            dir.display()
+        ),
+    )
+    .unwrap();
+}
+
+/// Every file under `dir` with its bytes (empty when `dir` does not exist).
+fn contents(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                out.insert(p.clone(), Vec::new());
+                stack.push(p);
+            } else {
+                out.insert(p.clone(), fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+const NOT_A_VOTER: &str = "requirement failed: If process.roles contains the 'controller' role, the node id 4 must be included in the set of voters controller.quorum.voters=Set(1, 2, 3)";
+
+#[test]
+fn a_node_id_outside_the_static_voters_is_refused_before_anything_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let props = tmp.path().join("server.properties");
+
+    // format: refused, nothing created.
+    properties(&props, &dir, 4);
+    let out = ferrokraft(&["format", "-t", CLUSTER_ID, "-c", props.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "format of a non-voter: {stderr}");
+    assert!(stderr.contains(NOT_A_VOTER), "format said: {stderr}");
+    assert!(
+        !dir.exists(),
+        "format of a non-voter created {}",
+        dir.display()
+    );
+
+    // start on a directory formatted as voter 1, now configured as node 4: refused, and the
+    // directory is byte-identical.
+    properties(&props, &dir, 1);
+    let out = ferrokraft(&["format", "-t", CLUSTER_ID, "-c", props.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let before = contents(&dir);
+    assert!(!before.is_empty());
+    properties(&props, &dir, 4);
+    let out = ferrokraft(&["start", "-c", props.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !out.status.success(),
+        "start of a non-voter: {stderr}{stdout}"
+    );
+    assert!(
+        stderr.contains(NOT_A_VOTER) || stdout.contains(NOT_A_VOTER),
+        "start said: {stderr}{stdout}"
+    );
+    assert_eq!(
+        contents(&dir),
+        before,
+        "start of a non-voter changed the directory"
+    );
+}
