@@ -74,7 +74,6 @@ pub fn start(args: StartArgs) -> Result<()> {
         }
     };
     ferrokraft::logging::set_node_id(config.node_id);
-    config.warn_unknown_keys();
     let now = now_unix_ms() as u64;
     let seed = now ^ (u64::from(std::process::id()) << 32);
     let opened = launch::start::open(&config, now, seed)?;

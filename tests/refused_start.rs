@@ -109,3 +109,43 @@ fn a_node_id_outside_the_static_voters_is_refused_before_anything_is_written() {
         "start of a non-voter changed the directory"
     );
 }
+
+/// A misspelt key (`controller.quorum.voter`) is named with the key it was meant to be, before
+/// the refusal it causes (Kafka 4.1.2's QuorumConfig message, word for word); nothing written.
+#[test]
+fn a_misspelt_key_is_warned_about_with_a_hint_before_the_refusal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let props = tmp.path().join("server.properties");
+    fs::write(
+        &props,
+        format!(
+            "process.roles=controller\nnode.id=1\ncontroller.quorum.voter=1@127.0.0.1:19093\n\
+             listeners=CONTROLLER://127.0.0.1:19093\ncontroller.listener.names=CONTROLLER\n\
+             log.dirs={}\n",
+            dir.display()
+        ),
+    )
+    .unwrap();
+    for args in [
+        vec!["format", "-t", CLUSTER_ID, "-c", props.to_str().unwrap()],
+        vec!["start", "-c", props.to_str().unwrap()],
+    ] {
+        let out = ferrokraft(&args);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!out.status.success(), "{args:?}: {text}");
+        let hint = text
+            .find("The configuration 'controller.quorum.voter' was supplied but isn't a known config; did you mean 'controller.quorum.voters'?");
+        let refusal = text.find("If using process.roles, either controller.quorum.bootstrap.servers must contain the set of bootstrap controllers or controller.quorum.voters must contain a parseable set of controllers.");
+        assert!(
+            hint.is_some() && refusal.is_some() && hint < refusal,
+            "{args:?} said: {text}"
+        );
+        assert!(!text.contains("  "), "{args:?}: a double space in: {text}");
+        assert!(!dir.exists(), "{args:?} created {}", dir.display());
+    }
+}

@@ -100,3 +100,49 @@ pub(super) fn unknown_keys(props: &Properties) -> Vec<String> {
         .cloned()
         .collect()
 }
+
+/// The known key `key` most likely meant: one within an edit distance of 2 (3 for keys of
+/// 20 characters or more), the nearest first.
+pub(super) fn closest_known_key(key: &str) -> Option<&'static str> {
+    let limit = if key.len() >= 20 { 3 } else { 2 };
+    KNOWN_KEYS
+        .iter()
+        .chain(IGNORED_KAFKA_KEYS)
+        .chain(ssl::SSL_KEYS)
+        .chain(sasl::SASL_KEYS)
+        .map(|k| (edit_distance(key, k), *k))
+        .filter(|(d, _)| *d <= limit)
+        .min()
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance over bytes (keys are ASCII).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = substitute.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::closest_known_key;
+
+    #[test]
+    fn a_near_miss_names_the_key_meant() {
+        assert_eq!(
+            closest_known_key("controller.quorum.voter"),
+            Some("controller.quorum.voters")
+        );
+        assert_eq!(closest_known_key("node.idd"), Some("node.id"));
+        assert_eq!(closest_known_key("log.dirss"), Some("log.dirs"));
+        assert_eq!(closest_known_key("completely.unrelated.key"), None);
+    }
+}

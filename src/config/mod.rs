@@ -157,10 +157,9 @@ impl Config {
             sasl_client,
         } = listeners::ListenerSection::parse(props)?;
         if quorum_voters.is_empty() && quorum_bootstrap_servers.is_empty() {
-            return Err(invalid(
-                "controller.quorum.voters",
-                "",
-                "one of controller.quorum.voters or controller.quorum.bootstrap.servers must be set",
+            // Kafka 4.1.2's QuorumConfig check, word for word.
+            return Err(ConfigError::Message(
+                "If using process.roles, either controller.quorum.bootstrap.servers must contain the set of bootstrap controllers or controller.quorum.voters must contain a parseable set of controllers.".to_string(),
             ));
         }
         voters_include_node(node_id, &quorum_voters)?;
@@ -222,10 +221,21 @@ impl Config {
         })
     }
 
-    /// Reads a file, applies overrides, validates.
+    /// Reads a file, applies overrides, warns about the keys it does not know (before any
+    /// refusal, so a misspelt key is named next to the error it causes), validates.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Self, ConfigError> {
         let mut props = read_properties(path)?;
         apply_overrides(&mut props, overrides)?;
+        for key in keys::unknown_keys(&props) {
+            match keys::closest_known_key(&key) {
+                Some(known) => tracing::warn!(
+                    "The configuration '{key}' was supplied but isn't a known config; did you mean '{known}'?"
+                ),
+                None => {
+                    tracing::warn!("The configuration '{key}' was supplied but isn't a known config.")
+                }
+            }
+        }
         Self::from_properties(&props)
     }
 
@@ -247,13 +257,6 @@ impl Config {
             (true, false) => P::Ssl,
             (false, true) => P::SaslPlaintext,
             (true, true) => P::SaslSsl,
-        }
-    }
-
-    /// Logs, once, the keys we do not know (Kafka's wording).
-    pub fn warn_unknown_keys(&self) {
-        for key in &self.unknown_keys {
-            tracing::warn!("The configuration '{key}' was supplied but isn't a known config.");
         }
     }
 }

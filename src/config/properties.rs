@@ -29,6 +29,9 @@ pub enum ConfigError {
         /// The key.
         key: &'static str,
     },
+    /// Kafka's `ConfigException` with a message of its own (no key/value form).
+    #[error("{0}")]
+    Message(String),
     /// A rule between keys that Kafka's `KafkaConfig` enforces with Scala's `require` (its
     /// message: `requirement failed: …`).
     #[error("requirement failed: {0}")]
