@@ -145,7 +145,7 @@ fn a_misspelt_key_is_warned_about_with_a_hint_before_the_refusal() {
             hint.is_some() && refusal.is_some() && hint < refusal,
             "{args:?} said: {text}"
         );
-        assert!(!text.contains("  "), "{args:?}: a double space in: {text}");
+        assert!(!text.contains("value  for"), "{args:?}: an empty value in: {text}");
         assert!(!dir.exists(), "{args:?} created {}", dir.display());
     }
 }
