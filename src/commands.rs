@@ -76,7 +76,6 @@ pub fn start(args: StartArgs) -> Result<()> {
     ferrokraft::logging::set_node_id(config.node_id);
     let now = now_unix_ms() as u64;
     let seed = now ^ (u64::from(std::process::id()) << 32);
-    let opened = launch::start::open(&config, now, seed)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -88,6 +87,8 @@ pub fn start(args: StartArgs) -> Result<()> {
     };
     let node_id = config.node_id;
     let result = runtime.block_on(async move {
+        // Every socket bound and every store opened before the log directory is touched: a
+        // start that fails here leaves the directory as it was.
         let bound = launch::bind(&config).await?;
         let peer_config = PeerConfig {
             client_id: format!("raft-client-{node_id}"),
@@ -95,6 +96,16 @@ pub fn start(args: StartArgs) -> Result<()> {
             tls: launch::peer_tls(&config)?,
             sasl: config.sasl_client.clone(),
         };
+        let metrics_listener = match config.metrics_listener {
+            Some(addr) => Some((
+                addr,
+                tokio::net::TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("cannot bind ferrokraft.metrics.listener {addr}"))?,
+            )),
+            None => None,
+        };
+        let opened = launch::start::open(&config, now, seed)?;
         let launch::start::Opened {
             dir,
             core,
@@ -133,10 +144,7 @@ pub fn start(args: StartArgs) -> Result<()> {
             release,
         ));
         let metrics_shutdown = CancellationToken::new();
-        if let Some(addr) = config.metrics_listener {
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .with_context(|| format!("cannot bind ferrokraft.metrics.listener {addr}"))?;
+        if let Some((addr, listener)) = metrics_listener {
             tracing::info!("Serving /metrics and /ready on http://{addr}");
             let source = Arc::new(MetricsSource { node_id, metrics: raft.metrics.clone() });
             tokio::spawn(http::serve(listener, source, metrics_shutdown.clone()));

@@ -145,7 +145,107 @@ fn a_misspelt_key_is_warned_about_with_a_hint_before_the_refusal() {
             hint.is_some() && refusal.is_some() && hint < refusal,
             "{args:?} said: {text}"
         );
-        assert!(!text.contains("value  for"), "{args:?}: an empty value in: {text}");
+        assert!(
+            !text.contains("value  for"),
+            "{args:?}: an empty value in: {text}"
+        );
         assert!(!dir.exists(), "{args:?} created {}", dir.display());
     }
+}
+
+/// A formatted single-voter directory, then `start` with `extra` properties (and the listener
+/// on `port`): refused, saying `expect`, each OS error once, the directory byte-identical.
+fn start_is_refused_before_touching_the_directory(port: u16, extra: &str, expect: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let props = tmp.path().join("server.properties");
+    let write = |port: u16, extra: &str| {
+        fs::write(
+            &props,
+            format!(
+                "process.roles=controller\nnode.id=1\ncontroller.quorum.voters=1@127.0.0.1:{port}\n\
+                 listeners=CONTROLLER://127.0.0.1:{port}\ncontroller.listener.names=CONTROLLER\n\
+                 log.dirs={}\n{extra}",
+                dir.display()
+            ),
+        )
+        .unwrap();
+    };
+    write(port, "");
+    let out = ferrokraft(&["format", "-t", CLUSTER_ID, "-c", props.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let before = contents(&dir);
+    write(port, extra);
+    let out = ferrokraft(&["start", "-c", props.to_str().unwrap()]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{extra}: {text}");
+    assert!(
+        text.contains(expect),
+        "{extra}: expected {expect:?} in: {text}"
+    );
+    assert!(
+        !text.contains("Transitioned to") && !text.contains("Kafka Server started"),
+        "{extra}: the node ran before refusing: {text}"
+    );
+    for line in text.lines() {
+        if let Some(i) = line.find("(os error ") {
+            assert!(
+                !line[i + 1..].contains("(os error "),
+                "an OS error printed twice: {line}"
+            );
+        }
+    }
+    assert_eq!(
+        contents(&dir),
+        before,
+        "{extra}: the refused start changed the directory"
+    );
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn a_taken_listener_port_is_refused_before_touching_the_directory() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    start_is_refused_before_touching_the_directory(
+        port,
+        "",
+        &format!("cannot bind listener CONTROLLER on 127.0.0.1:{port}"),
+    );
+}
+
+#[test]
+fn a_taken_metrics_port_is_refused_before_touching_the_directory() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let metrics = taken.local_addr().unwrap();
+    start_is_refused_before_touching_the_directory(
+        free_port(),
+        &format!("ferrokraft.metrics.listener={metrics}\n"),
+        &format!("cannot bind ferrokraft.metrics.listener {metrics}"),
+    );
+}
+
+#[test]
+fn a_missing_keystore_is_refused_before_touching_the_directory() {
+    start_is_refused_before_touching_the_directory(
+        free_port(),
+        "listener.security.protocol.map=CONTROLLER:SSL\nssl.keystore.type=PEM\n\
+         ssl.keystore.location=/nonexistent/ferrokraft-keystore.pem\n",
+        "/nonexistent/ferrokraft-keystore.pem",
+    );
 }
