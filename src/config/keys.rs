@@ -84,6 +84,59 @@ const IGNORED_KAFKA_KEYS: &[&str] = &[
     "eligible.leader.replicas.enable",
 ];
 
+/// Kafka keys naming a class whose behaviour ferrokraft cannot run (it loads no Java class):
+/// (key, Kafka's default, what ferrokraft offers instead). Set to anything but the default
+/// they are refused at start rather than ignored, as `authorizer.class.name` is.
+const CLASS_KEYS: &[(&str, &str, &str)] = &[
+    (
+        "create.topic.policy.class.name",
+        "",
+        "ferrokraft runs no CreateTopicPolicy; restrict topic creation with ACLs (CREATE) and the controller mutation quotas, or keep Java controllers for this cluster",
+    ),
+    (
+        "alter.config.policy.class.name",
+        "",
+        "ferrokraft runs no AlterConfigPolicy; restrict config changes with ACLs (ALTER_CONFIGS), or keep Java controllers for this cluster",
+    ),
+    (
+        "principal.builder.class",
+        "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder",
+        "ferrokraft builds principals as Kafka's DefaultKafkaPrincipalBuilder does (ssl.principal.mapping.rules for SSL)",
+    ),
+    (
+        "client.quota.callback.class",
+        "",
+        "ferrokraft applies Kafka's default quota callback to the controller mutation quotas",
+    ),
+    (
+        "sasl.server.callback.handler.class",
+        "",
+        "ferrokraft authenticates PLAIN from the listener's JAAS options and SCRAM and delegation tokens from the metadata",
+    ),
+    (
+        "ssl.engine.factory.class",
+        "",
+        "ferrokraft's TLS (rustls) is configured by the ssl.keystore.*, ssl.truststore.* and ssl.* keys",
+    ),
+];
+
+/// The first class-valued key of `props` set to a class ferrokraft cannot run (a
+/// `listener.name.<l>.` and a `<mechanism>.` prefix count too): its refusal.
+pub(super) fn refused_class_key(props: &Properties) -> Result<(), super::ConfigError> {
+    let mut keys: Vec<&String> = props.keys().collect();
+    keys.sort();
+    for key in keys {
+        for (name, default, instead) in CLASS_KEYS {
+            let matches = key == name || key.ends_with(&format!(".{name}"));
+            let value = props.get(key).map_or("", |v| v.trim());
+            if matches && !value.is_empty() && value != *default {
+                return Err(super::properties::invalid(key, value, *instead));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Every key of `props` that ferrokraft does not know.
 pub(super) fn unknown_keys(props: &Properties) -> Vec<String> {
     props
@@ -96,6 +149,9 @@ pub(super) fn unknown_keys(props: &Properties) -> Vec<String> {
                 && !sasl::SASL_KEYS.contains(&k.as_str())
                 && !sasl::is_listener_sasl_key(k)
                 && !connections::is_listener_key(k)
+                && !CLASS_KEYS
+                    .iter()
+                    .any(|(name, _, _)| k == name || k.ends_with(&format!(".{name}")))
         })
         .cloned()
         .collect()
@@ -133,7 +189,34 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::closest_known_key;
+    use super::{closest_known_key, refused_class_key};
+    use crate::config::Properties;
+
+    #[test]
+    fn class_keys_with_behaviour_are_refused_unless_default() {
+        let mut p = Properties::new();
+        p.insert(
+            "principal.builder.class".into(),
+            "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder".into(),
+        );
+        p.insert("create.topic.policy.class.name".into(), String::new());
+        assert!(refused_class_key(&p).is_ok());
+        p.insert(
+            "create.topic.policy.class.name".into(),
+            "com.example.Policy".into(),
+        );
+        let e = refused_class_key(&p).unwrap_err().to_string();
+        assert!(
+            e.starts_with("Invalid value com.example.Policy for configuration create.topic.policy.class.name: ferrokraft runs no CreateTopicPolicy"),
+            "{e}"
+        );
+        let mut p = Properties::new();
+        p.insert(
+            "listener.name.controller.plain.sasl.server.callback.handler.class".into(),
+            "com.example.Handler".into(),
+        );
+        assert!(refused_class_key(&p).is_err());
+    }
 
     #[test]
     fn a_near_miss_names_the_key_meant() {

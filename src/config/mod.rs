@@ -144,6 +144,7 @@ impl Config {
     /// order Kafka's checks name the first invalid key).
     pub fn from_properties(props: &Properties) -> Result<Self, ConfigError> {
         let node_id = node_id(props)?;
+        keys::refused_class_key(props)?;
         let quorum_voters = parse_voters(get(props, "controller.quorum.voters").unwrap_or(""))?;
         let quorum_bootstrap_servers = parse_bootstrap_servers(
             get(props, "controller.quorum.bootstrap.servers").unwrap_or(""),
