@@ -44,7 +44,7 @@ fn format_development_directory(config: &Config) -> Result<()> {
         node_id: config.node_id,
         log_dirs: config.log_dirs.clone(),
         metadata_log_dir: Some(config.metadata_log_dir.clone()),
-        cluster_id,
+        cluster_id: cluster_id.clone(),
         mode: FormatMode::StaticVoters,
         release_version: None,
         kafka_release: config.kafka_release.unwrap_or_default(),
@@ -56,6 +56,10 @@ fn format_development_directory(config: &Config) -> Result<()> {
     for line in report.lines {
         tracing::info!("{line}");
     }
+    tracing::info!(
+        "Formatted a development quorum with cluster id {} (brokers joining it need it in their meta.properties)",
+        cluster_id
+    );
     Ok(())
 }
 

@@ -19,7 +19,7 @@ use kafka_protocol::messages::VotersRecord;
 use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
 
-use crate::common::release::{MetadataVersion, KRAFT_VERSION_FEATURE};
+use crate::common::release::{MetadataVersion, Release, KRAFT_VERSION_FEATURE};
 use crate::common::uuid::{
     parse_kafka_uuid, random_directory_id, random_kafka_uuid, uuid_to_kafka_string,
 };
@@ -183,7 +183,21 @@ pub fn format(req: &FormatRequest) -> Result<FormatReport, StorageError> {
         .or_else(|| req.log_dirs.first().cloned())
         .ok_or_else(|| bad("You must specify at least one directory to format".into()))?;
     let mv = match &req.release_version {
-        Some(r) => MetadataVersion::parse_release(r, req.kafka_release).map_err(bad)?,
+        Some(r) => MetadataVersion::parse_release(r, req.kafka_release).map_err(|e| {
+            // Kafka's message, and the key that would make the level known here.
+            let newer = [Release::Kafka4_4]
+                .into_iter()
+                .find(|&newer| MetadataVersion::parse_release(r, newer).is_ok());
+            bad(match newer {
+                Some(newer) if newer != req.kafka_release => format!(
+                    "{e} (ferrokraft presents Kafka {}'s controller here; set ferrokraft.kafka.release={} to format and present Kafka {})",
+                    req.kafka_release.name(),
+                    newer.name(),
+                    newer.name()
+                ),
+                _ => e,
+            })
+        })?,
         None => MetadataVersion::latest_production(req.kafka_release),
     };
     let dynamic = !matches!(req.mode, FormatMode::StaticVoters);
@@ -440,6 +454,24 @@ mod tests {
             scram_arguments: Vec::new(),
             now_unix_ms: 1_700_000_000_000,
         }
+    }
+
+    /// A 4.4 level on a node presenting 4.1: Kafka 4.1.2's refusal, then the key that makes
+    /// ferrokraft present 4.4; nothing formatted.
+    #[test]
+    fn a_newer_release_version_names_the_release_key() {
+        let d = tempfile::tempdir().unwrap();
+        let mut r = req(d.path(), FormatMode::StaticVoters);
+        r.release_version = Some("4.4".into());
+        let e = format(&r).unwrap_err().to_string();
+        assert!(
+            e.contains("Unknown release version '4.4'. Supported versions are: 3.3-IV3 to 4.1-IV1 (ferrokraft presents Kafka 4.1's controller here; set ferrokraft.kafka.release=4.4 to format and present Kafka 4.4)"),
+            "{e}"
+        );
+        assert!(!d.path().join("meta.properties").exists());
+        r.release_version = Some("9.9".into());
+        let e = format(&r).unwrap_err().to_string();
+        assert!(!e.contains("ferrokraft.kafka.release"), "{e}");
     }
 
     /// `--add-scram` puts the credentials after the features in bootstrap.checkpoint, read
