@@ -23,9 +23,7 @@ use super::replication;
 use super::result::{ControllerResult, RecordOut};
 use crate::common::release::{KRAFT_VERSION_FEATURE, METADATA_VERSION_FEATURE};
 use crate::common::uuid::is_reserved_directory_id;
-use crate::metadata::controller::{
-    ControllerEndpoint, ControllerFeature, ControllerRegistration,
-};
+use crate::metadata::controller::{ControllerEndpoint, ControllerFeature, ControllerRegistration};
 use crate::metadata::image::{mv, register_broker_version, MetadataImage};
 use crate::metadata::record::MetadataRecord;
 use crate::metadata::records::{

@@ -7,7 +7,6 @@ pub use super::records::broker::{ControllerEndpoint, ControllerFeature};
 /// A controller's registration as the metadata log records it.
 pub type ControllerRegistration = super::records::broker::RegisterControllerRecord;
 
-
 impl ControllerRegistration {
     /// The endpoint on `listener`, if registered.
     pub fn endpoint(&self, listener: &str) -> Option<&ControllerEndpoint> {

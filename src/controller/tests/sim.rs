@@ -318,7 +318,10 @@ fn controller_invariants_hold_under_leadership_changes() {
         total(|c| c.topics_removed),
         total(|c| c.fencings),
     );
-    assert!(total(|c| c.registrations) >= BROKERS as usize, "registrations acked");
+    assert!(
+        total(|c| c.registrations) >= BROKERS as usize,
+        "registrations acked"
+    );
     assert!(total(|c| c.topics) > 0, "topics created");
     assert!(total(|c| c.producer_ids) > 0, "producer ids allocated");
     assert!(total(|c| c.topics_removed) > 0, "topics deleted");
