@@ -253,7 +253,12 @@ impl RaftCore {
         if self.fatal.is_some() {
             return;
         }
+        // An answer not (or no longer) expected is dropped, but the role is still polled, as
+        // every pass of KafkaRaftClient.poll runs pollCurrentState: begin_call has just taken
+        // the reader as current, which is all a follower waiting on a truncation needs to
+        // fetch again (without this poll it would wait for its next timer, the fetch timeout).
         let Some(sent) = self.sent.remove(&correlation_id) else {
+            self.poll_roles(now_ms, log);
             return;
         };
         if !self
@@ -261,6 +266,7 @@ impl RaftCore {
             .is_expected(sent.destination_id, correlation_id)
         {
             // A stale answer (its slot was reset by a transition, or it timed out).
+            self.poll_roles(now_ms, log);
             return;
         }
         self.dispatch_response(now_ms, log, sent, result);
