@@ -52,6 +52,10 @@ pub struct StartArgs {
     /// The server.properties file.
     #[arg(short = 'c', long = "config")]
     pub config: Option<PathBuf>,
+    /// The server.properties file, given as `kafka-server-start.sh` takes it (first and
+    /// alone: `ferrokraft start server.properties --override k=v`).
+    #[arg(value_name = "SERVER_PROPERTIES", conflicts_with = "config")]
+    pub config_file: Option<PathBuf>,
     /// Override a property: key=value (applied after the file, as kafka.Kafka --override).
     #[arg(long = "override", value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,
@@ -62,6 +66,13 @@ pub struct StartArgs {
     /// Size in bytes of each workload record.
     #[arg(long = "workload-record-bytes", default_value_t = 256)]
     pub workload_record_bytes: usize,
+}
+
+impl StartArgs {
+    /// The properties file, given with `-c` or positionally.
+    pub fn config_path(&self) -> Option<&PathBuf> {
+        self.config.as_ref().or(self.config_file.as_ref())
+    }
 }
 
 /// Arguments of `format`.

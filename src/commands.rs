@@ -67,7 +67,7 @@ fn format_development_directory(config: &Config) -> Result<()> {
 const SHUTDOWN_TIMEOUT_MS: u64 = 5000;
 
 pub fn start(args: StartArgs) -> Result<()> {
-    let config = match &args.config {
+    let config = match args.config_path() {
         Some(path) => Config::load(path, &args.overrides)?,
         None => {
             let mut props = development_properties();

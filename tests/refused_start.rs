@@ -249,3 +249,29 @@ fn a_missing_keystore_is_refused_before_touching_the_directory() {
         "/nonexistent/ferrokraft-keystore.pem",
     );
 }
+
+/// `ferrokraft start server.properties --override k=v`, as `kafka-server-start.sh` is called:
+/// the positional file is read (here refused as with `-c`, after the override made node 4 a
+/// non-voter), and giving both forms is a usage error.
+#[test]
+fn the_properties_file_may_be_given_positionally() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let props = tmp.path().join("server.properties");
+    properties(&props, &dir, 1);
+    let path = props.to_str().unwrap();
+    let out = ferrokraft(&["start", path, "--override", "node.id=4"]);
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && text.contains(NOT_A_VOTER),
+        "{text}"
+    );
+    let out = ferrokraft(&["start", path, "-c", path]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot be used with"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!dir.exists());
+}
