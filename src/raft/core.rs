@@ -64,6 +64,9 @@ pub struct RaftCore {
     pub(super) history: VoterHistory,
     /// A snapshot was installed: reload the voter history from it on the next call.
     pub(super) history_reload: Option<OffsetAndEpoch>,
+    /// Unexpected top-level errors in peers' answers: (peer, API, error) → (when last
+    /// logged, answers since); `dispatch::handle_top_level_error` logs from it.
+    pub(super) unexpected_errors: BTreeMap<(i32, i16, i16), (u64, u64)>,
 }
 
 impl RaftCore {
@@ -124,6 +127,7 @@ impl RaftCore {
             fatal: None,
             history,
             history_reload: None,
+            unexpected_errors: BTreeMap::new(),
         };
         if let Some(e) = read_error {
             core.set_fatal(RaftError::LogRead(e));

@@ -188,20 +188,44 @@ impl RaftCore {
         if sent.api_key == kafka_protocol::messages::ApiKey::Fetch {
             self.on_fetch_failure(now_ms, sent.destination_id);
         }
-        self.handle_top_level_error(now_ms, sent.destination_id, error);
+        self.handle_top_level_error(now_ms, sent.destination_id, sent.api_key, error);
     }
 
-    /// Kafka's `handleTopLevelError`: back off; CLUSTER_AUTHORIZATION_FAILED is fatal.
-    pub(super) fn handle_top_level_error(&mut self, now_ms: u64, from: i32, error: i16) {
+    /// Kafka's `handleTopLevelError`: back off; CLUSTER_AUTHORIZATION_FAILED is fatal; any
+    /// other error but BROKER_NOT_AVAILABLE is logged at ERROR as Kafka's
+    /// `handleUnexpectedError` logs it ("Unexpected error INCONSISTENT_CLUSTER_ID in VOTE
+    /// response", naming the peer), at most once a minute per peer, API and error, with the
+    /// count of the repeats not logged (Kafka logs every one, every retry backoff).
+    pub(super) fn handle_top_level_error(
+        &mut self,
+        now_ms: u64,
+        from: i32,
+        api: kafka_protocol::messages::ApiKey,
+        error: i16,
+    ) {
         if error == errors::CLUSTER_AUTHORIZATION_FAILED {
             self.set_fatal(RaftError::ClusterAuthorizationFailed { peer: from });
             return;
         }
         if error != errors::BROKER_NOT_AVAILABLE {
-            tracing::debug!(
-                node_id = self.local.id,
-                "top-level error {error} from node {from}"
-            );
+            let key = (from, api as i16, error);
+            let entry = self.unexpected_errors.entry(key).or_insert((0, 0));
+            if entry.1 == 0 || now_ms >= entry.0.saturating_add(UNEXPECTED_ERROR_LOG_INTERVAL_MS) {
+                let repeats = std::mem::take(&mut entry.1);
+                entry.0 = now_ms;
+                tracing::error!(
+                    node_id = self.local.id,
+                    "Unexpected error {} in {} response from node {from}{}",
+                    errors::error_name(error),
+                    api_name(api),
+                    if repeats > 1 {
+                        format!(" ({} more since the last one logged)", repeats - 1)
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+            entry.1 += 1;
         }
         self.requests
             .on_error(from, now_ms + self.cfg.retry_backoff_ms);
@@ -285,9 +309,10 @@ impl RaftCore {
         from: i32,
         top_level_error: i16,
         view: Option<LeaderView>,
+        api: kafka_protocol::messages::ApiKey,
     ) -> Option<i16> {
         if top_level_error != errors::NONE {
-            self.handle_top_level_error(now_ms, from, top_level_error);
+            self.handle_top_level_error(now_ms, from, api, top_level_error);
             return None;
         }
         let Some(v) = view else {
@@ -316,4 +341,20 @@ impl RaftCore {
         }
         self.on_fetch_failure(now_ms, node_id);
     }
+}
+
+/// How often one peer's same unexpected error in the same API's answers is logged.
+const UNEXPECTED_ERROR_LOG_INTERVAL_MS: u64 = 60_000;
+
+/// Kafka's `ApiKeys` constant name of `api` (`Vote` → `VOTE`, `BeginQuorumEpoch` →
+/// `BEGIN_QUORUM_EPOCH`), as its log lines print it.
+fn api_name(api: kafka_protocol::messages::ApiKey) -> String {
+    let mut name = String::new();
+    for (i, ch) in format!("{api:?}").chars().enumerate() {
+        if ch.is_ascii_uppercase() && i > 0 {
+            name.push('_');
+        }
+        name.push(ch.to_ascii_uppercase());
+    }
+    name
 }

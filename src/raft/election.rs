@@ -243,7 +243,12 @@ impl RaftCore {
         resp: &VoteResponse,
     ) {
         if resp.error_code != errors::NONE {
-            return self.handle_top_level_error(now_ms, from, resp.error_code);
+            return self.handle_top_level_error(
+                now_ms,
+                from,
+                kafka_protocol::messages::ApiKey::Vote,
+                resp.error_code,
+            );
         }
         if !is_metadata_partition(
             &resp.topics,
@@ -597,7 +602,15 @@ impl RaftCore {
                         .map(|n| (n.node_id.0, &n.host, n.port)),
                 )
             });
-        if self.accept_answer(now_ms, log, from, resp.error_code, view) == Some(errors::NONE) {
+        if self.accept_answer(
+            now_ms,
+            log,
+            from,
+            resp.error_code,
+            view,
+            kafka_protocol::messages::ApiKey::BeginQuorumEpoch,
+        ) == Some(errors::NONE)
+        {
             if let Role::Leader(l) = &mut self.role {
                 l.acknowledged.insert(from);
             }
@@ -625,7 +638,15 @@ impl RaftCore {
                         .map(|n| (n.node_id.0, &n.host, n.port)),
                 )
             });
-        if self.accept_answer(now_ms, log, from, resp.error_code, view) == Some(errors::NONE) {
+        if self.accept_answer(
+            now_ms,
+            log,
+            from,
+            resp.error_code,
+            view,
+            kafka_protocol::messages::ApiKey::EndQuorumEpoch,
+        ) == Some(errors::NONE)
+        {
             if let Role::Resigned(r) = &mut self.role {
                 r.unacknowledged.remove(&from);
             }

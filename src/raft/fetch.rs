@@ -525,7 +525,12 @@ impl RaftCore {
         resp: &FetchResponse,
     ) {
         if resp.error_code != errors::NONE {
-            return self.handle_top_level_error(now_ms, from, resp.error_code);
+            return self.handle_top_level_error(
+                now_ms,
+                from,
+                kafka_protocol::messages::ApiKey::Fetch,
+                resp.error_code,
+            );
         }
         let partition = match resp.responses.as_slice() {
             [t] if t.topic_id == METADATA_TOPIC_ID => match t.partitions.as_slice() {

@@ -96,7 +96,12 @@ impl RaftCore {
         resp: &FetchSnapshotResponse,
     ) {
         if resp.error_code != errors::NONE {
-            return self.handle_top_level_error(now_ms, from, resp.error_code);
+            return self.handle_top_level_error(
+                now_ms,
+                from,
+                kafka_protocol::messages::ApiKey::FetchSnapshot,
+                resp.error_code,
+            );
         }
         let Some(p) = resp
             .topics
