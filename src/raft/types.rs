@@ -18,13 +18,21 @@ pub const MAX_FETCH_WAIT_MS: i32 = 500;
 /// Observers not heard from this long drop out of DescribeQuorum.
 pub const OBSERVER_SESSION_TIMEOUT_MS: u64 = 300_000;
 
-/// A replica's identity: node id plus (KIP-853) metadata directory id; nil = unknown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// A replica's identity: node id plus (KIP-853) metadata directory id; nil = unknown. Its
+/// `Debug` is Kafka's `toString` (the directory id in Kafka's base64 form, as
+/// meta.properties and Kafka's tools show it), so log lines never show a hex UUID.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ReplicaKey {
     /// Node id (-1 = none).
     pub id: i32,
     /// Directory id; nil when unknown (static voters, old RPC versions).
     pub directory_id: Uuid,
+}
+
+impl std::fmt::Debug for ReplicaKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 /// Kafka's `ReplicaKey.toString`, which its error messages carry.
@@ -286,6 +294,23 @@ mod tests {
     fn offset_and_epoch_compare_epoch_first() {
         assert!(OffsetAndEpoch::new(5, 2) > OffsetAndEpoch::new(100, 1));
         assert!(OffsetAndEpoch::new(6, 2) > OffsetAndEpoch::new(5, 2));
+    }
+
+    /// Log lines print keys with `{:?}` too: the directory id in Kafka's form, never hex.
+    #[test]
+    fn replica_keys_print_directory_ids_as_kafka_does() {
+        let id = uuid::Uuid::from_u128(0x0123_4567_89ab_cdef_0123_4567_89ab_cdef);
+        let key = ReplicaKey {
+            id: 3,
+            directory_id: id,
+        };
+        let kafka = crate::common::uuid::uuid_to_kafka_string(&id);
+        assert_eq!(
+            format!("{key:?}"),
+            format!("ReplicaKey(id=3, directoryId={kafka})")
+        );
+        assert_eq!(format!("{key:?}"), key.to_string());
+        assert!(!format!("{:?}", vec![key]).contains(&id.to_string()));
     }
 
     #[test]

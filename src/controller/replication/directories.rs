@@ -75,9 +75,15 @@ pub fn directories_offline(
         .copied()
         .filter(|d| !offline.contains(d))
         .collect();
+    let kafka_ids = |ids: &[Uuid]| -> Vec<String> {
+        ids.iter()
+            .map(crate::common::uuid::uuid_to_kafka_string)
+            .collect()
+    };
     tracing::warn!(
-        "Directories {gone:?} in broker {broker_id} marked offline, remaining directories: \
-         {remaining:?}"
+        "Directories {:?} in broker {broker_id} marked offline, remaining directories: {:?}",
+        kafka_ids(&gone),
+        kafka_ids(&remaining)
     );
     let mut change = registration_change(broker_id, broker_epoch);
     change.log_dirs = remaining;
