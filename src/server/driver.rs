@@ -196,7 +196,9 @@ pub fn spawn(
         let _enter = runtime.enter();
         let sink_tx = tx.clone();
         let sink = Arc::new(move |r: PeerResponse| {
-            if sink_tx.try_send(Event::Response(r)).is_err() {
+            // Disconnected: the raft thread has stopped (shutdown), nothing waits for the
+            // answer; only a full queue loses one that is waited for.
+            if let Err(TrySendError::Full(_)) = sink_tx.try_send(Event::Response(r)) {
                 tracing::warn!("raft event queue full; dropping a peer response (the request will time out)");
             }
         });
