@@ -241,9 +241,25 @@ pub const APIS: &[Api] = &[
         .forwardable(),
 ];
 
+/// Highest API key plus one that the index below covers (Kafka's keys are below 128).
+const INDEX_LEN: usize = 128;
+
+/// `APIS` indexed by API key (`u8::MAX`: not served), so every request's lookups (routing,
+/// authorization, quotas) are one array read, not a scan.
+const INDEX: [u8; INDEX_LEN] = {
+    let mut index = [u8::MAX; INDEX_LEN];
+    let mut i = 0;
+    while i < APIS.len() {
+        index[APIS[i].api_key as usize] = i as u8;
+        i += 1;
+    }
+    index
+};
+
 /// The row of `api_key`, if this node serves it.
 pub fn api(api_key: ApiKey) -> Option<&'static Api> {
-    APIS.iter().find(|a| a.api_key == api_key)
+    let i = *INDEX.get(api_key as i16 as usize)?;
+    APIS.get(usize::from(i))
 }
 
 /// Whether `api_key` is served by the controller layer.
@@ -254,6 +270,15 @@ pub fn is_controller_api(api_key: ApiKey) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_index_finds_every_row_and_nothing_else() {
+        for row in APIS {
+            assert_eq!(api(row.api_key).map(|a| a.api_key), Some(row.api_key));
+        }
+        assert!(api(ApiKey::Produce).is_none());
+        assert!(api(ApiKey::JoinGroup).is_none());
+    }
 
     #[test]
     fn one_row_per_api_in_key_order() {
