@@ -499,4 +499,51 @@ fn topic_admin_through_brokers_with_a_producer_running() {
         ),
     );
     d.assert_ok("after the topic changes");
+
+    // Every controller logs each committed change as Kafka's controller managers do (#37):
+    // once per record (a record replayed twice would be logged twice).
+    let once = |line: String| (line, true);
+    let some = |line: &str| (line.to_string(), false);
+    for node in &c.nodes {
+        let log = node.log_text();
+        for (line, exactly_once) in [
+            once(format!(
+                "Replayed TopicRecord for topic {TOPIC} with topic ID "
+            )),
+            once(format!(
+                "Replayed PartitionRecord for new partition {TOPIC}-0 with topic ID "
+            )),
+            once("Replayed RemoveTopicRecord for topic scratch with ID ".to_string()),
+            once(
+                "Replayed initial RegisterBrokerRecord for broker 100: \
+                 RegisterBrokerRecord(brokerId=100,"
+                    .to_string(),
+            ),
+            once(format!(
+                "Replayed ConfigRecord for ConfigResource(type=TOPIC, name='{TOPIC}') which set \
+                 configuration min.insync.replicas to 2"
+            )),
+            once(
+                "Replayed a FeatureLevelRecord setting feature transaction.version to 1"
+                    .to_string(),
+            ),
+            some(
+                "Replayed BrokerRegistrationChangeRecord modifying the registration for broker \
+                 100: BrokerRegistrationChangeRecord(brokerId=100, brokerEpoch=",
+            ),
+            some("Replayed partition assignment change PartitionChangeRecord("),
+        ] {
+            let n = log.matches(&line).count();
+            assert!(
+                if exactly_once { n == 1 } else { n >= 1 },
+                "node {} logs '{line}' {} (found {n})",
+                node.id,
+                if exactly_once {
+                    "once"
+                } else {
+                    "at least once"
+                }
+            );
+        }
+    }
 }

@@ -32,6 +32,7 @@ mod active;
 mod answers;
 mod apis;
 pub mod authorization;
+pub(crate) mod change_log;
 pub mod client_quotas;
 pub mod cluster;
 pub mod config;

@@ -5,7 +5,7 @@
 //! one.
 
 use super::errors::ControllerError;
-use super::{active, Leadership, QuorumController};
+use super::{active, change_log, Leadership, QuorumController};
 use crate::raft::LogReader;
 
 /// What [`QuorumController::replay_committed`] did.
@@ -65,7 +65,10 @@ impl QuorumController {
                 &bytes,
                 high_watermark,
                 "metadata log",
-                &mut |offset, record| active::track_registration(offsets, offset, record),
+                &mut |image, offset, record| {
+                    change_log::replayed(image, record);
+                    active::track_registration(offsets, offset, record)
+                },
             );
             if replayed == 0 {
                 break;

@@ -230,8 +230,43 @@ macro_rules! metadata_struct {
                 }
                 serde_json::Value::Object(map)
             }
+
+            #[allow(unused_variables, unused_mut, unused_assignments)] // the last field sets `first` for none
+            fn to_kafka_string(&self, version: u16, out: &mut String) {
+                out.push_str(concat!(stringify!($name), "("));
+                let mut first = true;
+                $(
+                    if $crate::metadata::describe::carries(version, $since) {
+                        if !first {
+                            out.push_str(", ");
+                        }
+                        first = false;
+                        out.push_str(&$crate::metadata::describe::camel_case(stringify!($field)));
+                        out.push('=');
+                        $crate::metadata::field::Field::to_kafka_string(&self.$field, version, out);
+                    }
+                )*
+                out.push(')');
+            }
         }
     };
+}
+
+/// `broker_epoch` → `brokerEpoch`: Kafka's field names in its generated `toString`.
+pub fn camel_case(snake: &str) -> String {
+    let mut out = String::with_capacity(snake.len());
+    let mut upper = false;
+    for c in snake.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 pub(crate) use metadata_struct;

@@ -32,6 +32,18 @@ pub trait Field: Sized {
     fn write(&self, out: &mut Vec<u8>, version: u16);
     /// The value in `ferrokraft dump --json` (and the text dump).
     fn to_json(&self, version: u16) -> Value;
+    /// The value as Kafka's generated `toString` shows it in log lines: strings in single
+    /// quotes, arrays as `[a, b]`, structs as `Name(field=value, …)`.
+    fn to_kafka_string(&self, version: u16, out: &mut String) {
+        match self.to_json(version) {
+            Value::String(s) => {
+                out.push('\'');
+                out.push_str(&s);
+                out.push('\'');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
 }
 
 macro_rules! fixed_width {
@@ -91,6 +103,9 @@ impl Field for Uuid {
     fn to_json(&self, _: u16) -> Value {
         // Kafka's own string form (URL-safe base64), as its tools print ids.
         json!(uuid_to_kafka_string(self))
+    }
+    fn to_kafka_string(&self, _: u16, out: &mut String) {
+        out.push_str(&uuid_to_kafka_string(self));
     }
 }
 
@@ -170,6 +185,16 @@ impl<T: Element> Field for Vec<T> {
     fn to_json(&self, version: u16) -> Value {
         Value::Array(self.iter().map(|e| e.to_json(version)).collect())
     }
+    fn to_kafka_string(&self, version: u16, out: &mut String) {
+        out.push('[');
+        for (i, e) in self.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            e.to_kafka_string(version, out);
+        }
+        out.push(']');
+    }
 }
 
 impl<T: Element> Field for Option<Vec<T>> {
@@ -189,6 +214,12 @@ impl<T: Element> Field for Option<Vec<T>> {
         match self {
             None => Value::Null,
             Some(v) => v.to_json(version),
+        }
+    }
+    fn to_kafka_string(&self, version: u16, out: &mut String) {
+        match self {
+            None => out.push_str("null"),
+            Some(v) => v.to_kafka_string(version, out),
         }
     }
 }

@@ -137,7 +137,30 @@ pub fn process_broker_heartbeat(
     if current != next {
         match next {
             BrokerControlState::Fenced | BrokerControlState::ShutdownNow => {
-                tracing::info!("Fencing broker {broker_id} ({current:?} → {next:?})");
+                // BrokerHeartbeatManager.calculateNextBrokerState's words.
+                match current {
+                    BrokerControlState::Fenced => tracing::info!(
+                        "Fenced broker {broker_id} has requested and been granted an immediate \
+                         shutdown."
+                    ),
+                    BrokerControlState::ControlledShutdown => tracing::info!(
+                        "The request from broker {broker_id} to shut down has been granted \
+                         since the lowest active offset {} is now greater than the broker's \
+                         controlled shutdown offset {}.",
+                        heartbeats.lowest_active_offset(),
+                        heartbeats
+                            .session(broker_id)
+                            .and_then(|s| s.controlled_shutdown_offset)
+                            .unwrap_or(-1)
+                    ),
+                    _ if next == BrokerControlState::Fenced => tracing::info!(
+                        "Unfenced broker {broker_id} has requested and been granted fencing"
+                    ),
+                    _ => tracing::info!(
+                        "Unfenced broker {broker_id} has requested and been granted an \
+                         immediate shutdown."
+                    ),
+                }
                 records = broker_fenced(image, cfg, broker_id);
             }
             BrokerControlState::Unfenced => {

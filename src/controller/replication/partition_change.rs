@@ -13,8 +13,9 @@
 
 use uuid::Uuid;
 
+use crate::common::uuid::uuid_to_kafka_string;
 use crate::metadata::image::{PartitionRegistration, NO_LEADER_CHANGE};
-use crate::metadata::records::PartitionChangeRecord;
+use crate::metadata::records::{MetadataRecord, PartitionChangeRecord};
 
 /// No leader (Kafka's `LeaderConstants.NO_LEADER`).
 pub const NO_LEADER: i32 = -1;
@@ -291,7 +292,15 @@ impl<'a> PartitionChangeBuilder<'a> {
         self.complete_reassignment_if_needed();
         self.populate_target_elr();
         let elected = self.elect();
+        // Kafka's PartitionChangeBuilder logs the elections from the ELR and the unclean ones
+        // at INFO (clean ones at DEBUG).
+        let mut election_kind = None;
         if elected.node != self.partition.leader {
+            if elected.unclean {
+                election_kind = Some("an unclean election");
+            } else if self.target_elr.contains(&elected.node) {
+                election_kind = Some("ELR");
+            }
             if self.target_elr.contains(&elected.node) {
                 // An eligible replica leads: it alone is in sync, and leaves the ELR.
                 self.target_isr = vec![elected.node];
@@ -382,6 +391,17 @@ impl<'a> PartitionChangeBuilder<'a> {
             && record.directories.is_none()
             && record.eligible_leader_replicas.is_none()
             && record.last_known_elr.is_none();
+        if let (Some(kind), false) = (election_kind, no_op) {
+            tracing::info!(
+                "Setting new leader for topicId {}, partition {} to {} using {kind}. Previous \
+                 partition: {}, change record: {}",
+                uuid_to_kafka_string(&self.topic_id),
+                self.partition_id,
+                elected.node,
+                crate::controller::change_log::registration_text(self.partition),
+                MetadataRecord::PartitionChange(record.clone()).to_kafka_string()
+            );
+        }
         (!no_op).then_some(record)
     }
 

@@ -54,7 +54,7 @@ impl TestLog {
         let mut image = MetadataImage::new();
         let mut out = Vec::new();
         let bytes = self.read(0, usize::MAX).unwrap();
-        image.replay_batches_observed(&bytes, i64::MAX, "test log", &mut |offset, record| {
+        image.replay_batches_observed(&bytes, i64::MAX, "test log", &mut |_, offset, record| {
             if offset >= from {
                 out.push(record.clone());
             }

@@ -177,7 +177,7 @@ fn changes_since(ctx: &Ctx, from: i64) -> Vec<PartitionChangeRecord> {
     let bytes = ctx.log.read(from, usize::MAX).unwrap();
     let mut image = crate::metadata::image::MetadataImage::new();
     let mut out = Vec::new();
-    image.replay_batches_observed(&bytes, i64::MAX, "test", &mut |_, r| {
+    image.replay_batches_observed(&bytes, i64::MAX, "test", &mut |_, _, r| {
         if let MetadataRecord::PartitionChange(c) = r {
             out.push(c.clone());
         }
@@ -681,4 +681,60 @@ fn unclean_election_with_elr_clears_the_elr() {
         (3, vec![3], vec![], vec![])
     );
     assert_ne!(c.leader, NO_LEADER_CHANGE);
+}
+
+/// What the tracing events of `f` print at INFO, as the node's log would hold them.
+fn info_lines(f: impl FnOnce()) -> String {
+    #[derive(Clone, Default)]
+    struct Buffer(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .lock()
+                .map_err(|_| std::io::Error::other("poisoned"))?
+                .extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let buffer = Buffer::default();
+    let writer = buffer.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::INFO)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    tracing::subscriber::with_default(subscriber, f);
+    let bytes = buffer.0.lock().map(|b| b.clone()).unwrap_or_default();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// An unclean election is logged at INFO with Kafka's words, the previous partition and the
+/// change record (#37), and the committed records with ReplicationControlManager's lines.
+#[test]
+fn an_unclean_election_is_logged_as_kafka_logs_it() {
+    let mut ctx = Ctx::active(27);
+    let epochs = foo_with_brokers_1_2_3_fenced(&mut ctx);
+    heartbeat(&mut ctx, 2, epochs[2], false);
+    let partitions: &[(&str, &[i32])] = &[("foo", &[0])];
+    let log = info_lines(|| {
+        elect(&mut ctx, request(UNCLEAN, Some(partitions)), 2);
+    });
+    let id = ctx
+        .image()
+        .topic_by_name("foo")
+        .map(|t| t.id)
+        .unwrap_or_default();
+    let topic_id = crate::common::uuid::uuid_to_kafka_string(&id);
+    let expected = format!(
+        "Setting new leader for topicId {topic_id}, partition 0 to 2 using an unclean \
+         election. Previous partition: PartitionRegistration(replicas=[1, 2, 3], "
+    );
+    assert!(log.contains(&expected), "{log}");
+    assert!(
+        log.contains("change record: PartitionChangeRecord(partitionId=0, "),
+        "{log}"
+    );
 }

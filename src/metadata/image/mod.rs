@@ -20,6 +20,7 @@ mod cluster;
 mod configs;
 mod json;
 mod security;
+pub use security::scram_mechanism_name;
 mod topics;
 mod write;
 
@@ -331,17 +332,18 @@ impl MetadataImage {
         below_offset: i64,
         source: &str,
     ) -> (usize, u64) {
-        self.replay_batches_observed(bytes, below_offset, source, &mut |_, _| {})
+        self.replay_batches_observed(bytes, below_offset, source, &mut |_, _, _| {})
     }
 
-    /// [`Self::replay_batches`], showing `observe` each record with its offset before it is
-    /// replayed (the controller keeps the offset of every broker's registration record).
+    /// [`Self::replay_batches`], showing `observe` the image and each record with its offset
+    /// before the record is replayed (the controller keeps the offset of every broker's
+    /// registration record, and logs each change as Kafka does).
     pub fn replay_batches_observed(
         &mut self,
         bytes: &[u8],
         below_offset: i64,
         source: &str,
-        observe: &mut dyn FnMut(i64, &MetadataRecord),
+        observe: &mut dyn FnMut(&MetadataImage, i64, &MetadataRecord),
     ) -> (usize, u64) {
         let mut replayed = 0;
         let mut replayed_bytes = 0;
@@ -376,7 +378,7 @@ impl MetadataImage {
                 }
             }
             self.last_epoch = batch.partition_leader_epoch();
-            self.replay_batch(&batch, source, &mut |_, _| {});
+            self.replay_batch(&batch, source, &mut |_, _, _| {});
         }
         self.next_offset = end_offset;
     }
@@ -385,7 +387,7 @@ impl MetadataImage {
         &mut self,
         batch: &BatchView<'_>,
         source: &str,
-        observe: &mut dyn FnMut(i64, &MetadataRecord),
+        observe: &mut dyn FnMut(&MetadataImage, i64, &MetadataRecord),
     ) {
         if batch.is_control() {
             return;
@@ -396,7 +398,7 @@ impl MetadataImage {
                 .and_then(|r| MetadataRecord::decode(r.value).map_err(|e| e.to_string()));
             match decoded {
                 Ok(r) => {
-                    observe(batch.base_offset() + i as i64, &r);
+                    observe(self, batch.base_offset() + i as i64, &r);
                     self.replay_logged(r, source)
                 }
                 Err(e) => {

@@ -8,6 +8,7 @@
 pub mod broker;
 pub mod cluster;
 pub mod security;
+pub mod text;
 pub mod topic;
 
 use bytes::Bytes;
@@ -105,6 +106,16 @@ macro_rules! metadata_records {
                 match self {
                     $(Self::$variant(body) => body.write(out, version),)*
                     Self::Other { body, .. } => out.extend_from_slice(body),
+                }
+            }
+
+            /// The body as Kafka's generated `toString` shows it, after the record's name.
+            pub(crate) fn body_kafka_string(&self, version: u16, out: &mut String) {
+                match self {
+                    $(Self::$variant(body) => text::field_kafka_string(body, version, out),)*
+                    Self::Other { api_key, body } => {
+                        out.push_str(&format!("Other(apiKey={api_key}, bytes={})", body.len()))
+                    }
                 }
             }
 
