@@ -59,6 +59,14 @@ pub struct StartArgs {
     /// Override a property: key=value (applied after the file, as kafka.Kafka --override).
     #[arg(long = "override", value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,
+    /// Where a start configured from the environment (`KAFKA_PROCESS_ROLES` set, no file)
+    /// looks for a mounted `server.properties`, as the apache/kafka image does.
+    #[arg(
+        long = "mounted-configs-dir",
+        value_name = "DIR",
+        default_value = "/mnt/shared/config"
+    )]
+    pub mounted_configs_dir: PathBuf,
     /// Test/benchmark workload: while leader, append this many records per second
     /// (NoOpRecords, like Kafka's TestRaftServer workload; 0 = off).
     #[arg(long = "workload-records-per-sec", default_value_t = 0)]

@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
 use ferrokraft::cli::{DumpArgs, FormatArgs, InfoArgs, StartArgs};
-use ferrokraft::config::{self, Config};
+use ferrokraft::config::{self, environment, Config};
 use std::sync::Arc;
 
 use ferrokraft::common::uuid::{random_kafka_uuid, uuid_to_kafka_string};
@@ -34,12 +34,39 @@ fn development_properties() -> config::Properties {
     .collect()
 }
 
-/// Formats the development node's directory on first start (static single voter).
-fn format_development_directory(config: &Config) -> Result<()> {
-    if config.metadata_log_dir.join("meta.properties").exists() {
+/// How a start without a properties file formats its directory the first time.
+enum FirstStart {
+    /// The development quorum: a random cluster id, announced.
+    Development,
+    /// The apache/kafka image's way: `CLUSTER_ID` (or the image's default).
+    Environment { cluster_id: String },
+}
+
+/// Formats the directories of a start without a properties file when none holds a
+/// `meta.properties` yet (static voters, as `kafka-storage format -t <id>` would). Run after
+/// every socket is bound, so a start refused for a taken port writes nothing.
+fn format_on_first_start(config: &Config, first: FirstStart) -> Result<()> {
+    let mut dirs = config.log_dirs.clone();
+    dirs.push(config.metadata_log_dir.clone());
+    if let Some(formatted) = dirs.iter().find(|d| d.join("meta.properties").exists()) {
+        if matches!(first, FirstStart::Environment { .. }) {
+            tracing::info!(
+                "Log directory {} is already formatted: starting without formatting",
+                formatted.display()
+            );
+        }
         return Ok(());
     }
-    let cluster_id = uuid_to_kafka_string(&random_kafka_uuid());
+    let (cluster_id, announce) = match first {
+        FirstStart::Development => (uuid_to_kafka_string(&random_kafka_uuid()), true),
+        FirstStart::Environment { cluster_id } => (cluster_id, false),
+    };
+    if config.quorum_voters.is_empty() {
+        // What `kafka-storage format` answers the image's launch for a dynamic quorum.
+        anyhow::bail!(
+            "Because controller.quorum.voters is not set on this controller, you must specify one of the following: --standalone, --initial-controllers, or --no-initial-controllers."
+        );
+    }
     let report = format::format(&FormatRequest {
         node_id: config.node_id,
         log_dirs: config.log_dirs.clone(),
@@ -56,25 +83,68 @@ fn format_development_directory(config: &Config) -> Result<()> {
     for line in report.lines {
         tracing::info!("{line}");
     }
-    tracing::info!(
-        "Formatted a development quorum with cluster id {} (brokers joining it need it in their meta.properties)",
-        cluster_id
-    );
+    if announce {
+        tracing::info!(
+            "Formatted a development quorum with cluster id {} (brokers joining it need it in their meta.properties)",
+            cluster_id
+        );
+    }
     Ok(())
+}
+
+/// The process's environment (variables that are not UTF-8 cannot name a Kafka key and are
+/// left out).
+fn process_environment() -> Vec<(String, String)> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect()
+}
+
+/// The configuration of a start without a properties file: the apache/kafka image's
+/// environment when `KAFKA_PROCESS_ROLES` is set, else the development quorum.
+fn configuration_without_file(args: &StartArgs) -> Result<(Config, FirstStart)> {
+    let env = process_environment();
+    if !environment::requested(&env) {
+        let mut props = development_properties();
+        config::apply_overrides(&mut props, &args.overrides)?;
+        return Ok((Config::from_properties(&props)?, FirstStart::Development));
+    }
+    let from_env = environment::from_environment(&env, &args.mounted_configs_dir)?;
+    if from_env.default_cluster_id {
+        tracing::info!(
+            "CLUSTER_ID not set. Setting it to default value: \"{}\"",
+            from_env.cluster_id
+        );
+    }
+    if from_env.mounted_file {
+        tracing::info!(
+            "Configuration from {} and the KAFKA_* environment variables",
+            args.mounted_configs_dir.join("server.properties").display()
+        );
+    } else {
+        tracing::info!("Configuration from the KAFKA_* environment variables");
+    }
+    let mut props = from_env.properties;
+    config::apply_overrides(&mut props, &args.overrides)?;
+    config::warn_unknown_keys(&props);
+    let config = Config::from_properties(&props)?;
+    Ok((
+        config,
+        FirstStart::Environment {
+            cluster_id: from_env.cluster_id,
+        },
+    ))
 }
 
 /// Bound on a graceful shutdown, as Kafka's raft driver (`client.shutdown(5000)`).
 const SHUTDOWN_TIMEOUT_MS: u64 = 5000;
 
 pub fn start(args: StartArgs) -> Result<()> {
-    let config = match args.config_path() {
-        Some(path) => Config::load(path, &args.overrides)?,
+    let (config, first_start) = match args.config_path() {
+        Some(path) => (Config::load(path, &args.overrides)?, None),
         None => {
-            let mut props = development_properties();
-            config::apply_overrides(&mut props, &args.overrides)?;
-            let config = Config::from_properties(&props)?;
-            format_development_directory(&config)?;
-            config
+            let (config, first) = configuration_without_file(&args)?;
+            (config, Some(first))
         }
     };
     ferrokraft::logging::set_node_id(config.node_id);
@@ -109,6 +179,9 @@ pub fn start(args: StartArgs) -> Result<()> {
             )),
             None => None,
         };
+        if let Some(first) = first_start {
+            format_on_first_start(&config, first)?;
+        }
         let opened = launch::start::open(&config, now, seed)?;
         let launch::start::Opened {
             dir,

@@ -7,7 +7,11 @@ mod commands;
 
 fn main() -> ExitCode {
     let cli = cli::parse();
-    ferrokraft::logging::init();
+    // The apache/kafka image's log levels (`KAFKA_LOG4J_ROOT_LOGLEVEL`, `KAFKA_LOG4J_LOGGERS`)
+    // when RUST_LOG does not say.
+    ferrokraft::logging::init(ferrokraft::config::environment::log_directives(|name| {
+        std::env::var(name).ok()
+    }));
     let result = match cli.command {
         Command::Start(args) => commands::start(args),
         Command::Format(args) => commands::format(args),

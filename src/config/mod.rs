@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 pub mod connections;
 pub mod controller;
+pub mod environment;
 mod keys;
 pub mod listeners;
 mod metadata_log;
@@ -227,16 +228,7 @@ impl Config {
     pub fn load(path: &Path, overrides: &[String]) -> Result<Self, ConfigError> {
         let mut props = read_properties(path)?;
         apply_overrides(&mut props, overrides)?;
-        for key in keys::unknown_keys(&props) {
-            match keys::closest_known_key(&key) {
-                Some(known) => tracing::warn!(
-                    "The configuration '{key}' was supplied but isn't a known config; did you mean '{known}'?"
-                ),
-                None => {
-                    tracing::warn!("The configuration '{key}' was supplied but isn't a known config.")
-                }
-            }
-        }
+        warn_unknown_keys(&props);
         Self::from_properties(&props)
     }
 
@@ -265,6 +257,21 @@ impl Config {
 /// Kafka's `validateControllerQuorumVotersMustContainNodeIdForKRaftController`: a controller
 /// of a static quorum is one of its voters (else it would run as an observer on another
 /// voter's address). The voters print as Scala prints the set Kafka builds of them.
+/// Warns once about each key of `props` ferrokraft does not know, naming the closest known key
+/// when one is a likely misspelling.
+pub fn warn_unknown_keys(props: &Properties) {
+    for key in keys::unknown_keys(props) {
+        match keys::closest_known_key(&key) {
+            Some(known) => tracing::warn!(
+                "The configuration '{key}' was supplied but isn't a known config; did you mean '{known}'?"
+            ),
+            None => {
+                tracing::warn!("The configuration '{key}' was supplied but isn't a known config.")
+            }
+        }
+    }
+}
+
 fn voters_include_node(node_id: i32, voters: &[listeners::StaticVoter]) -> Result<(), ConfigError> {
     if voters.is_empty() || voters.iter().any(|v| v.id == node_id) {
         return Ok(());

@@ -33,6 +33,7 @@ pub const FERROKRAFT_LOGGERS: &[&str] = &[
     "ferrokraft::config",
     "ferrokraft::config::connections",
     "ferrokraft::config::controller",
+    "ferrokraft::config::environment",
     "ferrokraft::config::keys",
     "ferrokraft::config::listeners",
     "ferrokraft::config::metadata_log",

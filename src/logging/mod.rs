@@ -123,10 +123,12 @@ static INSTALLED: OnceLock<Installed> = OnceLock::new();
 
 /// Installs the global subscriber (once; later calls are no-ops): `RUST_LOG` if it parses,
 /// else `info`.
-pub fn init() {
+/// `fallback`: the directives to use when `RUST_LOG` is unset or invalid (else `info`).
+pub fn init(fallback: Option<String>) {
     let directives = std::env::var(EnvFilter::DEFAULT_ENV)
         .ok()
         .filter(|d| EnvFilter::try_new(d).is_ok())
+        .or(fallback.filter(|d| EnvFilter::try_new(d).is_ok()))
         .unwrap_or_else(|| "info".to_string());
     let Ok(filter) = EnvFilter::try_new(&directives) else {
         return;
