@@ -233,10 +233,12 @@ pub fn start(args: StartArgs) -> Result<()> {
             async move { launch::serve(handler, &config, bound, shutdown).await }
         });
         tracing::info!(node_id, "Kafka Server started");
+        launch::systemd::notify("READY=1");
         let thread_done = tokio::task::spawn_blocking(move || thread.join());
         tokio::pin!(thread_done);
         let outcome = tokio::select! {
             () = wait_for_signal() => {
+                launch::systemd::notify("STOPPING=1");
                 raft.try_send(Event::Shutdown { timeout_ms: SHUTDOWN_TIMEOUT_MS });
                 match tokio::time::timeout(std::time::Duration::from_millis(SHUTDOWN_TIMEOUT_MS + 1000), &mut thread_done).await {
                     Ok(joined) => joined,

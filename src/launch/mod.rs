@@ -9,6 +9,7 @@
 //!          ─▶ bind ─▶ serve ─▶ network listeners ─▶ server::Handler ──Event──▶ driver
 //! ```
 pub mod start;
+pub mod systemd;
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};

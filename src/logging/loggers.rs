@@ -84,6 +84,7 @@ pub const FERROKRAFT_LOGGERS: &[&str] = &[
     "ferrokraft::durable",
     "ferrokraft::launch",
     "ferrokraft::launch::start",
+    "ferrokraft::launch::systemd",
     "ferrokraft::log",
     "ferrokraft::log::epoch_cache",
     "ferrokraft::log::file_log",
