@@ -72,7 +72,7 @@ pub fn start(args: StartArgs) -> Result<()> {
         None => {
             let mut props = development_properties();
             config::apply_overrides(&mut props, &args.overrides)?;
-            let config = Config::from_properties(&props)?;
+            let config = Config::from_raw_properties(&props)?;
             format_development_directory(&config)?;
             config
         }
