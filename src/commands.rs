@@ -107,7 +107,10 @@ fn configuration_without_file(args: &StartArgs) -> Result<(Config, FirstStart)> 
     if !environment::requested(&env) {
         let mut props = development_properties();
         config::apply_overrides(&mut props, &args.overrides)?;
-        return Ok((Config::from_properties(&props)?, FirstStart::Development));
+        return Ok((
+            Config::from_raw_properties(&props)?,
+            FirstStart::Development,
+        ));
     }
     let from_env = environment::from_environment(&env, &args.mounted_configs_dir)?;
     if from_env.default_cluster_id {
@@ -126,8 +129,7 @@ fn configuration_without_file(args: &StartArgs) -> Result<(Config, FirstStart)> 
     }
     let mut props = from_env.properties;
     config::apply_overrides(&mut props, &args.overrides)?;
-    config::warn_unknown_keys(&props);
-    let config = Config::from_properties(&props)?;
+    let config = Config::from_raw_properties(&props)?;
     Ok((
         config,
         FirstStart::Environment {

@@ -149,6 +149,7 @@ pub(super) fn unknown_keys(props: &Properties) -> Vec<String> {
                 && !sasl::SASL_KEYS.contains(&k.as_str())
                 && !sasl::is_listener_sasl_key(k)
                 && !connections::is_listener_key(k)
+                && !super::providers::is_provider_key(k)
                 && !CLASS_KEYS
                     .iter()
                     .any(|(name, _, _)| k == name || k.ends_with(&format!(".{name}")))

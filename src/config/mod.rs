@@ -1,15 +1,17 @@
 //! Configuration: a Kafka `server.properties` read unchanged.
 //!
 //! ```text
-//!   file ──java_properties──▶ raw map ──overrides──▶ Config::from_properties ──▶ Config
-//!                                          (properties.rs)   (one parser per area)
+//!   file ──java_properties──▶ raw map ──overrides──▶ providers::resolve ──▶ resolved map
+//!        ──▶ Config::from_properties ──▶ Config       (Config::from_raw_properties does both)
+//!            (one parser per area)
 //! ```
 //!
 //! Key names and defaults are Kafka's (KRaftConfigs, QuorumConfig, SocketServerConfigs,
 //! MetadataLogConfig). Keys we do not know only warn, as Kafka does, so one file can serve a
 //! Java controller and ferrokraft; invalid or missing required values are errors naming the key
 //! and the value. Each area has its file: `properties` (the raw map, the error, the value
-//! helpers), `keys` (the keys known), `listeners` (addresses and listeners), `quorum`,
+//! helpers), `providers` (`${provider:[path:]key}` variables, Kafka's config providers), `keys`
+//! (the keys known), `listeners` (addresses and listeners), `quorum`,
 //! `metadata_log`, `socket_server` and `connections`, `ssl`, `sasl`; `controller` derives the
 //! controller's settings from a [`Config`].
 
@@ -23,6 +25,7 @@ mod keys;
 pub mod listeners;
 mod metadata_log;
 pub mod properties;
+pub mod providers;
 mod quorum;
 pub mod sasl;
 mod socket_server;
@@ -223,13 +226,20 @@ impl Config {
         })
     }
 
-    /// Reads a file, applies overrides, warns about the keys it does not know (before any
-    /// refusal, so a misspelt key is named next to the error it causes), validates.
+    /// Reads a file, applies overrides, then [`Config::from_raw_properties`].
     pub fn load(path: &Path, overrides: &[String]) -> Result<Self, ConfigError> {
         let mut props = read_properties(path)?;
         apply_overrides(&mut props, overrides)?;
-        warn_unknown_keys(&props);
-        Self::from_properties(&props)
+        Self::from_raw_properties(&props)
+    }
+
+    /// Resolves the config providers' variables, warns about the keys it does not know
+    /// (before any refusal, so a misspelt key is named next to the error it causes),
+    /// validates. An error shows a resolved value as it was written (its placeholder).
+    pub fn from_raw_properties(raw: &Properties) -> Result<Self, ConfigError> {
+        let resolved = providers::resolve(raw)?;
+        warn_unknown_keys(&resolved.props);
+        Self::from_properties(&resolved.props).map_err(|e| resolved.redact(e))
     }
 
     /// The listeners we accept connections on: those named in `controller.listener.names`.

@@ -131,6 +131,8 @@ fn java_properties_syntax_is_read() {
     assert_eq!(c.metadata_log_dir, PathBuf::from("/tmp/kafka-logs"));
 }
 
+#[path = "providers_tests.rs"]
+mod providers_tests;
 #[path = "sasl_tests.rs"]
 mod sasl_tests;
 #[path = "ssl_tests.rs"]

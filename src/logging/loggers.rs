@@ -38,6 +38,7 @@ pub const FERROKRAFT_LOGGERS: &[&str] = &[
     "ferrokraft::config::listeners",
     "ferrokraft::config::metadata_log",
     "ferrokraft::config::properties",
+    "ferrokraft::config::providers",
     "ferrokraft::config::quorum",
     "ferrokraft::config::sasl",
     "ferrokraft::config::socket_server",
