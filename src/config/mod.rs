@@ -28,6 +28,7 @@ mod socket_server;
 pub mod ssl;
 
 pub use controller::controller_config;
+pub use keys::warn_unknown_keys;
 pub use listeners::{
     parse_bootstrap_servers, parse_listeners, parse_voters, HostPort, Listener, StaticVoter,
 };
@@ -227,16 +228,7 @@ impl Config {
     pub fn load(path: &Path, overrides: &[String]) -> Result<Self, ConfigError> {
         let mut props = read_properties(path)?;
         apply_overrides(&mut props, overrides)?;
-        for key in keys::unknown_keys(&props) {
-            match keys::closest_known_key(&key) {
-                Some(known) => tracing::warn!(
-                    "The configuration '{key}' was supplied but isn't a known config; did you mean '{known}'?"
-                ),
-                None => {
-                    tracing::warn!("The configuration '{key}' was supplied but isn't a known config.")
-                }
-            }
-        }
+        warn_unknown_keys(&props);
         Self::from_properties(&props)
     }
 
@@ -362,10 +354,11 @@ fn delegation_tokens(
         "delegation.token.expiry.check.interval.ms",
         defaults.expiry_check_interval_ms,
     )?;
-    // A PASSWORD value is not trimmed by Kafka; only an absent or empty key disables tokens.
-    Ok(match props.get("delegation.token.secret.key") {
+    // Kafka's ConfigDef trims a PASSWORD value as any other (`parseType`); an absent, empty
+    // or blank key disables tokens (`tokenAuthEnabled`).
+    Ok(match get(props, "delegation.token.secret.key") {
         Some(key) if !key.is_empty() => Some(DelegationTokenConfig {
-            secret_key: key.clone(),
+            secret_key: key.to_string(),
             max_lifetime_ms,
             expiry_time_ms,
             expiry_check_interval_ms,
