@@ -335,6 +335,113 @@ mod tests {
         assert_eq!(unknown_keys(&p), vec!["metadata.log.segment.min.bytes"]);
     }
 
+    /// docs/configuration.md's key tables: the first cell of each row of a table whose first
+    /// header cell is `Key`, each key in backticks.
+    fn doc_keys(doc: &str) -> Vec<String> {
+        let mut keys = Vec::new();
+        let mut in_table = false;
+        for line in doc.lines() {
+            if !line.starts_with('|') {
+                in_table = false;
+                continue;
+            }
+            let first_cell = line.split('|').nth(1).unwrap_or("").trim();
+            if first_cell == "Key" {
+                in_table = true;
+                continue;
+            }
+            if !in_table || first_cell.starts_with("---") {
+                continue;
+            }
+            let parts: Vec<&str> = first_cell.split('`').collect();
+            keys.extend(parts.iter().skip(1).step_by(2).map(|k| k.to_string()));
+        }
+        keys
+    }
+
+    /// A documented key with its placeholders filled in: every key it stands for.
+    fn expansions(key: &str) -> Vec<String> {
+        let mut out = vec![key.replace("<listener>", "controller")];
+        for (placeholder, values) in [
+            ("<mechanism>", &["plain", "scram-sha-256"][..]),
+            ("<ssl key>", super::ssl::SSL_KEYS),
+            ("<sasl key>", super::sasl::SASL_KEYS),
+        ] {
+            out = out
+                .into_iter()
+                .flat_map(|k| {
+                    if k.contains(placeholder) {
+                        values.iter().map(|v| k.replace(placeholder, v)).collect()
+                    } else {
+                        vec![k]
+                    }
+                })
+                .collect();
+        }
+        out
+    }
+
+    /// Every key ferrokraft accepts must be in docs/configuration.md's tables, and every key
+    /// there must be one ferrokraft accepts.
+    #[test]
+    fn the_configuration_doc_names_every_key() {
+        use super::{Prefixes, CLASS_KEYS, IGNORED_KAFKA_KEYS, KNOWN_KEYS};
+        let documented = doc_keys(include_str!("../../docs/configuration.md"));
+        // The per-listener and per-mechanism forms the parsers accept, as the doc writes them.
+        let mut accepted: Vec<String> = [
+            "listener.name.<listener>.max.connections",
+            "listener.name.<listener>.<ssl key>",
+            "listener.name.<listener>.<sasl key>",
+            "listener.name.<listener>.<mechanism>.sasl.jaas.config",
+            "listener.name.<listener>.<mechanism>.connections.max.reauth.ms",
+        ]
+        .iter()
+        .map(|k| k.to_string())
+        .collect();
+        accepted.extend(
+            KNOWN_KEYS
+                .iter()
+                .chain(IGNORED_KAFKA_KEYS)
+                .chain(super::ssl::SSL_KEYS)
+                .chain(super::sasl::SASL_KEYS)
+                .map(|k| k.to_string()),
+        );
+        for class in CLASS_KEYS {
+            accepted.push(class.name.to_string());
+            if class.prefixes != Prefixes::None {
+                accepted.push(format!("listener.name.<listener>.{}", class.name));
+            }
+            if class.prefixes == Prefixes::ListenerAndMechanism {
+                accepted.push(format!(
+                    "listener.name.<listener>.<mechanism>.{}",
+                    class.name
+                ));
+            }
+        }
+        let missing: Vec<&String> = accepted
+            .iter()
+            .filter(|k| !documented.contains(k))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "accepted but not in docs/configuration.md: {missing:?}"
+        );
+        let not_accepted: Vec<String> = documented
+            .iter()
+            .flat_map(|k| expansions(k))
+            .filter(|k| {
+                let mut p = Properties::new();
+                p.insert(k.clone(), "x".into());
+                !unknown_keys(&p).is_empty()
+            })
+            .collect();
+        assert!(
+            not_accepted.is_empty(),
+            "in docs/configuration.md but not accepted: {not_accepted:?}"
+        );
+        assert!(documented.len() >= accepted.len(), "{documented:?}");
+    }
+
     #[test]
     fn a_near_miss_names_the_key_meant() {
         assert_eq!(

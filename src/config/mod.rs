@@ -73,8 +73,8 @@ pub struct Config {
     pub min_insync_replicas: i32,
     /// `broker.session.timeout.ms`: a broker without a heartbeat for this long is fenced.
     pub broker_session_timeout_ms: u64,
-    /// `broker.heartbeat.interval.ms`: how often brokers heartbeat (half of it bounds how long
-    /// a heartbeat may wait in the controller's queue).
+    /// `broker.heartbeat.interval.ms`: how often brokers heartbeat. Parsed, not yet used
+    /// (docs/configuration.md).
     pub broker_heartbeat_interval_ms: u64,
     /// `num.partitions`: partitions of a topic created with -1.
     pub num_partitions: i32,
@@ -99,7 +99,7 @@ pub struct Config {
     pub quorum_request_timeout_ms: u64,
     /// `controller.quorum.retry.backoff.ms`.
     pub quorum_retry_backoff_ms: u64,
-    /// `controller.quorum.auto.join.enable`.
+    /// `controller.quorum.auto.join.enable` (Kafka 4.4's). Parsed, not yet used.
     pub quorum_auto_join_enable: bool,
     /// `socket.request.max.bytes`.
     pub socket_request_max_bytes: usize,
