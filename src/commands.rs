@@ -92,6 +92,14 @@ fn format_on_first_start(config: &Config, first: FirstStart) -> Result<()> {
     Ok(())
 }
 
+/// The development node's configuration: its properties with the `--override`s applied,
+/// read as a file's are (providers resolved, unknown keys warned about).
+fn development_config(overrides: &[String]) -> Result<Config> {
+    let mut props = development_properties();
+    config::apply_overrides(&mut props, overrides)?;
+    Ok(Config::from_raw_properties(&props)?)
+}
+
 /// The process's environment (variables that are not UTF-8 cannot name a Kafka key and are
 /// left out).
 fn process_environment() -> Vec<(String, String)> {
@@ -105,10 +113,8 @@ fn process_environment() -> Vec<(String, String)> {
 fn configuration_without_file(args: &StartArgs) -> Result<(Config, FirstStart)> {
     let env = process_environment();
     if !environment::requested(&env) {
-        let mut props = development_properties();
-        config::apply_overrides(&mut props, &args.overrides)?;
         return Ok((
-            Config::from_raw_properties(&props)?,
+            development_config(&args.overrides)?,
             FirstStart::Development,
         ));
     }
@@ -413,4 +419,57 @@ pub fn dump(args: DumpArgs) -> Result<()> {
     // A closed pipe (`| head`) is not a failure worth a message.
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// What the tracing events of `f` print at WARN and above.
+    fn warnings(f: impl FnOnce()) -> String {
+        #[derive(Clone, Default)]
+        struct Buffer(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+        impl std::io::Write for Buffer {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0
+                    .lock()
+                    .map_err(|_| std::io::Error::other("poisoned"))?
+                    .extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::WARN)
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .finish();
+        tracing::subscriber::with_default(subscriber, f);
+        let bytes = buffer.0.lock().map(|b| b.clone()).unwrap_or_default();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    /// `ferrokraft start` without a file warns about an unknown `--override` key as a file's
+    /// are warned about, and about nothing else.
+    #[test]
+    fn development_overrides_warn_about_unknown_keys() {
+        let log = warnings(|| {
+            let overrides = ["node.idd=1".to_string(), "num.io.threads=2".to_string()];
+            let config = super::development_config(&overrides);
+            assert!(config.is_ok(), "{config:?}");
+        });
+        assert!(
+            log.contains(
+                "The configuration 'node.idd' was supplied but isn't a known config; did you mean 'node.id'?"
+            ),
+            "{log}"
+        );
+        assert_eq!(log.matches("isn't a known config").count(), 1, "{log}");
+        let quiet = warnings(|| {
+            assert!(super::development_config(&[]).is_ok());
+        });
+        assert!(quiet.is_empty(), "{quiet}");
+    }
 }

@@ -16,8 +16,8 @@ pub(super) struct LogDirs {
     pub(super) segment_bytes: u64,
 }
 
-/// Reads the directories and the segment size (Kafka's bounds: at least 8 MiB unless the
-/// internal test override is set).
+/// Reads the directories and the segment size (`metadata.log.segment.bytes`, at least 8 MiB,
+/// or the internal test override).
 pub(super) fn log_dirs(props: &Properties) -> Result<LogDirs, ConfigError> {
     let log_dirs: Vec<PathBuf> = list(
         get(props, "log.dirs")
@@ -39,11 +39,19 @@ pub(super) fn log_dirs(props: &Properties) -> Result<LogDirs, ConfigError> {
         _ => log_dirs[0].clone(),
     };
 
-    // Kafka refuses segments under 8 MiB unless the internal test override is set; the
-    // override's name changed in 4.1 (KAFKA-19080), so both are accepted.
-    let internal_segment_bytes = get(props, "internal.metadata.log.segment.bytes")
-        .or_else(|| get(props, "metadata.log.segment.min.bytes"));
-    let segment_bytes: u64 = match internal_segment_bytes {
+    // Kafka 4.1.2's MetadataLogConfig: metadata.log.segment.bytes is bounded at 8 MiB by its
+    // ConfigDef whatever else is set; internal.metadata.log.segment.bytes (test-only, no
+    // bound) replaces it when given. Kafka 4.0 named a different override
+    // metadata.log.segment.min.bytes (a lower bound); 4.1 dropped it, so it is an unknown key.
+    let bytes = parse_num(props, "metadata.log.segment.bytes", 1024 * MIB)?;
+    if bytes < 8 * MIB {
+        return Err(invalid(
+            "metadata.log.segment.bytes",
+            &bytes.to_string(),
+            "Value must be at least 8388608",
+        ));
+    }
+    let segment_bytes = match get(props, "internal.metadata.log.segment.bytes") {
         Some(v) => v.parse().map_err(|_| {
             invalid(
                 "internal.metadata.log.segment.bytes",
@@ -51,17 +59,7 @@ pub(super) fn log_dirs(props: &Properties) -> Result<LogDirs, ConfigError> {
                 "not a valid number",
             )
         })?,
-        None => {
-            let bytes = parse_num(props, "metadata.log.segment.bytes", 1024 * MIB)?;
-            if bytes < 8 * MIB {
-                return Err(invalid(
-                    "metadata.log.segment.bytes",
-                    &bytes.to_string(),
-                    "Value must be at least 8388608",
-                ));
-            }
-            bytes
-        }
+        None => bytes,
     };
     Ok(LogDirs {
         log_dirs,
@@ -70,14 +68,14 @@ pub(super) fn log_dirs(props: &Properties) -> Result<LogDirs, ConfigError> {
     })
 }
 
-/// Kafka's ConfigDef bound of `metadata.log.max.record.bytes.between.snapshots`: atLeast(1).
+/// Kafka's ConfigDef bound of `metadata.log.max.record.bytes.between.snapshots` (LONG,
+/// atLeast(1)), on the number given rather than its spelling; Kafka's message shows the
+/// parsed value.
 pub(super) fn check_snapshot_bytes(props: &Properties) -> Result<(), ConfigError> {
-    if get(props, "metadata.log.max.record.bytes.between.snapshots") == Some("0") {
-        return Err(invalid(
-            "metadata.log.max.record.bytes.between.snapshots",
-            "0",
-            "must be at least 1",
-        ));
+    const KEY: &str = "metadata.log.max.record.bytes.between.snapshots";
+    let bytes: i64 = parse_num(props, KEY, 20 * MIB as i64)?;
+    if bytes < 1 {
+        return Err(invalid(KEY, &bytes.to_string(), "Value must be at least 1"));
     }
     Ok(())
 }

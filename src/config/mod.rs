@@ -32,6 +32,7 @@ mod socket_server;
 pub mod ssl;
 
 pub use controller::controller_config;
+pub use keys::warn_unknown_keys;
 pub use listeners::{
     parse_bootstrap_servers, parse_listeners, parse_voters, HostPort, Listener, StaticVoter,
 };
@@ -76,8 +77,8 @@ pub struct Config {
     pub min_insync_replicas: i32,
     /// `broker.session.timeout.ms`: a broker without a heartbeat for this long is fenced.
     pub broker_session_timeout_ms: u64,
-    /// `broker.heartbeat.interval.ms`: how often brokers heartbeat (half of it bounds how long
-    /// a heartbeat may wait in the controller's queue).
+    /// `broker.heartbeat.interval.ms`: how often brokers heartbeat. Parsed, not yet used
+    /// (docs/configuration.md).
     pub broker_heartbeat_interval_ms: u64,
     /// `num.partitions`: partitions of a topic created with -1.
     pub num_partitions: i32,
@@ -102,7 +103,7 @@ pub struct Config {
     pub quorum_request_timeout_ms: u64,
     /// `controller.quorum.retry.backoff.ms`.
     pub quorum_retry_backoff_ms: u64,
-    /// `controller.quorum.auto.join.enable`.
+    /// `controller.quorum.auto.join.enable` (Kafka 4.4's). Parsed, not yet used.
     pub quorum_auto_join_enable: bool,
     /// `socket.request.max.bytes`.
     pub socket_request_max_bytes: usize,
@@ -267,21 +268,6 @@ impl Config {
 /// Kafka's `validateControllerQuorumVotersMustContainNodeIdForKRaftController`: a controller
 /// of a static quorum is one of its voters (else it would run as an observer on another
 /// voter's address). The voters print as Scala prints the set Kafka builds of them.
-/// Warns once about each key of `props` ferrokraft does not know, naming the closest known key
-/// when one is a likely misspelling.
-pub fn warn_unknown_keys(props: &Properties) {
-    for key in keys::unknown_keys(props) {
-        match keys::closest_known_key(&key) {
-            Some(known) => tracing::warn!(
-                "The configuration '{key}' was supplied but isn't a known config; did you mean '{known}'?"
-            ),
-            None => {
-                tracing::warn!("The configuration '{key}' was supplied but isn't a known config.")
-            }
-        }
-    }
-}
-
 fn voters_include_node(node_id: i32, voters: &[listeners::StaticVoter]) -> Result<(), ConfigError> {
     if voters.is_empty() || voters.iter().any(|v| v.id == node_id) {
         return Ok(());
@@ -379,10 +365,11 @@ fn delegation_tokens(
         "delegation.token.expiry.check.interval.ms",
         defaults.expiry_check_interval_ms,
     )?;
-    // A PASSWORD value is not trimmed by Kafka; only an absent or empty key disables tokens.
-    Ok(match props.get("delegation.token.secret.key") {
+    // Kafka's ConfigDef trims a PASSWORD value as any other (`parseType`); an absent, empty
+    // or blank key disables tokens (`tokenAuthEnabled`).
+    Ok(match get(props, "delegation.token.secret.key") {
         Some(key) if !key.is_empty() => Some(DelegationTokenConfig {
-            secret_key: key.clone(),
+            secret_key: key.to_string(),
             max_lifetime_ms,
             expiry_time_ms,
             expiry_check_interval_ms,

@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use super::properties::{get, invalid, list, parse_num, ConfigError, Properties};
+use super::properties::{get, invalid, list, ConfigError, Properties};
 use crate::common::java::{java_hash_map_order, Built};
 use crate::common::secret::Secret;
 use crate::security::authenticator::SaslServerSettings;
@@ -213,11 +213,13 @@ pub fn parse(props: &Properties, listener: &str) -> Result<SaslListenerConfig, C
             .map_err(|_| invalid(&k, v, "must be at least 0"))?,
         None => DEFAULT_FAILED_AUTHENTICATION_DELAY_MS,
     };
-    let max_receive_size = parse_num(
-        props,
-        "sasl.server.max.receive.size",
-        DEFAULT_SASL_SERVER_MAX_RECEIVE_SIZE,
-    )?;
+    // Kafka reads it from the listener's channel configs: the listener prefix wins.
+    let max_receive_size = match listener_value(props, listener, "sasl.server.max.receive.size") {
+        Some((k, v)) => v
+            .parse::<usize>()
+            .map_err(|_| invalid(&k, v, "not a valid number"))?,
+        None => DEFAULT_SASL_SERVER_MAX_RECEIVE_SIZE,
+    };
     Ok(SaslListenerConfig {
         listener: listener.to_string(),
         enabled_mechanisms,

@@ -182,3 +182,30 @@ fn users_come_only_from_kafkas_plain_login_module() {
     let c = Config::from_properties(&p).unwrap();
     assert!(c.sasl["CONTROLLER"].plain_users.is_empty());
 }
+
+/// Kafka reads `sasl.server.max.receive.size` from the listener's channel configs, so the
+/// listener-prefixed key wins over the global one.
+#[test]
+fn max_receive_size_takes_the_listener_prefix() {
+    let plain = [
+        ("sasl.enabled.mechanisms", "PLAIN"),
+        ("sasl.mechanism.controller.protocol", "PLAIN"),
+        (
+            "listener.name.controller.plain.sasl.jaas.config",
+            PLAIN_JAAS,
+        ),
+        ("sasl.server.max.receive.size", "2000"),
+    ];
+    let size =
+        |p: &Properties| Config::from_properties(p).unwrap().sasl["CONTROLLER"].max_receive_size;
+    assert_eq!(size(&sasl_base("SASL_PLAINTEXT", &plain)), 2000);
+    let prefixed = [
+        &plain[..],
+        &[(
+            "listener.name.controller.sasl.server.max.receive.size",
+            "1000",
+        )],
+    ]
+    .concat();
+    assert_eq!(size(&sasl_base("SASL_PLAINTEXT", &prefixed)), 1000);
+}

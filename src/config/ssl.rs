@@ -88,8 +88,8 @@ fn store_type(props: &Properties, listener: &str, key: &str) -> Result<StoreType
 fn keystore(props: &Properties, listener: &str) -> Result<Option<KeyStore>, ConfigError> {
     let location = lookup_set(props, listener, "ssl.keystore.location");
     let password = lookup_set(props, listener, "ssl.keystore.password");
-    let key_password =
-        lookup_set(props, listener, "ssl.key.password").map(|(_, v)| Secret::from(v));
+    let key_password_given = lookup_set(props, listener, "ssl.key.password");
+    let key_password = key_password_given.as_ref().map(|(_, v)| Secret::from(*v));
     let key = lookup_set(props, listener, "ssl.keystore.key");
     let chain = lookup_set(props, listener, "ssl.keystore.certificate.chain");
     let explicit_type = lookup_set(props, listener, "ssl.keystore.type");
@@ -170,12 +170,16 @@ fn keystore(props: &Properties, listener: &str) -> Result<Option<KeyStore>, Conf
                         Some(k.expose()) != password.as_ref().map(|(_, p)| *p)
                     }) =>
                 {
+                    // The key as given: listener-prefixed or not.
+                    let key_password_name = key_password_given
+                        .as_ref()
+                        .map_or("ssl.key.password", |(name, _)| name.as_str());
                     return Err(invalid(
-                        "ssl.key.password",
+                        key_password_name,
                         "[hidden]",
                         "a PKCS12 key password different from ssl.keystore.password is not \
                          supported; store the key under the store password",
-                    ))
+                    ));
                 }
                 _ => {}
             }

@@ -222,6 +222,19 @@ fn jks_type_is_kafkas_default_and_needs_a_password() {
     let other = [&store[..], &[("ssl.key.password", "q")]].concat();
     let e = err(&ssl_base(&other));
     assert!(e.contains("ssl.key.password") && !e.contains("q\""), "{e}");
+    // The refusal names the key that was given, listener prefix and all.
+    let prefixed = [
+        &store[..],
+        &[("listener.name.controller.ssl.key.password", "q")],
+    ]
+    .concat();
+    let e = err(&ssl_base(&prefixed));
+    assert!(
+        e.starts_with(
+            "Invalid value [hidden] for configuration listener.name.controller.ssl.key.password:"
+        ),
+        "{e}"
+    );
 }
 
 #[test]

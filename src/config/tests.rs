@@ -71,17 +71,74 @@ fn invalid_values_name_key_and_value() {
     );
     let e = Config::from_properties(&p).unwrap_err().to_string();
     assert!(e.contains("SSL") && e.contains("key store"), "{e}");
+}
 
+/// Kafka 4.1.2's MetadataLogConfig: metadata.log.segment.bytes is always at least 8 MiB (its
+/// ConfigDef bound), internal.metadata.log.segment.bytes replaces it when set, and 4.0's
+/// metadata.log.segment.min.bytes is no longer a key.
+#[test]
+fn metadata_log_segment_sizes_are_kafkas() {
+    let segment_bytes =
+        |p: &Properties| Config::from_properties(p).map(|c| c.metadata_log_segment_bytes);
     let mut p = base();
     p.insert("metadata.log.segment.bytes".into(), "1024".into());
-    assert!(Config::from_properties(&p).is_err());
+    let refused = "Invalid value 1024 for configuration metadata.log.segment.bytes: Value must be at least 8388608";
+    assert_eq!(segment_bytes(&p).unwrap_err().to_string(), refused);
+    // The internal override does not lift the public key's bound.
     p.insert("internal.metadata.log.segment.bytes".into(), "1024".into());
+    assert_eq!(segment_bytes(&p).unwrap_err().to_string(), refused);
+    p.remove("metadata.log.segment.bytes");
+    assert_eq!(segment_bytes(&p).unwrap(), 1024);
+
+    let mut p = base();
+    p.insert("metadata.log.segment.min.bytes".into(), "16384".into());
+    let c = Config::from_properties(&p).unwrap();
+    assert_eq!(c.metadata_log_segment_bytes, 1 << 30);
+    assert_eq!(
+        c.unknown_keys,
+        vec!["metadata.log.segment.min.bytes".to_string()]
+    );
+    p.insert("metadata.log.segment.bytes".into(), "1024".into());
+    assert_eq!(segment_bytes(&p).unwrap_err().to_string(), refused);
+}
+
+/// metadata.log.max.record.bytes.between.snapshots is LONG, atLeast(1): the number is
+/// checked, not its spelling.
+#[test]
+fn snapshot_bytes_bound_checks_the_number() {
+    for value in ["0", "00", "-0", "+0"] {
+        let mut p = base();
+        p.insert(
+            "metadata.log.max.record.bytes.between.snapshots".into(),
+            value.into(),
+        );
+        let e = Config::from_properties(&p).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "Invalid value 0 for configuration metadata.log.max.record.bytes.between.snapshots: Value must be at least 1",
+            "{value}"
+        );
+    }
+    let mut p = base();
+    p.insert(
+        "metadata.log.max.record.bytes.between.snapshots".into(),
+        "1".into(),
+    );
     assert_eq!(
         Config::from_properties(&p)
             .unwrap()
-            .metadata_log_segment_bytes,
-        1024
+            .metadata_log_max_record_bytes_between_snapshots,
+        1
     );
+}
+
+#[test]
+fn delete_topic_enable_is_read_and_known() {
+    let mut p = base();
+    p.insert("delete.topic.enable".into(), "false".into());
+    let c = Config::from_properties(&p).unwrap();
+    assert!(!c.delete_topic_enable);
+    assert!(c.unknown_keys.is_empty(), "{:?}", c.unknown_keys);
 }
 
 #[test]
@@ -159,6 +216,16 @@ fn delegation_tokens_are_on_only_with_a_secret_key() {
         .delegation_tokens
         .unwrap();
     assert_eq!(t.secret_key, "s3cret");
+    // Kafka's ConfigDef trims a PASSWORD value as any other: surrounding blanks are not part
+    // of the key, and a blank key disables tokens as an empty one does.
+    p.insert("delegation.token.secret.key".into(), " s3cret \t".into());
+    let trimmed = Config::from_properties(&p).unwrap().delegation_tokens;
+    assert_eq!(trimmed.map(|t| t.secret_key), Some("s3cret".to_string()));
+    p.insert("delegation.token.secret.key".into(), "  ".into());
+    assert!(Config::from_properties(&p)
+        .unwrap()
+        .delegation_tokens
+        .is_none());
     assert_eq!(t.max_lifetime_ms, 7 * 24 * 3_600_000);
     assert_eq!(t.expiry_time_ms, 24 * 3_600_000);
     assert_eq!(t.expiry_check_interval_ms, 5000);
