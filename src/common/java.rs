@@ -166,9 +166,54 @@ fn champ_order(elems: Vec<i32>, shift: u32) -> Vec<i32> {
     out
 }
 
+/// Java's `Double.toString`: plain decimals with at least one fractional digit for
+/// 10^-3 <= |x| < 10^7, else `d.dddE±n`; the shortest digits that read back as `x`.
+pub fn java_double_string(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".to_string();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "Infinity" } else { "-Infinity" }.to_string();
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0.0" } else { "0.0" }.to_string();
+    }
+    let a = x.abs();
+    if (1e-3..1e7).contains(&a) {
+        let s = format!("{x}");
+        return if s.contains('.') { s } else { format!("{s}.0") };
+    }
+    // Rust's `{:e}` gives the shortest digits as `d.ddde<n>`.
+    let s = format!("{x:e}");
+    let (mantissa, exponent) = s.split_once('e').unwrap_or((s.as_str(), "0"));
+    let mantissa = if mantissa.contains('.') {
+        mantissa.to_string()
+    } else {
+        format!("{mantissa}.0")
+    };
+    format!("{mantissa}E{exponent}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn doubles_print_as_java_prints_them() {
+        for (x, java) in [
+            (0.5, "0.5"),
+            (1.0, "1.0"),
+            (0.8, "0.8"),
+            (0.001, "0.001"),
+            (1.0e-4, "1.0E-4"),
+            (1.0e7, "1.0E7"),
+            (9_999_999.0, "9999999.0"),
+            (f64::MAX, "1.7976931348623157E308"),
+            (-2.5e-5, "-2.5E-5"),
+        ] {
+            assert_eq!(java_double_string(x), java, "{x}");
+        }
+    }
 
     #[test]
     fn string_hash_matches_java() {

@@ -3,7 +3,7 @@
 //! Nothing here does I/O or imports another module of the crate but `records`: error codes and
 //! their messages ([`errors`]), the releases and metadata.version levels ([`release`]), who a
 //! request comes from ([`principal`], [`security_protocol`]), secrets that must not be logged
-//! ([`secret`]), Kafka's Uuid text form ([`uuid`]), an offset with its epoch
+//! ([`secret`]), a node's static properties as given ([`static_properties`]), Kafka's Uuid text form ([`uuid`]), an offset with its epoch
 //! ([`offset_epoch`]), and the Java behaviours Kafka's answers depend on ([`java`]).
 
 pub mod acl;
@@ -14,4 +14,5 @@ pub mod principal;
 pub mod release;
 pub mod secret;
 pub mod security_protocol;
+pub mod static_properties;
 pub mod uuid;

@@ -23,5 +23,6 @@ pub fn controller_config(config: &Config, cluster_id: &str, rng_seed: u64) -> Co
         authorizer: config.authorizer.clone(),
         delegation_tokens: config.delegation_tokens.clone(),
         mutation_quota: config.mutation_quota,
+        static_properties: config.properties.clone(),
     }
 }

@@ -142,6 +142,9 @@ pub struct Config {
     pub mutation_quota: crate::controller::mutation_quotas::MutationQuotaConfig,
     /// Every key given that ferrokraft does not know (warned about once at start-up).
     pub unknown_keys: Vec<String>,
+    /// Every key given, as given (Kafka's originals: what DescribeConfigs of this node's
+    /// BROKER resource lists besides the defaults).
+    pub properties: crate::common::static_properties::StaticProperties,
 }
 
 impl Config {
@@ -224,6 +227,7 @@ impl Config {
             sasl,
             sasl_client,
             unknown_keys: keys::unknown_keys(props),
+            properties: crate::common::static_properties::StaticProperties::new(props.clone()),
         })
     }
 

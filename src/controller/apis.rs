@@ -157,6 +157,7 @@ impl AnswerNow<'_> {
                 let ctx = configs::describe::DescribeContext {
                     node_id: self.cfg.node_id,
                     static_min_insync_replicas: self.cfg.min_insync_replicas,
+                    static_properties: self.cfg.static_properties.map(),
                     log_levels: self.log_levels,
                 };
                 ResponseBody::DescribeConfigs(configs::describe::describe_configs(

@@ -42,6 +42,9 @@ pub struct ControllerConfig {
     /// `controller.quota.window.num` and `controller.quota.window.size.seconds`: the burst
     /// of the controller mutation quotas.
     pub mutation_quota: super::mutation_quotas::MutationQuotaConfig,
+    /// The node's configuration as given (DescribeConfigs of its own BROKER resource lists
+    /// it, as Kafka's controller lists its `KafkaConfig`).
+    pub static_properties: crate::common::static_properties::StaticProperties,
 }
 
 impl ControllerConfig {
@@ -73,6 +76,7 @@ impl ControllerConfig {
             authorizer: None,
             delegation_tokens: None,
             mutation_quota: Default::default(),
+            static_properties: Default::default(),
         }
     }
 }

@@ -6,15 +6,16 @@
 //!   resources ─▶ an unknown type fails the whole request ─▶ per resource:
 //!     TOPIC          every topic config: the topic's value (source 1), else the broker
 //!                    synonym's dynamic value (2 this node, 3 cluster default), else the default
-//!     BROKER ""      the cluster-default dynamic configs (source 3)
-//!     BROKER <self>  this node's and the cluster's dynamic configs (sources 2, 3)
+//!     BROKER ""      the cluster-default dynamic configs Kafka keeps (source 3)
+//!     BROKER <self>  every broker key and every key given: dynamic (2, 3), static (4) or
+//!                    default (5), with synonyms (broker_static.rs)
 //!     CLIENT_METRICS / GROUP  every key: stored (7 / 8) or the default (5)
 //!     BROKER_LOGGER <self>    every logger and its effective level (6; broker_logger.rs)
 //! ```
 //!
-//! Differences from Kafka, by design of a controller without Kafka's `KafkaConfig`: a BROKER
-//! resource of this node lists its dynamic configs only (Kafka also lists its ~300 static
-//! ones); broker synonyms are matched by their first name
+//! A BROKER resource is answered as Kafka's controller answers it from its `KafkaConfig`
+//! (`broker_static`): this node's whole configuration, or the cluster defaults. Difference
+//! from Kafka: a TOPIC's broker synonyms are matched by their first name
 //! (`log.retention.ms`, not `log.retention.hours`).
 
 use crate::codec::error_response::describe_configs_error;
@@ -26,6 +27,7 @@ use kafka_protocol::messages::describe_configs_response::{
 use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
 use kafka_protocol::protocol::StrBytes;
 
+use super::broker_static::NodeConfigs;
 use super::resource;
 use crate::controller::authorization::ResourceAccess;
 use crate::controller::configs::topic_configs::{topic_config, ConfigType, TOPIC_CONFIGS};
@@ -149,6 +151,8 @@ pub struct DescribeContext<'a> {
     pub static_min_insync_replicas: i32,
     /// Its log levels (the BROKER_LOGGER resource).
     pub log_levels: &'a LogLevels,
+    /// Its configuration as given (its BROKER resource; `broker_static`).
+    pub static_properties: &'a BTreeMap<String, String>,
 }
 
 fn s(v: &str) -> StrBytes {
@@ -373,21 +377,10 @@ fn broker(
     name: &str,
     include_synonyms: bool,
 ) -> Result<Vec<DescribeConfigsResourceResult>, ApiError> {
-    let with = |k: &str, v: &str, src: i8| {
-        let synonyms = if include_synonyms {
-            vec![synonym(k, v, src)]
-        } else {
-            Vec::new()
-        };
-        entry(k, v, src, 0, synonyms)
-    };
     let cluster = stored(image, resource::BROKER, "");
     if name.is_empty() {
-        return Ok(cluster
-            .into_iter()
-            .flatten()
-            .map(|(k, v)| with(k, v, source::DYNAMIC_DEFAULT_BROKER_CONFIG))
-            .collect());
+        let configs = NodeConfigs::new(ctx.static_properties, None, cluster);
+        return Ok(configs.describe_cluster_default(include_synonyms));
     }
     let Ok(id) = name.parse::<i32>() else {
         return Err(ApiError::new(
@@ -404,17 +397,9 @@ fn broker(
             ),
         ));
     }
-    let mut merged: BTreeMap<&str, (&str, i8)> = BTreeMap::new();
-    for (k, v) in cluster.into_iter().flatten() {
-        merged.insert(k, (v, source::DYNAMIC_DEFAULT_BROKER_CONFIG));
-    }
-    for (k, v) in stored(image, resource::BROKER, name).into_iter().flatten() {
-        merged.insert(k, (v, source::DYNAMIC_BROKER_CONFIG));
-    }
-    Ok(merged
-        .into_iter()
-        .map(|(k, (v, src))| with(k, v, src))
-        .collect())
+    let node = stored(image, resource::BROKER, name);
+    let configs = NodeConfigs::new(ctx.static_properties, node, cluster);
+    Ok(configs.describe_node(include_synonyms))
 }
 
 /// CLIENT_METRICS and GROUP: every key, stored (`stored_source`) or its default.

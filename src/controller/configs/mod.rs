@@ -42,6 +42,8 @@ use crate::metadata::records::{ClearElrRecord, ConfigRecord};
 use crate::metadata::topic_name::validate_topic_name;
 
 pub mod broker_logger;
+mod broker_static;
+mod broker_static_table;
 pub mod describe;
 pub mod topic_configs;
 mod validate;
