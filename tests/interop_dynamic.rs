@@ -12,7 +12,7 @@ mod support;
 
 use std::time::Duration;
 
-use support::cluster::{serial, Cluster, Impl, Quorum};
+use support::cluster::{serial, AllowedError, Cluster, Impl, Quorum};
 
 /// The high watermark through `via` moves past where it is now (the leader's idle NoOpRecords
 /// keep it moving): the quorum commits.
@@ -282,4 +282,56 @@ fn ferrokraft_leader_upgrades_a_static_quorum_to_kraft_version_1() {
     assert_eq!(voters, want, "the voter set survives the change of leader");
     c.assert_kafka_alive();
     c.assert_kafka_errors_explained(&[]);
+}
+
+/// The migration procedure of docs/operating.md on a dynamic quorum: three Kafka controllers
+/// (one formatted `--standalone`, two added with `add-controller`) are replaced one at a time
+/// by ferrokraft on their own directories, then back by Kafka. Each replacement keeps the
+/// node's directory id, so it stays a voter without `remove-controller`/`add-controller`; a
+/// leader is elected and catches up after each step and the quorum commits.
+#[test]
+fn a_dynamic_kafka_quorum_is_replaced_by_ferrokraft_one_at_a_time_and_back() {
+    let _serial = serial();
+    let mut c = Cluster::with_quorum(
+        "dyn-rolling",
+        &[Impl::Kafka, Impl::Kafka, Impl::Kafka],
+        &[],
+        Quorum::Dynamic { standalone: 1 },
+    );
+    c.start_all();
+    c.wait_for_leader(1, 1, Duration::from_secs(90));
+    c.add_controllers(&[2, 3], 1);
+    let voters = c.wait_voters(1, &[1, 2, 3], Duration::from_secs(60));
+    for to in [Impl::Ferrokraft, Impl::Kafka] {
+        for id in 1..=3 {
+            c.node(id).terminate();
+            c.node(id).kind = to;
+            c.start(id);
+            let (leader, _, _) = c.wait_for_leader_any(&[], 1, Duration::from_secs(90));
+            c.wait_caught_up(leader, Duration::from_secs(90));
+            let now = c.wait_voters(leader, &[1, 2, 3], Duration::from_secs(60));
+            assert_eq!(
+                now, voters,
+                "node {id} replaced by {to:?}: the same voters and directory ids"
+            );
+            assert_commits(&c, leader);
+        }
+    }
+    c.assert_kafka_alive();
+    c.assert_kafka_errors_explained(&[
+        AllowedError {
+            cause: "a Kafka leader stopped with SIGTERM resigns; the NoOpRecord its controller \
+                was writing then fails with the Raft layer's NotLeaderException, and the \
+                controller renounces (INFO); the next leader takes over",
+            contains: &[
+                "[QuorumController id=",
+                "event failed with NotLeaderException (treated as NotControllerException)",
+                "Renouncing leadership and reverting to the last committed offset",
+            ],
+        },
+        AllowedError {
+            cause: "the same resignation: the controller fails the writes it had queued",
+            contains: &["failAll(NotControllerException): failing"],
+        },
+    ]);
 }
