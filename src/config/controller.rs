@@ -17,6 +17,7 @@ pub fn controller_config(config: &Config, cluster_id: &str, rng_seed: u64) -> Co
         quorum_node_ids: config.quorum_voters.iter().map(|v| v.id).collect(),
         auto_leader_rebalance_enable: config.auto_leader_rebalance_enable,
         leader_imbalance_check_interval_seconds: config.leader_imbalance_check_interval_seconds,
+        unclean_leader_election_interval_ms: config.unclean_leader_election_interval_ms,
         kraft_version: 0,
         rng_seed,
         release: config.kafka_release.unwrap_or_default(),

@@ -34,6 +34,7 @@ const KNOWN_KEYS: &[&str] = &[
     "delete.topic.enable",
     "auto.leader.rebalance.enable",
     "leader.imbalance.check.interval.seconds",
+    "unclean.leader.election.interval.ms",
     "controller.quorum.election.timeout.ms",
     "controller.quorum.fetch.timeout.ms",
     "controller.quorum.election.backoff.max.ms",

@@ -91,6 +91,9 @@ pub struct Config {
     pub auto_leader_rebalance_enable: bool,
     /// `leader.imbalance.check.interval.seconds`: the delay of that balancing check.
     pub leader_imbalance_check_interval_seconds: u64,
+    /// `unclean.leader.election.interval.ms` (Kafka's internal key, 5 minutes): how often the
+    /// active controller retries unclean elections of leaderless partitions.
+    pub unclean_leader_election_interval_ms: u64,
     /// `controller.quorum.election.timeout.ms`.
     pub quorum_election_timeout_ms: u64,
     /// `controller.quorum.fetch.timeout.ms`.
@@ -211,6 +214,7 @@ impl Config {
             auto_leader_rebalance_enable: brokers.auto_leader_rebalance_enable,
             leader_imbalance_check_interval_seconds: brokers
                 .leader_imbalance_check_interval_seconds,
+            unclean_leader_election_interval_ms: brokers.unclean_leader_election_interval_ms,
             quorum_election_timeout_ms: quorum.election_timeout_ms,
             quorum_fetch_timeout_ms: quorum.fetch_timeout_ms,
             quorum_election_backoff_max_ms: quorum.election_backoff_max_ms,
@@ -401,6 +405,7 @@ struct BrokerDefaults {
     delete_topic_enable: bool,
     auto_leader_rebalance_enable: bool,
     leader_imbalance_check_interval_seconds: u64,
+    unclean_leader_election_interval_ms: u64,
 }
 
 /// The broker and topic keys, with Kafka's defaults and bounds.
@@ -417,6 +422,12 @@ fn broker_defaults(props: &Properties) -> Result<BrokerDefaults, ConfigError> {
             props,
             "leader.imbalance.check.interval.seconds",
             300,
+        )?,
+        // Kafka's ReplicationConfigs: an internal LONG, atLeast(1), 5 minutes.
+        unclean_leader_election_interval_ms: positive(
+            props,
+            "unclean.leader.election.interval.ms",
+            300_000,
         )?,
     })
 }

@@ -172,6 +172,7 @@ impl super::QuorumController {
         );
         // Kafka schedules the periodic tasks once the activation records are applied.
         active.maybe_schedule_balance(now_ms, &self.cfg);
+        active.maybe_schedule_unclean(now_ms, &self.cfg);
         active.maybe_schedule_token_sweep(now_ms, &self.cfg);
         self.leadership = super::Leadership::Active(Box::new(active));
     }

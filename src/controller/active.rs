@@ -50,6 +50,11 @@ pub(super) struct ActiveController {
     /// `last_write_offset` when the image was last found balanced: no write since, no need
     /// to look again.
     pub(super) balanced_at_offset: Option<i64>,
+    /// When the unclean elections of leaderless partitions are next tried (Kafka's
+    /// `maybeElectUncleanLeaders` event), `None` while no partition is leaderless.
+    pub(super) unclean_at_ms: Option<u64>,
+    /// The last unclean run hit its record limit: the next one runs 10 ms after scheduling.
+    pub(super) unclean_again_soon: bool,
     /// The topics written, to share with the committed image once their records commit.
     pub(super) sharing: TopicSharing,
 }
@@ -81,6 +86,8 @@ impl ActiveController {
             token_sweep_at_ms: None,
             balance_again_soon: false,
             balanced_at_offset: None,
+            unclean_at_ms: None,
+            unclean_again_soon: false,
             sharing: TopicSharing::default(),
         }
     }

@@ -103,6 +103,7 @@ impl QuorumController {
         // Every controller request is one of Kafka's write events, after which it schedules
         // the balancing.
         a.maybe_schedule_balance(now_ms, &self.cfg);
+        a.maybe_schedule_unclean(now_ms, &self.cfg);
 
         self.after_write(appender);
     }

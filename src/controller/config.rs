@@ -23,6 +23,10 @@ pub struct ControllerConfig {
     /// `leader.imbalance.check.interval.seconds` (300): how long after a write the balancing
     /// check runs when leaders are imbalanced.
     pub leader_imbalance_check_interval_seconds: u64,
+    /// `unclean.leader.election.interval.ms` (300,000): how long after a write the active
+    /// controller tries unclean elections of leaderless partitions (Kafka's
+    /// `uncleanLeaderElectionCheckIntervalMs`).
+    pub unclean_leader_election_interval_ms: u64,
     /// The voters named in `controller.quorum.voters` (Kafka's `quorumNodeIds`: an unregistered
     /// one blocks feature upgrades; empty for a dynamic quorum).
     pub quorum_node_ids: Vec<i32>,
@@ -70,6 +74,7 @@ impl ControllerConfig {
             quorum_node_ids: Vec::new(),
             auto_leader_rebalance_enable: true,
             leader_imbalance_check_interval_seconds: 300,
+            unclean_leader_election_interval_ms: 300_000,
             kraft_version: 0,
             rng_seed: 0,
             release: Default::default(),

@@ -180,10 +180,15 @@ impl QuorumController {
                 let expiry = a
                     .heartbeats
                     .next_expiry_ms(self.cfg.broker_session_timeout_ms);
-                [expiry, a.balance_at_ms, a.token_sweep_at_ms]
-                    .into_iter()
-                    .flatten()
-                    .min()
+                [
+                    expiry,
+                    a.balance_at_ms,
+                    a.unclean_at_ms,
+                    a.token_sweep_at_ms,
+                ]
+                .into_iter()
+                .flatten()
+                .min()
             }
             _ => None,
         }
@@ -247,6 +252,8 @@ impl QuorumController {
         a.fence_stale_brokers(now_ms, &self.cfg, appender);
         a.maybe_schedule_balance(now_ms, &self.cfg);
         a.maybe_balance(now_ms, &self.cfg, appender);
+        a.maybe_schedule_unclean(now_ms, &self.cfg);
+        a.maybe_elect_unclean(now_ms, &self.cfg, appender);
         a.maybe_sweep_tokens(now_ms, &self.cfg, &self.committed, appender);
         self.after_write(appender);
     }

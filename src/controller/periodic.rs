@@ -9,6 +9,9 @@
 //!        ─▶ handle_timeout past it ─▶ preferred elections (≤ 1,000; more: again in 10 ms)
 //!   session expired ─▶ one broker fenced per batch (Kafka's maybeFenceStaleBroker)
 //!   token sweep due ─▶ RemoveDelegationTokenRecord per expired token, next sweep scheduled
+//!   any write, some partition leaderless ─▶ unclean elections due after
+//!        unclean.leader.election.interval.ms ─▶ UNCLEAN election of each leaderless partition
+//!        whose topic allows it (≤ 1,000; more: again in 10 ms)
 //! ```
 
 use super::active::ActiveController;
@@ -73,6 +76,54 @@ impl ActiveController {
             interval_ms
         };
         self.balance_at_ms = Some(now_ms.saturating_add(delay_ms));
+    }
+
+    /// After a write (Kafka's `maybeScheduleNextElectUncleanLeaders`): with some partition
+    /// leaderless and no run due yet, the unclean elections are due after
+    /// `unclean.leader.election.interval.ms` (10 ms when the last run hit its limit). Kafka
+    /// reschedules with its earliest-deadline rule, so a run already due keeps its time.
+    pub(super) fn maybe_schedule_unclean(&mut self, now_ms: u64, cfg: &ControllerConfig) {
+        if self.unclean_at_ms.is_some() || self.image.partition_stats.offline == 0 {
+            return;
+        }
+        let delay_ms = if self.unclean_again_soon {
+            BALANCE_AGAIN_MS
+        } else {
+            cfg.unclean_leader_election_interval_ms
+        };
+        self.unclean_at_ms = Some(now_ms.saturating_add(delay_ms));
+    }
+
+    /// The unclean elections, when due by `now_ms` (Kafka's `maybeElectUncleanLeaders`
+    /// event): their records written unanswered, the next run scheduled if partitions stay
+    /// leaderless.
+    pub(super) fn maybe_elect_unclean(
+        &mut self,
+        now_ms: u64,
+        cfg: &ControllerConfig,
+        appender: &mut dyn MetadataAppender,
+    ) {
+        if self.lost_leadership || self.unclean_at_ms.is_none_or(|at| at > now_ms) {
+            return;
+        }
+        self.unclean_at_ms = None;
+        let result = replication::elect_unclean_leaders(
+            &self.image,
+            cfg,
+            replication::elect_leaders::MAX_ELECTIONS_PER_IMBALANCE,
+        );
+        tracing::info!(
+            "maybeElectUncleanLeaders: generated {} records.{}",
+            result.records.len(),
+            if result.response {
+                " Rescheduling immediately."
+            } else {
+                ""
+            }
+        );
+        self.unclean_again_soon = result.response;
+        self.write_unanswered(appender, result.records);
+        self.maybe_schedule_unclean(now_ms, cfg);
     }
 
     /// Schedules the expired-token sweep one check interval from `now_ms` when tokens are on

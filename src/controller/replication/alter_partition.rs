@@ -140,7 +140,7 @@ pub fn alter_partition(
                 continue;
             }
             let acceptable = |r: i32| image.is_active_broker(r);
-            let election = if unclean_election_enabled(image, &topic.name) {
+            let election = if unclean_election_enabled(image, cfg, &topic.name) {
                 Election::Unclean
             } else {
                 Election::Online

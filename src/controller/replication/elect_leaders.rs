@@ -13,6 +13,8 @@
 //!           ─▶ a PartitionChangeRecord, and NONE once it commits
 //!   balancing timer ─▶ the partitions not led by their first replica ─▶ PREFERRED election
 //!     each, at most 1,000 records per run (more left: run again soon)
+//!   unclean timer ─▶ the leaderless partitions whose topic allows it ─▶ UNCLEAN election
+//!     each, at most 1,000 records per run (more left: run again soon)
 //! ```
 
 pub use crate::common::errors::{
@@ -234,6 +236,65 @@ pub fn balance_partition_leaders(
                 preferred_or_unclean_change(image, cfg, topic, *id, p, Election::Preferred)
             {
                 records.push(r);
+            }
+        }
+    }
+    let more = records.len() >= max_elections;
+    ControllerResult::of(records, more)
+}
+
+/// Kafka's `maybeElectUncleanLeaders`: an unclean election for every leaderless partition
+/// whose topic allows them (`unclean.leader.election.enable`, resolved as a topic config), at
+/// most `max_elections` records; whether the limit was reached (then the controller runs it
+/// again soon rather than after `unclean.leader.election.interval.ms`). Each attempt is
+/// logged as Kafka's `maybeTriggerUncleanLeaderElectionForLeaderlessPartitions` logs it: an
+/// election at ERROR (data may be lost), a partition that cannot be elected at WARN.
+///
+/// Kafka walks its `brokersToIsrs` entries of partitions without a leader; this walks topics
+/// by id and partitions by index.
+pub fn elect_unclean_leaders(
+    image: &MetadataImage,
+    cfg: &ControllerConfig,
+    max_elections: usize,
+) -> ControllerResult<bool> {
+    let mut records = Vec::new();
+    if image.partition_stats.offline == 0 {
+        return ControllerResult::of(records, false);
+    }
+    'topics: for topic in image.topics.values() {
+        let mut allowed: Option<bool> = None;
+        for (id, p) in &topic.partitions {
+            if records.len() >= max_elections {
+                break 'topics;
+            }
+            if p.leader != NO_LEADER {
+                continue;
+            }
+            if !*allowed
+                .get_or_insert_with(|| super::unclean_election_enabled(image, cfg, &topic.name))
+            {
+                tracing::debug!(
+                    "Cannot trigger unclean leader election for offline partition {}-{} because unclean leader election is disabled for this topic.",
+                    topic.name,
+                    id
+                );
+                continue;
+            }
+            match preferred_or_unclean_change(image, cfg, topic, *id, p, Election::Unclean) {
+                Some(r) => {
+                    tracing::error!(
+                        "Triggering unclean leader election for offline partition {}-{}.",
+                        topic.name,
+                        id
+                    );
+                    records.push(r);
+                }
+                None => tracing::warn!(
+                    "Cannot trigger unclean leader election for offline partition {}-{}: {}",
+                    topic.name,
+                    id,
+                    crate::common::errors::error_name(ELIGIBLE_LEADERS_NOT_AVAILABLE)
+                ),
             }
         }
     }

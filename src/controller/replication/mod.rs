@@ -33,6 +33,7 @@ pub use create_topics::create_topics;
 pub use delete_topics::delete_topics;
 pub use elect_leaders::{
     are_partition_leaders_imbalanced, balance_partition_leaders, elect_leaders,
+    elect_unclean_leaders,
 };
 pub use reassignments::{alter_partition_reassignments, list_partition_reassignments};
 
@@ -49,16 +50,26 @@ use partition_change::{Election, PartitionChangeBuilder, NO_LEADER};
 /// Topic config that allows unclean elections.
 const UNCLEAN_LEADER_ELECTION: &str = "unclean.leader.election.enable";
 
-/// Whether `topic` allows unclean leader elections (its own config, else the cluster's).
-fn unclean_election_enabled(image: &MetadataImage, topic: &str) -> bool {
-    topic_or_cluster_config(image, topic, UNCLEAN_LEADER_ELECTION)
-        .map(|v| v.eq_ignore_ascii_case("true"))
-        .unwrap_or(false)
+/// Whether `topic` allows unclean leader elections (Kafka's
+/// `uncleanLeaderElectionEnabledForTopic`: the effective topic config, parsed as Java's
+/// `Boolean.parseBoolean`).
+pub(crate) fn unclean_election_enabled(
+    image: &MetadataImage,
+    cfg: &ControllerConfig,
+    topic: &str,
+) -> bool {
+    effective_topic_config(image, cfg, topic, UNCLEAN_LEADER_ELECTION)
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"))
 }
 
-/// A topic's config value: its own (TOPIC resource), else the cluster default (BROKER "").
-fn topic_or_cluster_config<'a>(
+/// A topic config's effective value as Kafka's `KafkaConfigSchema.resolveEffectiveTopicConfig`
+/// finds it: the topic's own, else this controller's dynamic broker config (BROKER
+/// "<node id>"), else the cluster default (BROKER ""), else the controller's static
+/// configuration (its properties file); `None` for the default. (Both keys resolved here are
+/// their own only synonym.)
+fn effective_topic_config<'a>(
     image: &'a MetadataImage,
+    cfg: &'a ControllerConfig,
     topic: &str,
     key: &str,
 ) -> Option<&'a str> {
@@ -73,17 +84,20 @@ fn topic_or_cluster_config<'a>(
             .map(String::as_str)
     };
     use crate::metadata::image::resource;
-    get(resource::TOPIC, topic).or_else(|| get(resource::BROKER, ""))
+    get(resource::TOPIC, topic)
+        .or_else(|| get(resource::BROKER, &cfg.node_id.to_string()))
+        .or_else(|| get(resource::BROKER, ""))
+        .or_else(|| cfg.static_properties.map().get(key).map(|v| v.trim()))
 }
 
 /// Topic config (and cluster default) that sets the ISR size ELR tracking keeps.
 const MIN_INSYNC_REPLICAS: &str = "min.insync.replicas";
 
-/// Kafka's `getTopicEffectiveMinIsr`: `min.insync.replicas` of the topic, else the cluster
-/// default (BROKER ""), else the controller's own, capped at the topic's replication factor
-/// (that of partition 0).
+/// Kafka's `getTopicEffectiveMinIsr`: `min.insync.replicas` as the effective topic config
+/// resolves it, else the controller's own, capped at the topic's replication factor (that of
+/// partition 0).
 pub fn effective_min_isr(image: &MetadataImage, cfg: &ControllerConfig, topic: &str) -> usize {
-    let configured = topic_or_cluster_config(image, topic, MIN_INSYNC_REPLICAS)
+    let configured = effective_topic_config(image, cfg, topic, MIN_INSYNC_REPLICAS)
         .and_then(|v| v.trim().parse::<i32>().ok())
         .unwrap_or(cfg.min_insync_replicas);
     let replication_factor = image
@@ -253,7 +267,7 @@ fn leader_and_isr_updates(
                 continue;
             }
             let (election, min_isr) = *per_topic.get_or_insert_with(|| {
-                let election = if unclean_election_enabled(image, &topic.name) {
+                let election = if unclean_election_enabled(image, cfg, &topic.name) {
                     Election::Unclean
                 } else {
                     Election::Online

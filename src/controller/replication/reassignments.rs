@@ -144,7 +144,7 @@ fn alter_partition_reassignment(
                 .copied()
                 .filter(|r| !part.adding_replicas.contains(r))
                 .collect();
-            let unclean_allowed = unclean_election_enabled(image, topic);
+            let unclean_allowed = unclean_election_enabled(image, cfg, topic);
             if isr.is_empty() {
                 let Some(first) = original.first() else {
                     return Err(ApiError::new(

@@ -738,3 +738,86 @@ fn an_unclean_election_is_logged_as_kafka_logs_it() {
         "{log}"
     );
 }
+
+/// Kafka's periodic `maybeElectUncleanLeaders`: a leaderless partition whose topic does not
+/// allow unclean elections stays leaderless at every run; once the operator enables them on
+/// the topic, the next run (`unclean.leader.election.interval.ms` after a write) elects its
+/// live out-of-sync replica, which leads alone and recovers; with no partition leaderless
+/// nothing more is scheduled.
+#[test]
+fn leaderless_partitions_are_elected_unclean_on_the_timer_once_the_topic_allows_it() {
+    let mut cfg = ControllerConfig::new(1, CLUSTER_ID);
+    cfg.unclean_leader_election_interval_ms = 1_000;
+    let mut ctx = Ctx::with_config(cfg, 27);
+    let epochs = foo_with_brokers_1_2_3_fenced(&mut ctx);
+    heartbeat(&mut ctx, 2, epochs[2], false);
+    assert_eq!(leader_and_isr(&ctx, 0), (-1, vec![1]));
+    let due = ctx.now_ms + 1_000;
+    assert!(ctx.c.poll_timeout().is_some_and(|t| t <= due));
+    ctx.advance(1_000);
+    assert_eq!(leader_and_isr(&ctx, 0), (-1, vec![1]), "not allowed yet");
+
+    let end = ctx.log.end();
+    let answer = super::configuration::alter(
+        &mut ctx,
+        vec![super::configuration::res(
+            2,
+            "foo",
+            &[("unclean.leader.election.enable", 0, Some("true"))],
+        )],
+        false,
+    );
+    assert_eq!(answer.responses[0].error_code, 0);
+    assert!(
+        changes_since(&ctx, end).is_empty(),
+        "no election on the write"
+    );
+    ctx.advance(1_000);
+    let changes = changes_since(&ctx, end);
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(
+        (
+            changes[0].partition_id,
+            changes[0].leader,
+            changes[0].isr.clone()
+        ),
+        (0, 2, Some(vec![2]))
+    );
+    assert_eq!(changes[0].leader_recovery_state, 1, "RECOVERING");
+    assert_eq!(ctx.image().partition_stats.offline, 0);
+    let expiry = ctx.c.heartbeats().unwrap().next_expiry_ms(9_000);
+    assert_eq!(
+        ctx.c.poll_timeout(),
+        expiry,
+        "nothing leaderless: no run due"
+    );
+}
+
+/// `unclean.leader.election.enable=true` in the controller's own properties file is the
+/// topic config's static value (Kafka's resolveEffectiveTopicConfig falls back to the node's
+/// static config): a broker coming back unfenced is elected leader of the leaderless
+/// partition it does not hold in-sync, at once; with the default, it is not.
+#[test]
+fn the_static_unclean_setting_allows_unclean_elections_on_broker_events() {
+    for (static_enabled, expected) in [(false, -1), (true, 2)] {
+        let mut cfg = ControllerConfig::new(1, CLUSTER_ID);
+        if static_enabled {
+            cfg.static_properties = crate::common::static_properties::StaticProperties::new(
+                [(
+                    "unclean.leader.election.enable".to_string(),
+                    " true".to_string(),
+                )]
+                .into_iter()
+                .collect(),
+            );
+        }
+        let mut ctx = Ctx::with_config(cfg, 27);
+        let epochs = foo_with_brokers_1_2_3_fenced(&mut ctx);
+        heartbeat(&mut ctx, 2, epochs[2], false);
+        assert_eq!(
+            leader_and_isr(&ctx, 0).0,
+            expected,
+            "static unclean.leader.election.enable={static_enabled}"
+        );
+    }
+}
