@@ -172,11 +172,13 @@ pub fn start(args: StartArgs) -> Result<()> {
         // Every socket bound and every store opened before the log directory is touched: a
         // start that fails here leaves the directory as it was.
         let bound = launch::bind(&config).await?;
+        let net_stats = Arc::new(ferrokraft::network::stats::NetStats::default());
         let peer_config = PeerConfig {
             client_id: format!("raft-client-{node_id}"),
             request_timeout_ms: config.quorum_request_timeout_ms,
             tls: launch::peer_tls(&config)?,
             sasl: config.sasl_client.clone(),
+            channel: Some(net_stats.raft_channel.clone()),
         };
         let metrics_listener = match config.metrics_listener {
             Some(addr) => Some((
@@ -231,14 +233,18 @@ pub fn start(args: StartArgs) -> Result<()> {
         let metrics_shutdown = CancellationToken::new();
         if let Some((addr, listener)) = metrics_listener {
             tracing::info!("Serving /metrics and /ready on http://{addr}");
-            let source = Arc::new(MetricsSource { node_id, metrics: raft.metrics.clone() });
+            let source = Arc::new(MetricsSource::new(
+                node_id,
+                raft.metrics.clone(),
+                net_stats.clone(),
+            ));
             tokio::spawn(http::serve(listener, source, metrics_shutdown.clone()));
         }
         let shutdown = CancellationToken::new();
         let listeners = tokio::spawn({
             let shutdown = shutdown.clone();
             let config = config.clone();
-            async move { launch::serve(handler, &config, bound, shutdown).await }
+            async move { launch::serve(handler, &config, bound, net_stats, shutdown).await }
         });
         tracing::info!(node_id, "Kafka Server started");
         launch::systemd::notify("READY=1");

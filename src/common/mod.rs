@@ -4,7 +4,8 @@
 //! their messages ([`errors`]), the releases and metadata.version levels ([`release`]), who a
 //! request comes from ([`principal`], [`security_protocol`]), secrets that must not be logged
 //! ([`secret`]), a node's static properties as given ([`static_properties`]), Kafka's Uuid text form ([`uuid`]), an offset with its epoch
-//! ([`offset_epoch`]), and the Java behaviours Kafka's answers depend on ([`java`]).
+//! ([`offset_epoch`]), the Java behaviours Kafka's answers depend on ([`java`]), and Yammer-style histograms for the
+//! metrics ([`yammer`]).
 
 pub mod acl;
 pub mod errors;
@@ -16,3 +17,4 @@ pub mod secret;
 pub mod security_protocol;
 pub mod static_properties;
 pub mod uuid;
+pub mod yammer;

@@ -120,9 +120,10 @@ pub async fn serve(
     node: Arc<Handler>,
     config: &Config,
     bound: BoundListeners,
+    stats: Arc<crate::network::stats::NetStats>,
     shutdown: CancellationToken,
 ) {
-    let server = Arc::new(socket_server(config));
+    let server = Arc::new(socket_server(config, stats));
     let tracker = TaskTracker::new();
     for (name, listener) in bound.listeners {
         let tls = bound.tls.get(&name).cloned();
@@ -163,7 +164,7 @@ pub async fn serve(
 
 /// The limits every listener shares, from `config` and the file-descriptor limit (raised to
 /// its maximum first, as the JVM does).
-fn socket_server(config: &Config) -> SocketServer {
+fn socket_server(config: &Config, stats: Arc<crate::network::stats::NetStats>) -> SocketServer {
     let c = &config.connections;
     let open_files = fd_limit::raise_open_files_limit();
     let max_connections = fd_limit::connection_ceiling(c.max_connections, open_files);
@@ -196,6 +197,7 @@ fn socket_server(config: &Config) -> SocketServer {
         }),
         memory: RequestMemory::new(c.queued_max_request_bytes),
         warnings: PeerWarnings::default(),
+        stats,
     }
 }
 
@@ -218,5 +220,5 @@ pub async fn run(config: &Config, bound: BoundListeners, shutdown: CancellationT
         None,
         config.kafka_release.unwrap_or_default(),
     ));
-    serve(node, config, bound, shutdown).await;
+    serve(node, config, bound, Default::default(), shutdown).await;
 }

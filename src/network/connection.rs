@@ -78,6 +78,8 @@ pub async fn serve_connection<H: RequestHandler, S: AsyncRead + AsyncWrite + Unp
     let evicted = slot.evicted();
     // The context changes once a SASL client authenticates; these do not.
     let (peer, listener_name) = (ctx.peer, ctx.listener_name.clone());
+    // Counted open until this task ends, however it ends.
+    let _counted = server.stats.connection_opened(&listener_name);
     let refuse = |e: &dyn std::fmt::Display| {
         let message = format_args!("closing connection: {e}");
         server.warnings.warn(peer, &listener_name, &message);
@@ -183,6 +185,8 @@ pub async fn serve_connection<H: RequestHandler, S: AsyncRead + AsyncWrite + Unp
                 None => request,
             };
             slot.record_request(request.header().api_key);
+            let (api, version) = (request.header().api_key, request.header().api_version);
+            let read_at = monotonic();
             let answered = tokio::select! {
                 () = shutdown.cancelled() => return,
                 () = evicted.cancelled() => return,
@@ -197,13 +201,24 @@ pub async fn serve_connection<H: RequestHandler, S: AsyncRead + AsyncWrite + Unp
             body_deadline = None;
             // A peer that stops reading gets as long as an idle one (Kafka's idle timer counts
             // writes too), then is closed.
+            let handled_at = monotonic();
             let written = tokio::select! {
                 () = shutdown.cancelled() => return,
                 () = evicted.cancelled() => return,
                 w = read_within(idle, write_flushed(&mut stream, &response)) => w,
             };
             match written {
-                Ok(Ok(())) => {}
+                Ok(Ok(())) => {
+                    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+                    let times = super::stats::RequestTimes {
+                        total_ms: ms(read_at.elapsed()),
+                        local_ms: ms(handled_at.duration_since(read_at)),
+                        send_ms: ms(handled_at.elapsed()),
+                    };
+                    server
+                        .stats
+                        .request_done(api, version, times, body_len + SIZE_PREFIX_BYTES);
+                }
                 Ok(Err(e)) => {
                     tracing::debug!(peer = %ctx.peer, "write failed: {e}");
                     return;
@@ -289,6 +304,7 @@ async fn write_step<S: AsyncRead + AsyncWrite + Unpin>(
             principal,
         } => {
             tracing::debug!(peer = %ctx.peer, %principal, "Successfully authenticated");
+            server.stats.authenticated(&ctx.listener_name, true);
             ctx.principal = principal;
             match (reply, raw) {
                 (Some(reply), _) => encoded(&reply),
@@ -299,6 +315,7 @@ async fn write_step<S: AsyncRead + AsyncWrite + Unpin>(
         Step::Fail { reply, reason } => {
             // Kafka logs this at INFO ("Failed authentication with /<address> (<reason>)");
             // once per address and interval here, as every bad peer.
+            server.stats.authenticated(&ctx.listener_name, false);
             {
                 let message =
                     format_args!("Failed authentication with /{} ({reason})", ctx.peer.ip());
@@ -329,6 +346,11 @@ async fn write_step<S: AsyncRead + AsyncWrite + Unpin>(
         w = read_within(idle, write_flushed(stream, &bytes)) => w,
     };
     matches!(written, Ok(Ok(())))
+}
+
+#[allow(clippy::disallowed_methods)] // request times are wall-clock by nature; not a core
+fn monotonic() -> std::time::Instant {
+    std::time::Instant::now()
 }
 
 /// Writes `bytes` and flushes them: a TLS stream may hold the last record until flushed.

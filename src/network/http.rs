@@ -1,4 +1,4 @@
-//! A tiny HTTP endpoint for operators: `GET /metrics` (Prometheus text) and `GET /ready`.
+//! A tiny HTTP endpoint for operators: `GET /metrics` (OpenMetrics text) and `GET /ready`.
 //!
 //! Requests are read up to a small limit with a timeout; anything else gets 404/400. The
 //! handler only reads shared state; it never blocks the Raft thread.
@@ -66,7 +66,8 @@ async fn answer<S: HttpSource>(mut stream: TcpStream, source: Arc<S>) -> std::io
             respond(
                 &mut stream,
                 200,
-                "text/plain; version=0.0.4",
+                // What prometheus-client writes (counters end in `_total`, `# EOF`).
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
                 &source.metrics(),
             )
             .await

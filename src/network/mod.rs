@@ -13,7 +13,8 @@
 //! a time, as Kafka's socket server does (it mutes a channel until its response is sent). What a
 //! request means is the handler's business; this module only moves frames and enforces limits:
 //! connections ([`quotas`]), request memory ([`memory`], and the codec's decode budget), idle
-//! time, and warnings about bad peers rate-limited per address ([`warn_limit`]).
+//! time, and warnings about bad peers rate-limited per address ([`warn_limit`]); what it sees
+//! (connections, requests and their times, raft channel traffic) is counted in [`stats`].
 pub mod adapt;
 pub mod connection;
 pub mod fd_limit;
@@ -23,6 +24,7 @@ pub mod memory;
 pub mod peers;
 pub mod quotas;
 pub mod sasl;
+pub mod stats;
 pub mod tls;
 pub mod tls_settings;
 pub mod tls_stores;
@@ -136,6 +138,8 @@ pub struct SocketServer {
     pub memory: memory::RequestMemory,
     /// Warnings about peers, rate-limited per address.
     pub warnings: warn_limit::PeerWarnings,
+    /// Connection and request counts, read by `/metrics`.
+    pub stats: std::sync::Arc<stats::NetStats>,
 }
 
 pub use crate::common::java::java_host_address;

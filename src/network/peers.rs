@@ -77,6 +77,9 @@ pub struct PeerConfig {
     pub tls: Option<PeerTls>,
     /// SASL, when it is SASL_PLAINTEXT or SASL_SSL.
     pub sasl: Option<SaslClientSettings>,
+    /// Counts requests, responses and bytes (the raft channel only; registration's own
+    /// connections are not Kafka's raft channel).
+    pub channel: Option<std::sync::Arc<super::stats::ChannelCounts>>,
 }
 
 /// The set of destination tasks.
@@ -400,6 +403,9 @@ impl Connection {
         let correlation_id = self.next_correlation_id;
         let frame = encode_request(request, version, correlation_id, &config.client_id)
             .map_err(|_| CallError::Unsupported)?;
+        if let Some(c) = &config.channel {
+            c.sent(frame.len());
+        }
         self.stream
             .write_all(&frame)
             .await
@@ -412,6 +418,9 @@ impl Connection {
         let body = read_frame(&mut self.stream)
             .await
             .map_err(CallError::Broken)?;
+        if let Some(c) = &config.channel {
+            c.received(body.len() + SIZE_PREFIX_BYTES);
+        }
         // A response gets the decode budget a request of its size would.
         let budget_bytes = decode_budget_bytes(body.len());
         let (decoded, _) = decode_budget::with_budget(budget_bytes, || {

@@ -98,6 +98,7 @@ async fn a_peer_restarted_while_idle_answers_the_next_request() {
             request_timeout_ms: 5_000,
             tls: None,
             sasl: None,
+            channel: None,
         },
         Arc::new(move |r| {
             let _ = tx.send(r);

@@ -1,10 +1,15 @@
 //! Kafka's controller metrics (`kafka.controller:type=KafkaController` and
 //! `type=ControllerEventManager`), as the JMX exporter names them
 //! (`kafka_controller_kafkacontroller_activecontrollercount`, …), computed from the
-//! controller's images by the driver whenever the image moved.
+//! controller's images by the driver whenever the image moved, and encoded from a
+//! `MetricsView` at each scrape.
 
-use std::fmt::Write;
+use std::fmt::Error;
 
+use prometheus_client::encoding::DescriptorEncoder;
+
+use super::exposition::{gauge, histogram};
+use super::metrics::MetricsView;
 use crate::controller::QuorumController;
 
 /// The controller gauges of one node.
@@ -33,8 +38,8 @@ pub struct ControllerGauges {
     /// Whether the committed image holds a metadata.version (the node can serve as
     /// controller).
     pub metadata_loaded: bool,
-    /// Average time of a controller call (ms) over the window.
-    pub event_queue_processing_time_ms: f64,
+    /// Registered brokers in controlled shutdown.
+    pub controlled_shutdown_broker_count: usize,
 }
 
 impl ControllerGauges {
@@ -46,6 +51,11 @@ impl ControllerGauges {
             active_controller_count: u8::from(controller.is_active()),
             active_broker_count: image.brokers.values().filter(|b| !b.fenced).count(),
             fenced_broker_count: image.brokers.values().filter(|b| b.fenced).count(),
+            controlled_shutdown_broker_count: image
+                .brokers
+                .values()
+                .filter(|b| b.in_controlled_shutdown)
+                .count(),
             global_topic_count: image.topics.len(),
             last_applied_record_offset: image.next_offset - 1,
             last_committed_record_offset: committed.next_offset - 1,
@@ -60,77 +70,105 @@ impl ControllerGauges {
         g.preferred_replica_imbalance_count = stats.imbalanced;
         g
     }
+}
 
-    /// Appends the Prometheus text of these gauges.
-    pub fn render(&self, out: &mut String) {
-        let k = "kafka_controller_kafkacontroller_";
-        let rows: [(&str, &str, f64); 10] = [
-            (
-                "activecontrollercount",
-                "1 on the active controller, else 0.",
-                f64::from(self.active_controller_count),
-            ),
-            (
-                "activebrokercount",
-                "Registered brokers that are not fenced.",
-                self.active_broker_count as f64,
-            ),
-            (
-                "fencedbrokercount",
-                "Registered brokers that are fenced.",
-                self.fenced_broker_count as f64,
-            ),
-            (
-                "globaltopiccount",
-                "Topics in the cluster.",
-                self.global_topic_count as f64,
-            ),
-            (
-                "globalpartitioncount",
-                "Partitions in the cluster.",
-                self.global_partition_count as f64,
-            ),
-            (
-                "offlinepartitionscount",
-                "Partitions without a leader.",
-                self.offline_partitions_count as f64,
-            ),
-            (
-                "preferredreplicaimbalancecount",
-                "Partitions not led by their preferred replica.",
-                self.preferred_replica_imbalance_count as f64,
-            ),
-            (
-                "lastappliedrecordoffset",
-                "Offset of the last record applied by the controller.",
-                self.last_applied_record_offset as f64,
-            ),
-            (
-                "lastcommittedrecordoffset",
-                "Offset of the last committed record replayed.",
-                self.last_committed_record_offset as f64,
-            ),
-            (
-                "metadataerrorcount",
-                "Metadata records the controller could not apply.",
-                self.metadata_error_count as f64,
-            ),
-        ];
-        for (name, help, value) in rows {
-            let _ = writeln!(out, "# HELP {k}{name} {help}");
-            let _ = writeln!(out, "# TYPE {k}{name} gauge");
-            let _ = writeln!(out, "{k}{name} {value}");
-        }
-        let e = "kafka_controller_controllereventmanager_eventqueueprocessingtimems";
-        let _ = writeln!(
-            out,
-            "# HELP {e} Average time spent handling a controller event (ms)."
-        );
-        let _ = writeln!(out, "# TYPE {e} gauge");
-        if self.event_queue_processing_time_ms.is_nan() {
-            let _ = writeln!(out, "{e} NaN");
-        } else {
-            let _ = writeln!(out, "{e} {}", self.event_queue_processing_time_ms);
-        }
+/// Appends `kafka.controller` series of `m`: KafkaController gauges, ControllerEventManager
+/// histograms.
+pub fn encode_controller(enc: &mut DescriptorEncoder, m: &MetricsView) -> Result<(), Error> {
+    let g = &m.controller;
+    let k = "kafka_controller_kafkacontroller_";
+    let rows: [(&str, &str, f64); 15] = [
+        (
+            "activecontrollercount",
+            "1 on the active controller, else 0.",
+            f64::from(g.active_controller_count),
+        ),
+        (
+            "activebrokercount",
+            "Registered brokers that are not fenced.",
+            g.active_broker_count as f64,
+        ),
+        (
+            "fencedbrokercount",
+            "Registered brokers that are fenced.",
+            g.fenced_broker_count as f64,
+        ),
+        (
+            "controlledshutdownbrokercount",
+            "Registered brokers in controlled shutdown.",
+            g.controlled_shutdown_broker_count as f64,
+        ),
+        (
+            "globaltopiccount",
+            "Topics in the cluster.",
+            g.global_topic_count as f64,
+        ),
+        (
+            "globalpartitioncount",
+            "Partitions in the cluster.",
+            g.global_partition_count as f64,
+        ),
+        (
+            "offlinepartitionscount",
+            "Partitions without a leader.",
+            g.offline_partitions_count as f64,
+        ),
+        (
+            "preferredreplicaimbalancecount",
+            "Partitions not led by their preferred replica.",
+            g.preferred_replica_imbalance_count as f64,
+        ),
+        (
+            "lastappliedrecordoffset",
+            "Offset of the last record applied by the controller.",
+            g.last_applied_record_offset as f64,
+        ),
+        (
+            "lastcommittedrecordoffset",
+            "Offset of the last committed record replayed.",
+            g.last_committed_record_offset as f64,
+        ),
+        (
+            "lastappliedrecordtimestamp",
+            "When the controller last applied a record (ms since the epoch; 0 none yet).",
+            m.last_applied_timestamp_ms as f64,
+        ),
+        (
+            "lastappliedrecordlagms",
+            "Milliseconds since the controller last applied a record.",
+            m.last_applied_lag_ms as f64,
+        ),
+        (
+            "metadataerrorcount",
+            "Metadata records the controller could not apply.",
+            g.metadata_error_count as f64,
+        ),
+        (
+            "newactivecontrollerscount",
+            "Times this node became the active controller.",
+            m.new_active_controllers as f64,
+        ),
+        (
+            "timedoutbrokerheartbeatcount",
+            "Broker heartbeats answered without reaching the controller (its queue was full).",
+            m.timed_out_heartbeats as f64,
+        ),
+    ];
+    for (name, help, value) in rows {
+        gauge(enc, &format!("{k}{name}"), help, value)?;
     }
+    let e = "kafka_controller_controllereventmanager_";
+    histogram(
+        enc,
+        &format!("{e}eventqueuetimems"),
+        "Time a controller request waited in the raft thread's queue (ms).",
+        &[(Vec::new(), m.event_queue.clone())],
+    )?;
+    histogram(
+        enc,
+        &format!("{e}eventqueueprocessingtimems"),
+        "Time spent handling a controller request (ms).",
+        &[(Vec::new(), m.event_processing.clone())],
+    )?;
+    Ok(())
 }

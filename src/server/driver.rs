@@ -54,6 +54,8 @@ pub enum Event {
         request: Box<InboundRequest>,
         /// Where the answer goes.
         reply: oneshot::Sender<ResponseBody>,
+        /// When the handler queued it (for `EventQueueTimeMs`).
+        queued_at: Instant,
     },
     /// The outcome of a request the core sent.
     Response(PeerResponse),
@@ -208,6 +210,7 @@ pub fn spawn(
         let registration_peers = Peers::new(
             PeerConfig {
                 client_id: format!("{}-registration", peer_config.client_id),
+                channel: None,
                 ..peer_config.clone()
             },
             sink.clone(),
@@ -297,8 +300,16 @@ impl Driver {
             let idle_ms = waited.elapsed().as_secs_f64() * 1000.0;
             let busy_started = monotonic_now();
             match received {
-                Ok(Event::Request { request, reply }) => {
+                Ok(Event::Request {
+                    request,
+                    reply,
+                    queued_at,
+                }) => {
                     self.pending.insert(request.request_id, reply);
+                    let queued_ms = busy_started
+                        .saturating_duration_since(queued_at)
+                        .as_secs_f64()
+                        * 1000.0;
                     let controller_api =
                         crate::codec::apis::is_controller_api(request.body.api_key());
                     let result = self
@@ -307,7 +318,11 @@ impl Driver {
                     if controller_api {
                         // Kafka's EventQueueProcessingTimeMs: how long the event ran.
                         let ms = busy_started.elapsed().as_secs_f64() * 1000.0;
-                        self.with_metrics(|m, now| m.controller_event_ms.record(now, ms));
+                        let at = crate::network::stats::monotonic_s();
+                        self.with_metrics(|m, _| {
+                            m.controller_event_ms.update(ms, at);
+                            m.event_queue_ms.update(queued_ms, at);
+                        });
                     }
                     self.checked(result)?;
                 }
@@ -448,6 +463,8 @@ impl Driver {
             .speculative_image()
             .unwrap_or(c.committed_image())
             .next_offset;
+        let moved = applied != self.gauges_at.0;
+        let became_active = c.is_active() && !self.gauges_at.1;
         let gauges = if (applied, c.is_active()) != self.gauges_at {
             self.gauges_at = (applied, c.is_active());
             Some(super::controller_metrics::ControllerGauges::of(c))
@@ -460,6 +477,18 @@ impl Driver {
         if let Some(g) = gauges {
             m.controller = g;
         }
+        if moved {
+            m.last_applied_at_ms = Some(now);
+        }
+        m.new_active_controllers += u64::from(became_active);
+        m.number_of_voters = core.voters().len();
+        (m.number_of_observers, m.uncommitted_voter_change) = match core.role() {
+            crate::raft::Role::Leader(l) => (
+                l.observers.len(),
+                l.add_voter.is_some() || l.remove_voter.is_some(),
+            ),
+            _ => (0, false),
+        };
         m.now_ms = now;
         m.current_state = core.state_name();
         m.current_leader = core.leader_id().unwrap_or(-1);

@@ -336,8 +336,20 @@ impl Handler {
                                 body: raft_body,
                             }),
                             reply: tx,
+                            queued_at: queued_now(),
                         };
+                        let heartbeat = matches!(
+                            header.api_key,
+                            kafka_protocol::messages::ApiKey::BrokerHeartbeat
+                        );
                         if !raft.try_send(event) {
+                            if heartbeat {
+                                // Kafka counts a heartbeat that expired in its queue; here one
+                                // refused by a full queue is the same lost heartbeat.
+                                if let Ok(mut m) = raft.metrics.lock() {
+                                    m.timed_out_heartbeats += 1;
+                                }
+                            }
                             return match fallback {
                                 Some(r) => Answer::Now(r, version, corr),
                                 None => Answer::Close,
@@ -565,4 +577,9 @@ impl RequestHandler for Handler {
             encode(&peer, &body, version, corr)
         })
     }
+}
+
+#[allow(clippy::disallowed_methods)] // the queue time of a request is wall-clock by nature
+fn queued_now() -> std::time::Instant {
+    std::time::Instant::now()
 }

@@ -1,13 +1,17 @@
-//! Kafka's raft metrics, kept by the driver thread and served as Prometheus text.
+//! Kafka's raft and controller metrics as plain data, kept by the driver thread; a scrape
+//! takes a [`MetricsView`] of them and `super::exposition` encodes it.
 //!
-//! Names follow the Strimzi/JMX-exporter mapping operators already scrape
-//! (`kafka.server:type=raft-metrics` → `kafka_server_raftmetrics_<name>`, hyphens to
-//! underscores, `current-state` as a one-hot label). Averages, maxima and rates are over a
-//! sliding window like Kafka's sampled stats (2 samples × 30 s). Per-voter lag, in records and
-//! milliseconds, is ferrokraft's own (`ferrokraft_raft_voter_lag_*`).
+//! ```text
+//!   driver ─record / set─▶ RaftMetrics (Mutex) ─read(now)─▶ MetricsView ─▶ exposition
+//! ```
+//!
+//! Averages, maxima and rates are over a sliding window like Kafka's sampled stats
+//! (2 samples × 30 s); the event-queue times are Yammer histograms (`common::yammer`).
+//! Per-voter lag, in records and milliseconds, is ferrokraft's own (`ferrokraft_raft_voter_lag_*`).
 
 use std::collections::{BTreeMap, VecDeque};
-use std::fmt::Write;
+
+use crate::common::yammer::{Histogram, Snapshot};
 
 /// Window of averages, maxima and rates (Kafka: metrics.num.samples=2 × 30 s).
 pub const WINDOW_MS: u64 = 60_000;
@@ -104,8 +108,76 @@ pub struct RaftMetrics {
     pub now_ms: u64,
     /// Kafka's controller gauges.
     pub controller: super::controller_metrics::ControllerGauges,
-    /// Durations of controller calls (ms), for `EventQueueProcessingTimeMs`.
-    pub controller_event_ms: Window,
+    /// Durations of controller calls (ms): `EventQueueProcessingTimeMs`.
+    pub controller_event_ms: Histogram,
+    /// Time controller requests waited in the raft thread's queue (ms): `EventQueueTimeMs`.
+    pub event_queue_ms: Histogram,
+    /// `number-of-voters`.
+    pub number_of_voters: usize,
+    /// `number-of-observers` (leader only).
+    pub number_of_observers: usize,
+    /// `uncommitted-voter-change`: a voter change in progress on the leader.
+    pub uncommitted_voter_change: bool,
+    /// `NewActiveControllersCount`: times this node became the active controller.
+    pub new_active_controllers: u64,
+    /// `TimedOutBrokerHeartbeatCount`: broker heartbeats answered without reaching the
+    /// controller because its queue was full.
+    pub timed_out_heartbeats: u64,
+    /// Wall clock (ms) when the applied offset last moved, for `LastAppliedRecordTimestamp`.
+    pub last_applied_at_ms: Option<u64>,
+}
+
+/// What one scrape reads: the windows and histograms evaluated now.
+#[derive(Debug, Clone)]
+pub struct MetricsView {
+    /// Kafka's `current-state` value.
+    pub current_state: &'static str,
+    /// `current-leader`.
+    pub current_leader: i32,
+    /// `current-vote`.
+    pub current_vote: i32,
+    /// `current-epoch`.
+    pub current_epoch: i32,
+    /// `high-watermark`.
+    pub high_watermark: i64,
+    /// `log-end-offset`.
+    pub log_end_offset: i64,
+    /// `log-end-epoch`.
+    pub log_end_epoch: i32,
+    /// `number-unknown-voter-connections`.
+    pub unknown_voter_connections: usize,
+    /// `number-of-voters`.
+    pub number_of_voters: usize,
+    /// `number-of-observers`.
+    pub number_of_observers: usize,
+    /// `uncommitted-voter-change`.
+    pub uncommitted_voter_change: bool,
+    /// `commit-latency-avg` / `-max` (ms).
+    pub commit_latency: (f64, f64),
+    /// `election-latency-avg` / `-max` (ms).
+    pub election_latency: (f64, f64),
+    /// `fetch-records-rate`.
+    pub fetch_records_rate: f64,
+    /// `append-records-rate`.
+    pub append_records_rate: f64,
+    /// `poll-idle-ratio-avg`.
+    pub poll_idle_ratio_avg: f64,
+    /// Leader only: lag of each other voter.
+    pub voter_lag: BTreeMap<i32, VoterLag>,
+    /// The controller gauges.
+    pub controller: super::controller_metrics::ControllerGauges,
+    /// `EventQueueProcessingTimeMs`.
+    pub event_processing: Snapshot,
+    /// `EventQueueTimeMs`.
+    pub event_queue: Snapshot,
+    /// `NewActiveControllersCount`.
+    pub new_active_controllers: u64,
+    /// `TimedOutBrokerHeartbeatCount`.
+    pub timed_out_heartbeats: u64,
+    /// `LastAppliedRecordTimestamp` (ms since the epoch; 0 none yet).
+    pub last_applied_timestamp_ms: u64,
+    /// `LastAppliedRecordLagMs`.
+    pub last_applied_lag_ms: u64,
 }
 
 impl Default for RaftMetrics {
@@ -128,29 +200,46 @@ impl Default for RaftMetrics {
             voter_lag: BTreeMap::new(),
             now_ms: 0,
             controller: Default::default(),
-            controller_event_ms: Window::default(),
+            controller_event_ms: Histogram::default(),
+            event_queue_ms: Histogram::default(),
+            number_of_voters: 0,
+            number_of_observers: 0,
+            uncommitted_voter_change: false,
+            new_active_controllers: 0,
+            timed_out_heartbeats: 0,
+            last_applied_at_ms: None,
         }
     }
 }
 
 /// Serves a node's metrics over HTTP.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct MetricsSource {
-    /// The node id.
-    pub node_id: i32,
     /// Shared with the driver.
     pub metrics: std::sync::Arc<std::sync::Mutex<RaftMetrics>>,
+    registry: prometheus_client::registry::Registry,
+}
+
+impl MetricsSource {
+    /// The metrics of node `node_id`, kept by its driver (`metrics`) and sockets (`net`).
+    pub fn new(
+        node_id: i32,
+        metrics: std::sync::Arc<std::sync::Mutex<RaftMetrics>>,
+        net: std::sync::Arc<crate::network::stats::NetStats>,
+    ) -> Self {
+        let mut registry = prometheus_client::registry::Registry::default();
+        registry.register_collector(Box::new(super::exposition::Exposition {
+            node_id,
+            metrics: metrics.clone(),
+            net,
+        }));
+        Self { metrics, registry }
+    }
 }
 
 impl crate::network::http::HttpSource for MetricsSource {
     fn metrics(&self) -> String {
-        match self.metrics.lock() {
-            Ok(mut m) => {
-                let now = m.now_ms;
-                m.render(now, self.node_id)
-            }
-            Err(_) => String::new(),
-        }
+        super::exposition::render(&self.registry)
     }
 
     fn ready(&self) -> (bool, String) {
@@ -182,143 +271,43 @@ impl crate::network::http::HttpSource for MetricsSource {
     }
 }
 
-fn gauge(out: &mut String, name: &str, help: &str, value: f64) {
-    let _ = writeln!(out, "# HELP {name} {help}");
-    let _ = writeln!(out, "# TYPE {name} gauge");
-    if value.is_nan() {
-        let _ = writeln!(out, "{name} NaN");
-    } else {
-        let _ = writeln!(out, "{name} {value}");
-    }
-}
-
-/// Kafka's `current-state` values, for the one-hot family.
-const STATES: &[&str] = &[
-    "leader",
-    "candidate",
-    "prospective",
-    "prospective-voted",
-    "unattached",
-    "unattached-voted",
-    "follower",
-    "observer",
-];
-
 impl RaftMetrics {
-    /// Prometheus text exposition (format 0.0.4).
-    pub fn render(&mut self, now_ms: u64, node_id: i32) -> String {
-        let mut out = String::new();
-        let p = "kafka_server_raftmetrics_";
-        let _ = writeln!(out, "# HELP {p}current_state The current state of this member; possible values are leader, prospective, prospective-voted, candidate, unattached-voted, follower, observer, unattached");
-        let _ = writeln!(out, "# TYPE {p}current_state gauge");
-        for s in STATES {
-            let _ = writeln!(
-                out,
-                "{p}current_state{{current_state=\"{s}\"}} {}",
-                u8::from(*s == self.current_state)
-            );
+    /// The metrics as of `now_ms`.
+    pub fn read(&mut self, now_ms: u64) -> MetricsView {
+        MetricsView {
+            current_state: self.current_state,
+            current_leader: self.current_leader,
+            current_vote: self.current_vote,
+            current_epoch: self.current_epoch,
+            high_watermark: self.high_watermark,
+            log_end_offset: self.log_end_offset,
+            log_end_epoch: self.log_end_epoch,
+            unknown_voter_connections: self.unknown_voter_connections,
+            number_of_voters: self.number_of_voters,
+            number_of_observers: self.number_of_observers,
+            uncommitted_voter_change: self.uncommitted_voter_change,
+            commit_latency: (
+                self.commit_latency_ms.avg(now_ms),
+                self.commit_latency_ms.max(now_ms),
+            ),
+            election_latency: (
+                self.election_latency_ms.avg(now_ms),
+                self.election_latency_ms.max(now_ms),
+            ),
+            fetch_records_rate: self.fetch_records.rate(now_ms),
+            append_records_rate: self.append_records.rate(now_ms),
+            poll_idle_ratio_avg: self.poll_idle_ratio.avg(now_ms),
+            voter_lag: self.voter_lag.clone(),
+            controller: self.controller.clone(),
+            event_processing: self.controller_event_ms.snapshot(),
+            event_queue: self.event_queue_ms.snapshot(),
+            new_active_controllers: self.new_active_controllers,
+            timed_out_heartbeats: self.timed_out_heartbeats,
+            last_applied_timestamp_ms: self.last_applied_at_ms.unwrap_or(0),
+            last_applied_lag_ms: self
+                .last_applied_at_ms
+                .map_or(0, |t| now_ms.saturating_sub(t)),
         }
-        gauge(
-            &mut out,
-            &format!("{p}current_leader"),
-            "The current quorum leader's id; -1 indicates unknown",
-            f64::from(self.current_leader),
-        );
-        gauge(
-            &mut out,
-            &format!("{p}current_vote"),
-            "The current voted leader's id; -1 indicates not voted for anyone",
-            f64::from(self.current_vote),
-        );
-        gauge(
-            &mut out,
-            &format!("{p}current_epoch"),
-            "The current quorum epoch.",
-            f64::from(self.current_epoch),
-        );
-        gauge(
-            &mut out,
-            &format!("{p}high_watermark"),
-            "The high watermark maintained on this member; -1 if it is unknown",
-            self.high_watermark as f64,
-        );
-        gauge(
-            &mut out,
-            &format!("{p}log_end_offset"),
-            "The current raft log end offset.",
-            self.log_end_offset as f64,
-        );
-        gauge(
-            &mut out,
-            &format!("{p}log_end_epoch"),
-            "The current raft log end epoch.",
-            f64::from(self.log_end_epoch),
-        );
-        gauge(&mut out, &format!("{p}number_unknown_voter_connections"), "Number of unknown voters whose connection information is not cached; would never be larger than quorum-size.", self.unknown_voter_connections as f64);
-        gauge(
-            &mut out,
-            &format!("{p}commit_latency_avg"),
-            "The average time in milliseconds to commit an entry in the raft log.",
-            self.commit_latency_ms.avg(now_ms),
-        );
-        gauge(
-            &mut out,
-            &format!("{p}commit_latency_max"),
-            "The maximum time in milliseconds to commit an entry in the raft log.",
-            self.commit_latency_ms.max(now_ms),
-        );
-        gauge(
-            &mut out,
-            &format!("{p}election_latency_avg"),
-            "The average time in milliseconds spent on electing a new leader.",
-            self.election_latency_ms.avg(now_ms),
-        );
-        gauge(
-            &mut out,
-            &format!("{p}election_latency_max"),
-            "The maximum time in milliseconds spent on electing a new leader.",
-            self.election_latency_ms.max(now_ms),
-        );
-        gauge(
-            &mut out,
-            &format!("{p}fetch_records_rate"),
-            "The average number of records fetched from the leader of the raft quorum.",
-            self.fetch_records.rate(now_ms),
-        );
-        gauge(
-            &mut out,
-            &format!("{p}append_records_rate"),
-            "The average number of records appended per sec by the leader of the raft quorum.",
-            self.append_records.rate(now_ms),
-        );
-        gauge(&mut out, &format!("{p}poll_idle_ratio_avg"), "The ratio of time the Raft IO thread is idle as opposed to doing work (e.g. handling requests or replicating from the leader)", self.poll_idle_ratio.avg(now_ms));
-        let _ = writeln!(out, "# HELP ferrokraft_raft_voter_lag_records Records each voter is behind the leader's log end offset (leader only).");
-        let _ = writeln!(out, "# TYPE ferrokraft_raft_voter_lag_records gauge");
-        for (id, lag) in &self.voter_lag {
-            let _ = writeln!(
-                out,
-                "ferrokraft_raft_voter_lag_records{{voter_id=\"{id}\"}} {}",
-                lag.records
-            );
-        }
-        let _ = writeln!(out, "# HELP ferrokraft_raft_voter_lag_ms Milliseconds since each voter was last caught up with the leader (leader only; -1 never).");
-        let _ = writeln!(out, "# TYPE ferrokraft_raft_voter_lag_ms gauge");
-        for (id, lag) in &self.voter_lag {
-            let _ = writeln!(
-                out,
-                "ferrokraft_raft_voter_lag_ms{{voter_id=\"{id}\"}} {}",
-                lag.ms
-            );
-        }
-        self.controller.event_queue_processing_time_ms = self.controller_event_ms.avg(now_ms);
-        self.controller.render(&mut out);
-        gauge(
-            &mut out,
-            "ferrokraft_node_id",
-            "This node's node.id.",
-            f64::from(node_id),
-        );
-        out
     }
 
     /// Ready when a leader and the high watermark are known and the committed metadata
@@ -346,7 +335,7 @@ mod tests {
     }
 
     #[test]
-    fn render_uses_kafka_names_and_a_one_hot_state() {
+    fn ready_needs_a_leader_a_high_watermark_and_metadata() {
         let mut m = RaftMetrics {
             current_state: "leader",
             current_leader: 3,
@@ -354,17 +343,6 @@ mod tests {
             ..Default::default()
         };
         m.controller.metadata_loaded = true;
-        m.controller.active_controller_count = 1;
-        m.voter_lag.insert(2, VoterLag { records: 5, ms: 10 });
-        let text = m.render(0, 3);
-        assert!(text.contains("kafka_server_raftmetrics_current_state{current_state=\"leader\"} 1"));
-        assert!(
-            text.contains("kafka_server_raftmetrics_current_state{current_state=\"follower\"} 0")
-        );
-        assert!(text.contains("kafka_server_raftmetrics_current_leader 3"));
-        assert!(text.contains("kafka_server_raftmetrics_high_watermark 42"));
-        assert!(text.contains("ferrokraft_raft_voter_lag_records{voter_id=\"2\"} 5"));
-        assert!(text.contains("kafka_controller_kafkacontroller_activecontrollercount 1"));
         assert!(m.ready());
         m.controller.metadata_loaded = false;
         assert!(

@@ -1,6 +1,7 @@
 //! The I/O shell (Kafka's `ControllerServer` without its configuration): the driver thread
 //! that runs the node state machine (`crate::node`) with the clock and the disk, the request
-//! handler the listeners call, the store behind the Raft core, the metrics endpoint, the
+//! handler the listeners call, the store behind the Raft core, the metrics (plain data kept by
+//! the driver and the sockets, encoded per scrape by `exposition` with `prometheus-client`), the
 //! benchmark workload. It never reads `server.properties`: `crate::launch` builds it from a
 //! `Config`.
 //!
@@ -12,9 +13,12 @@
 //! The driver is the only place that reads the clock.
 pub mod controller_metrics;
 pub mod driver;
+pub mod exposition;
 mod handler;
 pub mod metrics;
 mod not_ready;
+pub mod process_metrics;
+pub mod raft_exposition;
 pub mod store;
 pub mod workload;
 

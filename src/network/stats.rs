@@ -1,0 +1,254 @@
+//! What the socket layer counts for the metrics: Kafka's SocketServer connection metrics per
+//! listener, RequestMetrics per API and version, and the raft channel's traffic.
+//!
+//! ```text
+//!   connection task ─ConnectionGuard (open/created/closed), auth outcome─▶ per-listener counts
+//!   connection task ─api, version, times of one request─▶ per-API histograms
+//!   peer tasks ─one request/response and its bytes─▶ raft channel counters
+//!   GET /metrics (server layer) ─snapshots─▶ Prometheus text
+//! ```
+//!
+//! Plain data under short locks or atomics; the exposition lives in the server layer, so the
+//! socket code only reports what happened.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+use kafka_protocol::messages::ApiKey;
+
+use crate::common::yammer::Histogram;
+
+/// Connection counts of one listener (Kafka's `socket-server-metrics` per listener).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListenerCounts {
+    /// `connection-count`: open now.
+    pub open: u64,
+    /// `connection-creation-total`.
+    pub created: u64,
+    /// `connection-close-total`.
+    pub closed: u64,
+    /// `successful-authentication-total`.
+    pub auth_succeeded: u64,
+    /// `failed-authentication-total`.
+    pub auth_failed: u64,
+}
+
+/// Kafka's RequestMetrics of one API: `RequestsPerSec` per version and the time histograms
+/// (ms), which Kafka keeps per API only.
+#[derive(Debug, Clone, Default)]
+pub struct RequestStats {
+    /// Requests answered, per version.
+    pub count: BTreeMap<i16, u64>,
+    /// `TotalTimeMs`: from the whole frame read to the response written.
+    pub total_ms: Histogram,
+    /// `LocalTimeMs`: the handler (and the raft thread it waits on).
+    pub local_ms: Histogram,
+    /// `ResponseSendTimeMs`: writing the response.
+    pub send_ms: Histogram,
+    /// `RequestBytes`: the request frame's size.
+    pub request_bytes: Histogram,
+}
+
+/// The raft channel's traffic (Kafka's `raft-channel-metrics`): requests this node sends to
+/// the other voters and what comes back.
+#[derive(Debug, Default)]
+pub struct ChannelCounts {
+    requests: AtomicU64,
+    responses: AtomicU64,
+    bytes_out: AtomicU64,
+    bytes_in: AtomicU64,
+}
+
+/// A copy of [`ChannelCounts`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ChannelSnapshot {
+    /// `request-total`.
+    pub requests: u64,
+    /// `response-total`.
+    pub responses: u64,
+    /// `outgoing-byte-total`.
+    pub bytes_out: u64,
+    /// `incoming-byte-total`.
+    pub bytes_in: u64,
+}
+
+impl ChannelCounts {
+    /// One request of `bytes` (frame included) sent.
+    pub fn sent(&self, bytes: usize) {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        self.bytes_out.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// One response of `bytes` (frame included) received.
+    pub fn received(&self, bytes: usize) {
+        self.responses.fetch_add(1, Ordering::Relaxed);
+        self.bytes_in.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// The counts now.
+    pub fn snapshot(&self) -> ChannelSnapshot {
+        ChannelSnapshot {
+            requests: self.requests.load(Ordering::Relaxed),
+            responses: self.responses.load(Ordering::Relaxed),
+            bytes_out: self.bytes_out.load(Ordering::Relaxed),
+            bytes_in: self.bytes_in.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Everything the socket layer counts, shared by the listeners, the peers and `/metrics`.
+#[derive(Debug, Default)]
+pub struct NetStats {
+    listeners: Mutex<BTreeMap<String, ListenerCounts>>,
+    /// API key → stats; `ApiKey` has no order, its number does.
+    requests: Mutex<BTreeMap<i16, RequestStats>>,
+    /// The raft channel (voter-to-voter requests).
+    pub raft_channel: std::sync::Arc<ChannelCounts>,
+}
+
+/// Seconds on the process's monotonic clock, for the histograms' decay.
+#[allow(clippy::disallowed_methods)] // histogram decay is wall-clock by nature; not a core
+pub fn monotonic_s() -> f64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_secs_f64()
+}
+
+impl NetStats {
+    fn with_listener(&self, listener: &str, f: impl FnOnce(&mut ListenerCounts)) {
+        if let Ok(mut map) = self.listeners.lock() {
+            match map.get_mut(listener) {
+                Some(c) => f(c),
+                None => f(map.entry(listener.to_string()).or_default()),
+            }
+        }
+    }
+
+    /// A connection opened on `listener`; closed when the guard drops.
+    pub fn connection_opened(&self, listener: &str) -> ConnectionGuard<'_> {
+        self.with_listener(listener, |c| {
+            c.open += 1;
+            c.created += 1;
+        });
+        ConnectionGuard {
+            stats: self,
+            listener: listener.to_string(),
+        }
+    }
+
+    /// A SASL authentication on `listener` ended.
+    pub fn authenticated(&self, listener: &str, ok: bool) {
+        self.with_listener(listener, |c| {
+            if ok {
+                c.auth_succeeded += 1;
+            } else {
+                c.auth_failed += 1;
+            }
+        });
+    }
+
+    /// One request answered, with its times (ms) and frame size.
+    pub fn request_done(
+        &self,
+        api: ApiKey,
+        version: i16,
+        times: RequestTimes,
+        request_bytes: usize,
+    ) {
+        let now = monotonic_s();
+        if let Ok(mut map) = self.requests.lock() {
+            let s = map.entry(api as i16).or_default();
+            *s.count.entry(version).or_default() += 1;
+            s.total_ms.update(times.total_ms, now);
+            s.local_ms.update(times.local_ms, now);
+            s.send_ms.update(times.send_ms, now);
+            s.request_bytes.update(request_bytes as f64, now);
+        }
+    }
+
+    /// Per-listener connection counts.
+    pub fn listeners(&self) -> BTreeMap<String, ListenerCounts> {
+        self.listeners.lock().map(|m| m.clone()).unwrap_or_default()
+    }
+
+    /// Per-API request stats, by API key number.
+    pub fn requests(&self) -> Vec<(ApiKey, RequestStats)> {
+        let Ok(map) = self.requests.lock() else {
+            return Vec::new();
+        };
+        map.iter()
+            .filter_map(|(key, s)| Some((ApiKey::try_from(*key).ok()?, s.clone())))
+            .collect()
+    }
+}
+
+/// The parts of one request's time, in ms.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RequestTimes {
+    /// Whole frame read → response written.
+    pub total_ms: f64,
+    /// Handler time.
+    pub local_ms: f64,
+    /// Response write time.
+    pub send_ms: f64,
+}
+
+/// Counts a connection closed when dropped.
+#[derive(Debug)]
+pub struct ConnectionGuard<'a> {
+    stats: &'a NetStats,
+    listener: String,
+}
+
+impl Drop for ConnectionGuard<'_> {
+    fn drop(&mut self) {
+        self.stats.with_listener(&self.listener, |c| {
+            c.open = c.open.saturating_sub(1);
+            c.closed += 1;
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connections_count_open_created_and_closed() {
+        let stats = NetStats::default();
+        let a = stats.connection_opened("CONTROLLER");
+        let b = stats.connection_opened("CONTROLLER");
+        drop(a);
+        stats.authenticated("CONTROLLER", false);
+        let c = &stats.listeners()["CONTROLLER"];
+        assert_eq!((c.open, c.created, c.closed, c.auth_failed), (1, 2, 1, 1));
+        drop(b);
+        assert_eq!(stats.listeners()["CONTROLLER"].open, 0);
+    }
+
+    #[test]
+    fn requests_are_kept_per_api_and_version() {
+        let stats = NetStats::default();
+        let t = RequestTimes {
+            total_ms: 3.0,
+            local_ms: 2.0,
+            send_ms: 1.0,
+        };
+        stats.request_done(ApiKey::Fetch, 17, t, 100);
+        stats.request_done(ApiKey::Fetch, 17, t, 100);
+        stats.request_done(ApiKey::Vote, 2, t, 50);
+        let r = stats.requests();
+        assert_eq!(r.len(), 2);
+        assert_eq!((r[0].0, r[0].1.count[&17]), (ApiKey::Fetch, 2));
+        assert_eq!(r[0].1.total_ms.snapshot().max, 3.0);
+        assert_eq!((r[1].0, r[1].1.count[&2]), (ApiKey::Vote, 1));
+        stats.raft_channel.sent(10);
+        stats.raft_channel.received(20);
+        let c = stats.raft_channel.snapshot();
+        assert_eq!(
+            (c.requests, c.responses, c.bytes_out, c.bytes_in),
+            (1, 1, 10, 20)
+        );
+    }
+}
