@@ -125,8 +125,11 @@ fn the_readme_quickstart_runs_as_written() {
     );
     assert!(
         output.lines().any(
-            |l| l.starts_with("kafka_controller_kafkacontroller_globaltopiccount")
-                && l.trim_end().ends_with(" 2")
+            |l| l.starts_with("kafka_controller_kafkacontroller_globaltopiccount ")
+                && l.split_whitespace()
+                    .nth(1)
+                    .and_then(|v| v.parse::<f64>().ok())
+                    == Some(2.0)
         ),
         "the metrics endpoint did not count demo and __consumer_offsets:\n{output}"
     );
