@@ -324,7 +324,7 @@ fn strimzi_pods_run_a_ferrokraft_quorum_serving_a_kafka_broker() {
     for p in &mut pods {
         p.start();
     }
-    let (leader, hw) = wait_quorum(&pods, 1, Duration::from_secs(30));
+    let (first_leader, hw) = wait_quorum(&pods, 1, Duration::from_secs(30));
     for p in &pods {
         let log = p.run_log();
         assert!(log.contains("KRaft storage formatting is done"), "{log}");
@@ -404,8 +404,13 @@ fn strimzi_pods_run_a_ferrokraft_quorum_serving_a_kafka_broker() {
 
     // A voter, then the leader, restarted as Strimzi restarts a pod: SIGTERM, and the run
     // script again, which deletes quorum-state before the server starts.
-    let voter = (1..=3).find(|id| *id != leader).unwrap();
-    for (what, id) in [("voter", voter), ("leader", leader)] {
+    for what in ["voter", "leader"] {
+        // Who leads now, just before the restart.
+        let (current, _) = wait_quorum(&pods, hw_before, Duration::from_secs(20));
+        let id = match what {
+            "voter" => (1..=3).find(|id| *id != current).unwrap(),
+            _ => current,
+        };
         let i = (id - 1) as usize;
         pods[i].stop();
         assert!(
@@ -470,7 +475,10 @@ fn strimzi_pods_run_a_ferrokraft_quorum_serving_a_kafka_broker() {
         );
     }
     broker.kill();
-    eprintln!("strimzi layout test took {:?}", started.elapsed());
+    eprintln!(
+        "strimzi layout test took {:?}; first leader {first_leader}; topics:\n{listed}",
+        started.elapsed()
+    );
 }
 
 #[test]
