@@ -81,7 +81,7 @@ impl KubeApi {
                 let tls = StreamOwned::new(conn, sock);
                 served += 1;
                 // A failed handshake (a client that does not trust us) just ends here.
-                let _ = serve_one(tls, &secrets, &wanted, &log, served % 2 == 0);
+                let _ = serve_one(tls, &secrets, &wanted, &log, served.is_multiple_of(2));
             }
         });
         KubeApi {
