@@ -247,7 +247,7 @@ fn an_unknown_provider_class_and_a_path_outside_allowed_paths_are_refused() {
     refused_by_format_and_start(
         &props,
         &dir,
-        "Invalid value com.example.VaultConfigProvider for configuration config.providers.vault.class: Could not load config provider class or one of its dependencies (ferrokraft offers org.apache.kafka.common.config.provider.FileConfigProvider, org.apache.kafka.common.config.provider.DirectoryConfigProvider, org.apache.kafka.common.config.provider.EnvVarConfigProvider)",
+        "Invalid value com.example.VaultConfigProvider for configuration config.providers.vault.class: Could not load config provider class or one of its dependencies (ferrokraft offers org.apache.kafka.common.config.provider.FileConfigProvider, org.apache.kafka.common.config.provider.DirectoryConfigProvider, org.apache.kafka.common.config.provider.EnvVarConfigProvider, io.strimzi.kafka.EnvVarConfigProvider, io.strimzi.kafka.KubernetesSecretConfigProvider)",
     );
 
     // Kafka only warns about a path outside allowed.paths and leaves the variable as

@@ -10,7 +10,8 @@
 //! MetadataLogConfig). Keys we do not know only warn, as Kafka does, so one file can serve a
 //! Java controller and ferrokraft; invalid or missing required values are errors naming the key
 //! and the value. Each area has its file: `properties` (the raw map, the error, the value
-//! helpers), `providers` (`${provider:[path:]key}` variables, Kafka's config providers), `keys`
+//! helpers), `providers` (`${provider:[path:]key}` variables, Kafka's config providers; Strimzi's
+//! Kubernetes Secret provider in `kubernetes_secret`), `keys`
 //! (the keys known), `listeners` (addresses and listeners), `quorum`,
 //! `metadata_log`, `socket_server` and `connections`, `ssl`, `sasl`; `controller` derives the
 //! controller's settings from a [`Config`].
@@ -22,6 +23,7 @@ pub mod connections;
 pub mod controller;
 pub mod environment;
 mod keys;
+mod kubernetes_secret;
 pub mod listeners;
 mod metadata_log;
 pub mod properties;

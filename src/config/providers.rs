@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
+use super::kubernetes_secret::{self, KubernetesSecretProvider};
 use super::properties::{invalid, ConfigError, Properties};
 
 /// `config.providers`: the names of the providers to configure.
@@ -48,9 +49,9 @@ pub(super) fn is_provider_key(key: &str) -> bool {
             .is_some_and(|rest| rest.ends_with(".class") || rest.contains(".param."))
 }
 
-/// The provider classes ferrokraft implements, by Kafka class name. A later provider (Strimzi's
-/// `EnvVarConfigProvider`, `KubernetesSecretConfigProvider`) is a variant here, its class
-/// name in [`ProviderClass::class_name`] and its configuration in [`ProviderClass::configure`].
+/// The provider classes ferrokraft implements, by Java class name: Kafka's three and Strimzi's
+/// two (a provider is a variant here, its class name in [`ProviderClass::class_name`] and its
+/// configuration in [`ProviderClass::configure`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProviderClass {
     /// `org.apache.kafka.common.config.provider.FileConfigProvider`: a properties file at the
@@ -62,11 +63,23 @@ pub enum ProviderClass {
     /// `org.apache.kafka.common.config.provider.EnvVarConfigProvider`: environment variables
     /// matching `allowlist.pattern`, no path.
     EnvVar,
+    /// `io.strimzi.kafka.EnvVarConfigProvider` (Strimzi's, before Kafka had its own): every
+    /// environment variable, no params, the path ignored.
+    StrimziEnvVar,
+    /// `io.strimzi.kafka.KubernetesSecretConfigProvider`: a Kubernetes Secret's data, the path
+    /// `<namespace>/<secret>` (see [`super::kubernetes_secret`]).
+    KubernetesSecret,
 }
 
 impl ProviderClass {
     /// Every class offered, in the order error messages list them.
-    pub const ALL: &'static [ProviderClass] = &[Self::File, Self::Directory, Self::EnvVar];
+    pub const ALL: &'static [ProviderClass] = &[
+        Self::File,
+        Self::Directory,
+        Self::EnvVar,
+        Self::StrimziEnvVar,
+        Self::KubernetesSecret,
+    ];
 
     /// The Java class name `config.providers.<name>.class` gives.
     pub fn class_name(self) -> &'static str {
@@ -74,6 +87,8 @@ impl ProviderClass {
             Self::File => "org.apache.kafka.common.config.provider.FileConfigProvider",
             Self::Directory => "org.apache.kafka.common.config.provider.DirectoryConfigProvider",
             Self::EnvVar => "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
+            Self::StrimziEnvVar => "io.strimzi.kafka.EnvVarConfigProvider",
+            Self::KubernetesSecret => kubernetes_secret::CLASS_NAME,
         }
     }
 
@@ -119,6 +134,13 @@ impl ProviderClass {
                         .collect(),
                 )
             }
+            Self::StrimziEnvVar => {
+                tracing::info!("Configuring EnvVar config provider: {params:?}");
+                Provider::StrimziEnvVar(env.clone())
+            }
+            Self::KubernetesSecret => {
+                Provider::KubernetesSecret(KubernetesSecretProvider::configure(params, env))
+            }
         })
     }
 }
@@ -129,6 +151,9 @@ enum Provider {
     Directory(AllowedPaths),
     /// The environment variables the allow-list lets through.
     EnvVar(BTreeMap<String, String>),
+    /// The whole environment.
+    StrimziEnvVar(BTreeMap<String, String>),
+    KubernetesSecret(KubernetesSecretProvider),
 }
 
 impl Provider {
@@ -155,6 +180,12 @@ impl Provider {
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect())
             }
+            Self::StrimziEnvVar(vars) => Ok(vars
+                .iter()
+                .filter(|(k, _)| keys.contains(*k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()),
+            Self::KubernetesSecret(provider) => provider.get(path, keys),
         }
     }
 }

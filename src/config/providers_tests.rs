@@ -11,6 +11,8 @@ use crate::config::{Config, ConfigError, Properties};
 const FILE: &str = "org.apache.kafka.common.config.provider.FileConfigProvider";
 const DIRECTORY: &str = "org.apache.kafka.common.config.provider.DirectoryConfigProvider";
 const ENV: &str = "org.apache.kafka.common.config.provider.EnvVarConfigProvider";
+const STRIMZI_ENV: &str = "io.strimzi.kafka.EnvVarConfigProvider";
+const STRIMZI_SECRETS: &str = "io.strimzi.kafka.KubernetesSecretConfigProvider";
 
 fn props(pairs: &[(&str, &str)]) -> Properties {
     pairs
@@ -99,7 +101,7 @@ fn a_class_ferrokraft_does_not_implement_is_refused_naming_the_offered_ones() {
     ]);
     assert_eq!(
         error(&raw, &env(&[])),
-        format!("Invalid value com.example.VaultConfigProvider for configuration config.providers.vault.class: Could not load config provider class or one of its dependencies (ferrokraft offers {FILE}, {DIRECTORY}, {ENV})")
+        format!("Invalid value com.example.VaultConfigProvider for configuration config.providers.vault.class: Could not load config provider class or one of its dependencies (ferrokraft offers {FILE}, {DIRECTORY}, {ENV}, {STRIMZI_ENV}, {STRIMZI_SECRETS})")
     );
     // Java's class lookup does not trim.
     let raw = props(&[
@@ -110,6 +112,27 @@ fn a_class_ferrokraft_does_not_implement_is_refused_naming_the_offered_ones() {
     assert_eq!(
         ProviderClass::from_class_name(ENV),
         Some(ProviderClass::EnvVar)
+    );
+}
+
+#[test]
+fn strimzis_env_var_provider_gives_every_variable_and_ignores_the_path() {
+    // Strimzi's class (kafka-env-var-config-provider 1.1): no allow-list, no params, the path
+    // not looked at; a variable that is not set leaves its placeholder.
+    let raw = props(&[
+        ("config.providers", "senv"),
+        ("config.providers.senv.class", STRIMZI_ENV),
+        ("broker.rack", "${senv:RACK}"),
+        ("node.id", "${senv:any/path:NODE}"),
+        ("log.dirs", "${senv:UNSET}"),
+    ]);
+    let e = env(&[("RACK", "zone-a"), ("NODE", "3")]);
+    assert_eq!(resolved(&raw, &e, "broker.rack"), "zone-a");
+    assert_eq!(resolved(&raw, &e, "node.id"), "3");
+    assert_eq!(resolved(&raw, &e, "log.dirs"), "${senv:UNSET}");
+    assert_eq!(
+        ProviderClass::from_class_name(STRIMZI_SECRETS),
+        Some(ProviderClass::KubernetesSecret)
     );
 }
 

@@ -37,6 +37,7 @@ pub const FERROKRAFT_LOGGERS: &[&str] = &[
     "ferrokraft::config::controller",
     "ferrokraft::config::environment",
     "ferrokraft::config::keys",
+    "ferrokraft::config::kubernetes_secret",
     "ferrokraft::config::listeners",
     "ferrokraft::config::metadata_log",
     "ferrokraft::config::properties",

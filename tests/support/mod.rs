@@ -5,6 +5,7 @@ pub mod cluster;
 pub mod combined;
 pub mod dynamic;
 pub mod kafka;
+pub mod kube_api;
 pub mod metadata_shell;
 pub mod netns;
 pub mod tls;
