@@ -207,6 +207,15 @@ impl Release {
         }
     }
 
+    /// The most partitions one CreatePartitions request may add in all (Kafka 4.4's
+    /// `ReplicationControlManager.validateTotalNumberOfPartitions`); `None` before 4.4.
+    pub fn max_added_partitions_per_request(self) -> Option<u64> {
+        match self {
+            Self::Kafka4_1 => None,
+            Self::Kafka4_4 => Some(10_000),
+        }
+    }
+
     /// The latest production metadata.version: `kafka-storage format`'s default.
     pub fn latest_production_level(self) -> i16 {
         match self {

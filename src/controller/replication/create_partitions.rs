@@ -73,6 +73,28 @@ pub fn create_partitions(
             &ApiError::code(crate::controller::authorization::TOPIC_AUTHORIZATION_FAILED),
         )
     }));
+    // Kafka 4.4 refuses the whole request, before any topic, when the topics it goes on with
+    // would add too many partitions in all (unknown topics and decreases count for nothing);
+    // the event fails, and ControllerApis answers every topic asked for with the error.
+    if let Some(max) = release.max_added_partitions_per_request() {
+        let added = unique.iter().fold(0u64, |n, name| {
+            let requested = req.topics.iter().find(|t| t.name.0.as_str() == *name);
+            let existing = image.topic_by_name(name).map(|t| t.partitions.len() as i64);
+            match (requested, existing) {
+                (Some(t), Some(existing)) if t.count >= 0 => {
+                    n.saturating_add(u64::try_from(i64::from(t.count) - existing).unwrap_or(0))
+                }
+                _ => n,
+            }
+        });
+        if added > max {
+            let e = ApiError::new(
+                errors::POLICY_VIOLATION,
+                "Excessively large number of additional partitions per request.",
+            );
+            return ControllerResult::response_only(create_partitions_error(req, &e));
+        }
+    }
     let mut records = Vec::new();
     for name in unique {
         // The first entry of a name: duplicates never get here.

@@ -338,3 +338,67 @@ fn feature_ranges_follow_the_release() {
         )
     );
 }
+
+/// Kafka 4.4's `validateTotalNumberOfPartitions`: a CreatePartitions request whose topics
+/// would add more than 10,000 partitions in all fails whole, every topic answered
+/// POLICY_VIOLATION "Excessively large number of additional partitions per request.", before
+/// any topic is looked at; exactly 10,000 is allowed. Kafka 4.1 has no such check (the same
+/// request runs into the bound on records per operation instead).
+#[test]
+fn create_partitions_refuses_more_than_10000_added_partitions_in_4_4() {
+    use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
+    use kafka_protocol::messages::{CreatePartitionsRequest, TopicName};
+    let grow = |ctx: &mut Ctx, adds: &[(&str, i32)]| {
+        let req = CreatePartitionsRequest::default()
+            .with_topics(
+                adds.iter()
+                    .map(|(n, count)| {
+                        CreatePartitionsTopic::default()
+                            .with_name(TopicName(StrBytes::from_string(n.to_string())))
+                            .with_count(*count)
+                    })
+                    .collect(),
+            )
+            .with_validate_only(true);
+        match ctx.call(RequestBody::CreatePartitions(req), 3) {
+            ResponseBody::CreatePartitions(r) => r
+                .results
+                .iter()
+                .map(|t| {
+                    (
+                        t.name.0.to_string(),
+                        t.error_code,
+                        t.error_message.as_ref().map(|m| m.to_string()),
+                    )
+                })
+                .collect::<Vec<_>>(),
+            other => panic!("{other:?}"),
+        }
+    };
+    let too_many = [("foo", 6_001), ("bar", 4_002), ("unknown", 50)];
+    let cap = Some("Excessively large number of additional partitions per request.".to_string());
+    let mut v44 = ctx(Release::Kafka4_4, 33);
+    register_4_4(&mut v44, 0);
+    for t in ["foo", "bar"] {
+        assert_eq!(v44.create_topic(t, 1, 1).topics[0].error_code, 0);
+    }
+    let answers = grow(&mut v44, &too_many);
+    assert_eq!(answers.len(), 3);
+    for (name, code, message) in &answers {
+        assert_eq!((*code, message), (errors::POLICY_VIOLATION, &cap), "{name}");
+    }
+    // 10,000 exactly (the unknown topic adds nothing): not refused by the cap.
+    let answers = grow(&mut v44, &[("foo", 6_001), ("bar", 4_001), ("unknown", 50)]);
+    assert!(answers.iter().all(|(_, _, m)| m != &cap), "{answers:?}");
+
+    let mut v41 = ctx(Release::Kafka4_1, 27);
+    v41.register(registration(0, None));
+    let epoch = v41.image().brokers.get(&0).map(|b| b.broker_epoch).unwrap();
+    let offset = v41.log.end();
+    v41.heartbeat(0, epoch, offset, false, false);
+    for t in ["foo", "bar"] {
+        assert_eq!(v41.create_topic(t, 1, 1).topics[0].error_code, 0);
+    }
+    let answers = grow(&mut v41, &too_many);
+    assert!(answers.iter().all(|(_, _, m)| m != &cap), "{answers:?}");
+}
