@@ -104,6 +104,41 @@ pub struct QuorumController {
     /// The controller mutation quotas' buckets (soft state of this node, as Kafka's sensors).
     mutation_quotas: mutation_quotas::MutationQuotas,
     outputs: VecDeque<ControllerOutput>,
+    /// The leader elections the committed log recorded, counted as replayed.
+    election_stats: ElectionStats,
+}
+
+/// Leader elections seen in the committed metadata log (Kafka's `ControllerStats` meters
+/// `UncleanLeaderElectionsPerSec` and `ElectionFromEligibleLeaderReplicasPerSec`, which
+/// Kafka 4.1's `TopicDelta.updateElectionStats` feeds): a PartitionChangeRecord that sets
+/// the leader recovery state to RECOVERING is an unclean election; one whose leader was in
+/// the partition's ELR is an election from the ELR. Records of a loaded snapshot count for
+/// nothing, as in Kafka.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ElectionStats {
+    /// Unclean leader elections.
+    pub unclean: u64,
+    /// Leaders elected from the eligible leader replicas.
+    pub from_elr: u64,
+}
+
+impl ElectionStats {
+    /// Counts `record`, replayed onto `image` (the image before it).
+    fn count(&mut self, image: &MetadataImage, record: &crate::metadata::record::MetadataRecord) {
+        let crate::metadata::record::MetadataRecord::PartitionChange(c) = record else {
+            return;
+        };
+        if c.leader_recovery_state == replication::partition_change::RECOVERING {
+            self.unclean += 1;
+        }
+        let prev = image
+            .topics
+            .get(&c.topic_id)
+            .and_then(|t| t.partitions.get(&c.partition_id));
+        if prev.is_some_and(|p| p.elr.contains(&c.leader)) {
+            self.from_elr += 1;
+        }
+    }
 }
 
 impl QuorumController {
@@ -123,6 +158,7 @@ impl QuorumController {
             leadership: Leadership::Standby { leader_id: None },
             log_levels: LogLevels::default(),
             outputs: VecDeque::new(),
+            election_stats: ElectionStats::default(),
         }
     }
 
@@ -140,6 +176,11 @@ impl QuorumController {
     /// The configuration.
     pub fn config(&self) -> &ControllerConfig {
         &self.cfg
+    }
+
+    /// The leader elections counted in the committed log replayed so far.
+    pub fn election_stats(&self) -> ElectionStats {
+        self.election_stats
     }
 
     /// What the committed log says.

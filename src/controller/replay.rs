@@ -61,12 +61,14 @@ impl QuorumController {
         while self.committed.next_offset < high_watermark {
             let bytes = log.read(self.committed.next_offset, REPLAY_READ_BYTES)?;
             let offsets = &mut self.registration_offsets;
+            let stats = &mut self.election_stats;
             let (replayed, replayed_bytes) = self.committed.replay_batches_observed(
                 &bytes,
                 high_watermark,
                 "metadata log",
                 &mut |image, offset, record| {
                     change_log::replayed(image, record);
+                    stats.count(image, record);
                     active::track_registration(offsets, offset, record)
                 },
             );

@@ -8,7 +8,7 @@ use std::fmt::Error;
 
 use prometheus_client::encoding::DescriptorEncoder;
 
-use super::exposition::{gauge, histogram};
+use super::exposition::{counter, gauge, histogram};
 use super::metrics::MetricsView;
 use crate::controller::QuorumController;
 
@@ -40,6 +40,8 @@ pub struct ControllerGauges {
     pub metadata_loaded: bool,
     /// Registered brokers in controlled shutdown.
     pub controlled_shutdown_broker_count: usize,
+    /// Leader elections counted in the committed log (`ControllerStats`).
+    pub elections: crate::controller::ElectionStats,
 }
 
 impl ControllerGauges {
@@ -61,6 +63,7 @@ impl ControllerGauges {
             last_committed_record_offset: committed.next_offset - 1,
             metadata_error_count: committed.refused_records + committed.undecodable_records,
             metadata_loaded: committed.metadata_version().is_some(),
+            elections: controller.election_stats(),
             ..Default::default()
         };
         // Kept by replay: a metrics update costs nothing per partition.
@@ -157,6 +160,20 @@ pub fn encode_controller(enc: &mut DescriptorEncoder, m: &MetricsView) -> Result
     for (name, help, value) in rows {
         gauge(enc, &format!("{k}{name}"), help, value)?;
     }
+    // ControllerStats meters, as the JMX exporter's rules make a `…PerSec` Count: counters.
+    let s = "kafka_controller_controllerstats_";
+    counter(
+        enc,
+        &format!("{s}uncleanleaderelections"),
+        "Unclean leader elections in the committed metadata log (UncleanLeaderElectionsPerSec).",
+        g.elections.unclean,
+    )?;
+    counter(
+        enc,
+        &format!("{s}electionfromeligibleleaderreplicas"),
+        "Leaders elected from the eligible leader replicas (ElectionFromEligibleLeaderReplicasPerSec).",
+        g.elections.from_elr,
+    )?;
     let e = "kafka_controller_controllereventmanager_";
     histogram(
         enc,

@@ -49,7 +49,12 @@ pub(super) fn gauge(
 }
 
 /// A counter; the text adds `_total` to `name`.
-fn counter(enc: &mut DescriptorEncoder, name: &str, help: &str, value: u64) -> Result<(), Error> {
+pub(super) fn counter(
+    enc: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    value: u64,
+) -> Result<(), Error> {
     ConstCounter::new(value).encode(enc.encode_descriptor(name, help, None, MetricType::Counter)?)
 }
 
@@ -336,6 +341,7 @@ mod tests {
         }));
         if let Ok(mut m) = metrics.lock() {
             m.controller.active_controller_count = 1;
+            m.controller.elections.unclean = 2;
             m.voter_lag
                 .insert(2, super::super::metrics::VoterLag { records: 5, ms: 10 });
             m.event_queue_ms.update(4.0, 1.0);
@@ -358,6 +364,8 @@ mod tests {
             "kafka_server_raftmetrics_number_of_voters 3",
             "ferrokraft_raft_voter_lag_records{voter_id=\"2\"} 5",
             "kafka_controller_kafkacontroller_activecontrollercount 1",
+            "kafka_controller_controllerstats_uncleanleaderelections_total 2",
+            "kafka_controller_controllerstats_electionfromeligibleleaderreplicas_total 0",
             "kafka_controller_controllereventmanager_eventqueuetimems{quantile=\"0.99\"} 4",
             "kafka_controller_controllereventmanager_eventqueuetimems_count 1",
             "kafka_server_raftchannelmetrics_request_total 1",

@@ -785,6 +785,9 @@ fn leaderless_partitions_are_elected_unclean_on_the_timer_once_the_topic_allows_
     );
     assert_eq!(changes[0].leader_recovery_state, 1, "RECOVERING");
     assert_eq!(ctx.image().partition_stats.offline, 0);
+    // Counted once committed, as Kafka's UncleanLeaderElectionsPerSec.
+    assert_eq!(ctx.c.election_stats().unclean, 1);
+    assert_eq!(ctx.c.election_stats().from_elr, 0);
     let expiry = ctx.c.heartbeats().unwrap().next_expiry_ms(9_000);
     assert_eq!(
         ctx.c.poll_timeout(),

@@ -182,3 +182,26 @@ fn eligible_leader_replicas_clean_shutdown() {
     assert_eq!(ctx.register(req).error_code, 0);
     assert_eq!(ctx.partition("t", 0).elr, vec![2]);
 }
+
+/// Kafka 4.1's `ElectionFromEligibleLeaderReplicasPerSec`: broker 2 came back cleanly and is
+/// eligible; when broker 1, the last in-sync replica, is fenced, broker 2 leads from the ELR,
+/// and the committed log counts one election from the ELR and no unclean one.
+#[test]
+fn an_election_from_the_elr_is_counted() {
+    let (mut ctx, epoch) = broker_2_eligible_after_shutdown();
+    let req = registration(2, None)
+        .with_incarnation_id(Uuid::from_u128(77))
+        .with_previous_broker_epoch(epoch);
+    let registered = ctx.register(req);
+    assert_eq!(registered.error_code, 0);
+    let offset = ctx.log.end();
+    ctx.heartbeat(2, registered.broker_epoch, offset, false, false);
+    assert_eq!(ctx.c.election_stats().from_elr, 0);
+    let epoch_1 = ctx.image().brokers[&1].broker_epoch;
+    let offset = ctx.log.end();
+    ctx.heartbeat(1, epoch_1, offset, true, false);
+    let p = ctx.partition("t", 0);
+    assert_eq!(p.leader, 2, "{p:?}");
+    assert_eq!(ctx.c.election_stats().from_elr, 1);
+    assert_eq!(ctx.c.election_stats().unclean, 0);
+}
