@@ -52,6 +52,7 @@ const STRIMZI_KAFKA: &[&str] = &[
     r#"sum(kafka_controller_kafkacontroller_offlinepartitionscount{namespace="$kubernetes_namespace",strimzi_io_name="$strimzi_cluster_name-kafka"})"#,
     r#"sum(kafka_controller_kafkacontroller_activecontrollercount) by (strimzi_io_name, namespace)"#,
     r#"sum(kafka_controller_kafkacontroller_offlinepartitionscount) by (namespace, pod)"#,
+    r#"sum(irate(kafka_controller_controllerstats_uncleanleaderelections_total{namespace="$kubernetes_namespace",strimzi_io_cluster="$strimzi_cluster_name"}[5m]))"#,
 ];
 
 /// Strimzi's AbnormalControllerState expression, loaded as a rule next to ours.
