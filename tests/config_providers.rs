@@ -8,6 +8,8 @@
 // Integration tests drive real processes: unwrapping and wall-clock waits are fine.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
+mod local;
+use local::free_port;
 use std::fs;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -27,14 +29,6 @@ const FILE: &str = "org.apache.kafka.common.config.provider.FileConfigProvider";
 const ENV: &str = "org.apache.kafka.common.config.provider.EnvVarConfigProvider";
 /// A value only the secrets file holds: it must not appear in anything the node prints.
 const TOKEN_SECRET: &str = "fk-token-secret-7f3a9c2e51d8";
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 fn ferrokraft(args: &[&str], env: &[(&str, &str)]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ferrokraft"))

@@ -13,18 +13,11 @@
 // Integration tests drive real processes: unwrapping and wall-clock waits are fine.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-use std::io::{Read, Write};
+mod local;
+use local::{free_port, http_status};
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// podman with storage under `root`.
 fn podman(root: &Path) -> Command {
@@ -45,19 +38,6 @@ fn ok(out: Output, what: &str) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn http_status(port: u16, path: &str) -> Option<u16> {
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut answer = String::new();
-    s.read_to_string(&mut answer).ok()?;
-    answer.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Removes the container and podman's storage (vfs layers are plain files), also on failure.

@@ -9,18 +9,12 @@
 // Integration tests drive real processes: unwrapping and wall-clock waits are fine.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
+mod local;
+use local::free_port;
 use std::fs;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 fn properties(path: &Path, node_id: u16, ports: [u16; 2], dir: &Path) {
     fs::write(

@@ -14,19 +14,13 @@
 // Integration tests drive real processes: unwrapping and wall-clock waits are fine.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
+mod local;
+use local::free_port;
 use std::fs;
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// The tarball of the test's binary, built once per run (packing a debug binary takes
 /// seconds) under cargo's scratch directory for integration tests.

@@ -13,19 +13,12 @@
 // Integration tests drive real processes: unwrapping and wall-clock waits are fine.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
+mod local;
+use local::{free_port, http_status};
 use std::fs;
-use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// The variables a compose file gives an apache/kafka controller (one voter).
 fn controller_env(port: u16, metrics_port: u16, dir: &Path) -> Vec<(String, String)> {
@@ -127,19 +120,6 @@ impl Drop for Node {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn http_status(port: u16, path: &str) -> Option<u16> {
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut answer = String::new();
-    s.read_to_string(&mut answer).ok()?;
-    answer.split_whitespace().nth(1)?.parse().ok()
 }
 
 fn meta_properties(dir: &Path) -> String {

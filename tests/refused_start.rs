@@ -10,6 +10,8 @@
 // Integration tests drive real processes: unwrapping is fine.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod local;
+use local::free_port;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -208,14 +210,6 @@ fn start_is_refused_before_touching_the_directory(port: u16, extra: &str, expect
         before,
         "{extra}: the refused start changed the directory"
     );
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[test]
