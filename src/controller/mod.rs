@@ -106,6 +106,8 @@ pub struct QuorumController {
     outputs: VecDeque<ControllerOutput>,
     /// The leader elections the committed log recorded, counted as replayed.
     election_stats: ElectionStats,
+    /// Snapshots loaded into the committed image (Kafka's `HandleLoadSnapshotCount`).
+    snapshot_loads: u64,
 }
 
 /// Leader elections seen in the committed metadata log (Kafka's `ControllerStats` meters
@@ -159,6 +161,7 @@ impl QuorumController {
             log_levels: LogLevels::default(),
             outputs: VecDeque::new(),
             election_stats: ElectionStats::default(),
+            snapshot_loads: 0,
         }
     }
 
@@ -181,6 +184,12 @@ impl QuorumController {
     /// The leader elections counted in the committed log replayed so far.
     pub fn election_stats(&self) -> ElectionStats {
         self.election_stats
+    }
+
+    /// Snapshots loaded into the committed image since start (at start, and whenever the log
+    /// moved past the image), Kafka's MetadataLoader `HandleLoadSnapshotCount`.
+    pub fn snapshot_loads(&self) -> u64 {
+        self.snapshot_loads
     }
 
     /// What the committed log says.

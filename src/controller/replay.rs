@@ -54,6 +54,7 @@ impl QuorumController {
                             .map(|b| (*b, id.offset - 1))
                             .collect();
                         done.loaded_snapshot = true;
+                        self.snapshot_loads += 1;
                     }
                 }
             }

@@ -13,7 +13,7 @@ use super::metrics::MetricsView;
 use crate::controller::QuorumController;
 
 /// The controller gauges of one node.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ControllerGauges {
     /// 1 on the active controller.
     pub active_controller_count: u8,
@@ -42,6 +42,34 @@ pub struct ControllerGauges {
     pub controlled_shutdown_broker_count: usize,
     /// Leader elections counted in the committed log (`ControllerStats`).
     pub elections: crate::controller::ElectionStats,
+    /// The committed metadata.version level (Kafka's minimum, 3.3-IV3, before one is known):
+    /// MetadataLoader `CurrentMetadataVersion`.
+    pub metadata_version_level: i16,
+    /// MetadataLoader `HandleLoadSnapshotCount`.
+    pub snapshot_loads: u64,
+}
+
+impl Default for ControllerGauges {
+    /// Nothing loaded yet: zero counts, Kafka's minimum metadata.version.
+    fn default() -> Self {
+        Self {
+            active_controller_count: 0,
+            active_broker_count: 0,
+            fenced_broker_count: 0,
+            global_topic_count: 0,
+            global_partition_count: 0,
+            offline_partitions_count: 0,
+            preferred_replica_imbalance_count: 0,
+            last_applied_record_offset: 0,
+            last_committed_record_offset: 0,
+            metadata_error_count: 0,
+            metadata_loaded: false,
+            controlled_shutdown_broker_count: 0,
+            elections: Default::default(),
+            metadata_version_level: crate::common::release::mv::V3_3_IV3,
+            snapshot_loads: 0,
+        }
+    }
 }
 
 impl ControllerGauges {
@@ -64,6 +92,10 @@ impl ControllerGauges {
             metadata_error_count: committed.refused_records + committed.undecodable_records,
             metadata_loaded: committed.metadata_version().is_some(),
             elections: controller.election_stats(),
+            metadata_version_level: committed
+                .metadata_version()
+                .unwrap_or(crate::common::release::mv::V3_3_IV3),
+            snapshot_loads: controller.snapshot_loads(),
             ..Default::default()
         };
         // Kept by replay: a metrics update costs nothing per partition.
@@ -173,6 +205,39 @@ pub fn encode_controller(enc: &mut DescriptorEncoder, m: &MetricsView) -> Result
         &format!("{s}electionfromeligibleleaderreplicas"),
         "Leaders elected from the eligible leader replicas (ElectionFromEligibleLeaderReplicasPerSec).",
         g.elections.from_elr,
+    )?;
+    // MetadataLoader and SnapshotEmitter gauges (`kafka.server`).
+    let l = "kafka_server_metadataloader_";
+    gauge(
+        enc,
+        &format!("{l}currentmetadataversion"),
+        "The metadata.version level of the committed image.",
+        f64::from(g.metadata_version_level),
+    )?;
+    gauge(
+        enc,
+        &format!("{l}currentcontrollerid"),
+        "The active controller's id as the Raft layer knows it (-1: none).",
+        f64::from(m.current_leader),
+    )?;
+    gauge(
+        enc,
+        &format!("{l}handleloadsnapshotcount"),
+        "Snapshots loaded into the metadata image.",
+        g.snapshot_loads as f64,
+    )?;
+    let s = "kafka_server_snapshotemitter_";
+    gauge(
+        enc,
+        &format!("{s}latestsnapshotgeneratedbytes"),
+        "Size of the last snapshot this node wrote (bytes).",
+        m.latest_snapshot_bytes as f64,
+    )?;
+    gauge(
+        enc,
+        &format!("{s}latestsnapshotgeneratedagems"),
+        "Milliseconds since this node last wrote a snapshot (since start before the first).",
+        m.latest_snapshot_age_ms as f64,
     )?;
     let e = "kafka_controller_controllereventmanager_";
     histogram(

@@ -490,6 +490,7 @@ impl Driver {
             _ => (0, false),
         };
         m.now_ms = now;
+        m.latest_snapshot_at_ms.get_or_insert(now);
         m.current_state = core.state_name();
         m.current_leader = core.leader_id().unwrap_or(-1);
         m.current_vote = core.voted_id().unwrap_or(-1);

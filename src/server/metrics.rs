@@ -125,6 +125,11 @@ pub struct RaftMetrics {
     pub timed_out_heartbeats: u64,
     /// Wall clock (ms) when the applied offset last moved, for `LastAppliedRecordTimestamp`.
     pub last_applied_at_ms: Option<u64>,
+    /// Size of the last snapshot this node wrote (SnapshotEmitter `LatestSnapshotGeneratedBytes`).
+    pub latest_snapshot_bytes: u64,
+    /// Wall clock (ms) when this node last wrote a snapshot, else when its metrics began (Kafka
+    /// starts the age at the emitter's creation).
+    pub latest_snapshot_at_ms: Option<u64>,
 }
 
 /// What one scrape reads: the windows and histograms evaluated now.
@@ -178,6 +183,10 @@ pub struct MetricsView {
     pub last_applied_timestamp_ms: u64,
     /// `LastAppliedRecordLagMs`.
     pub last_applied_lag_ms: u64,
+    /// `LatestSnapshotGeneratedBytes`.
+    pub latest_snapshot_bytes: u64,
+    /// `LatestSnapshotGeneratedAgeMs`.
+    pub latest_snapshot_age_ms: u64,
 }
 
 impl Default for RaftMetrics {
@@ -208,6 +217,8 @@ impl Default for RaftMetrics {
             new_active_controllers: 0,
             timed_out_heartbeats: 0,
             last_applied_at_ms: None,
+            latest_snapshot_bytes: 0,
+            latest_snapshot_at_ms: None,
         }
     }
 }
@@ -306,6 +317,10 @@ impl RaftMetrics {
             last_applied_timestamp_ms: self.last_applied_at_ms.unwrap_or(0),
             last_applied_lag_ms: self
                 .last_applied_at_ms
+                .map_or(0, |t| now_ms.saturating_sub(t)),
+            latest_snapshot_bytes: self.latest_snapshot_bytes,
+            latest_snapshot_age_ms: self
+                .latest_snapshot_at_ms
                 .map_or(0, |t| now_ms.saturating_sub(t)),
         }
     }

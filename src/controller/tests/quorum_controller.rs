@@ -77,11 +77,13 @@ fn a_new_listener_loads_the_latest_snapshot_even_with_the_entire_log() {
     // No high watermark known yet: nothing to hand over.
     let none = restarted.replay_committed(&ctx.log, 0).unwrap();
     assert!(!none.loaded_snapshot && none.log_bytes == 0);
+    assert_eq!(restarted.snapshot_loads(), 0);
     let done = restarted.replay_committed(&ctx.log, end).unwrap();
     assert!(
         done.loaded_snapshot,
         "a new listener starts from the latest snapshot"
     );
+    assert_eq!(restarted.snapshot_loads(), 1, "HandleLoadSnapshotCount");
     let tail = ctx.log.read(at, usize::MAX).unwrap().len() as u64;
     assert_eq!(
         done.log_bytes, tail,

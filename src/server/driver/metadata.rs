@@ -62,6 +62,11 @@ impl Driver {
                     "Successfully wrote snapshot {} ({size_bytes} bytes)",
                     id.file_stem()
                 );
+                let now = super::now_ms();
+                if let Ok(mut m) = self.metrics.lock() {
+                    m.latest_snapshot_bytes = size_bytes;
+                    m.latest_snapshot_at_ms = Some(now);
+                }
             }
             // Kafka's snapshot generator reports the fault and goes on; the log keeps
             // everything, so nothing is lost.
