@@ -4,7 +4,8 @@
 // on stdout. Everything else (Kafka's own logging) goes to stderr.
 //
 //   NEW                              -> a fresh controller on a LocalLogManager, active, its
-//                                       activation records:      OK - <rec-hex>...
+//                                       cluster id and activation records:
+//                                       OK <cluster-id> <rec-hex>...
 //   REQ <api> <ver> <hex> [<hint>]   -> the request decoded at <ver>, handled as the
 //                                       controller's ControllerApis would, its response encoded
 //                                       at <ver> and the records committed meanwhile:
@@ -289,7 +290,7 @@ public class DifferentialController {
                 switch (w[0]) {
                     case "NEW":
                         d.reset();
-                        out.println("OK -" + d.newRecords());
+                        out.println("OK " + d.logEnv.clusterId() + d.newRecords());
                         break;
                     case "REQ": {
                         ApiKeys api = ApiKeys.forId(Short.parseShort(w[1]));
@@ -303,9 +304,9 @@ public class DifferentialController {
                             out.println("PLACEMENT " + d.placer.broken);
                             break;
                         }
-                        ByteBuffer bytes = MessageUtil.toByteBufferAccessor(response, version).buffer();
-                        bytes.flip();
-                        byte[] arr = MessageUtil.byteBufferToArray(bytes);
+                        ObjectSerializationCache cache = new ObjectSerializationCache();
+                        byte[] arr = new byte[response.size(cache, version)];
+                        response.write(new ByteBufferAccessor(ByteBuffer.wrap(arr)), cache, version);
                         out.println("OK " + hex(arr) + d.newRecords());
                         break;
                     }
