@@ -135,7 +135,17 @@ public class DifferentialController {
         b.setFenceStaleBrokerIntervalNs(TimeUnit.MILLISECONDS.toNanos(1));
         b.setMaxIdleIntervalNs(OptionalLong.empty());
         b.setLeaderImbalanceCheckIntervalNs(OptionalLong.empty());
-        b.setStaticConfig(Map.of());
+        // What Kafka's ControllerServer sets from the node's KafkaConfig: the static config and
+        // the topic/broker config validator (without it unknown or invalid topic configs pass).
+        Properties props = new Properties();
+        props.put("process.roles", "controller");
+        props.put("node.id", "0");
+        props.put("controller.quorum.voters", "0@localhost:9093");
+        props.put("controller.listener.names", "CONTROLLER");
+        props.put("listeners", "CONTROLLER://localhost:9093");
+        kafka.server.KafkaConfig config = kafka.server.KafkaConfig.fromProps(props);
+        b.setStaticConfig(config.originals());
+        b.setConfigurationValidator(new kafka.server.ControllerConfigurationValidator(config));
         controller = b.build();
         for (int i = 0; i < 2000 && controller.curClaimEpoch() < 0; i++) Thread.sleep(5);
         if (controller.curClaimEpoch() < 0) throw new IllegalStateException("controller never claimed");
