@@ -20,7 +20,8 @@
 //! `DIFF_SEEDS` (sequences, default 40) and `DIFF_SEED_BASE` (first seed, default 1) choose the
 //! work; the test ends by printing `differential fuzz: N sequences, M requests, 0 divergences`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+// The shared test support reads the clock (waits with deadlines); the fuzz itself does not.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod support;
 
@@ -132,7 +133,7 @@ fn on_the_wire(body: ResponseBody, version: i16) -> ResponseBody {
 }
 
 /// Runs `steps` on both sides; the number of requests, or the first divergence.
-fn run(steps: &[Step], kafka: &mut KafkaSide) -> Result<usize, Divergence> {
+fn run(steps: &[Step], kafka: &mut KafkaSide) -> Result<usize, Box<Divergence>> {
     let Answer::Ok(cluster_id, k_records) = kafka.call("NEW") else {
         panic!("NEW answered PLACEMENT")
     };
@@ -147,12 +148,12 @@ fn run(steps: &[Step], kafka: &mut KafkaSide) -> Result<usize, Divergence> {
         records: ks.ids.records(&k_records),
     };
     if fo != ko {
-        return Err(Divergence {
+        return Err(Box::new(Divergence {
             step: None,
             what: "activation records".into(),
             ferrokraft: fo,
             kafka: ko,
-        });
+        }));
     }
     let mut requests = 0;
     for (i, step) in steps.iter().enumerate() {
@@ -206,12 +207,12 @@ fn run(steps: &[Step], kafka: &mut KafkaSide) -> Result<usize, Divergence> {
                 let (khex, kr) = match kafka.call(&line) {
                     Answer::Ok(h, r) => (h, r),
                     Answer::Placement(why) => {
-                        return Err(Divergence {
+                        return Err(Box::new(Divergence {
                             step: Some(i),
                             what: format!("ferrokraft's placement breaks Kafka's placer: {why}"),
                             ferrokraft: fo,
                             kafka: Outcome::default(),
-                        })
+                        }))
                     }
                 };
                 let kresp = decode_kafka(key, version, &khex);
@@ -233,19 +234,19 @@ fn run(steps: &[Step], kafka: &mut KafkaSide) -> Result<usize, Divergence> {
             }
         };
         if fo != ko {
-            return Err(Divergence {
+            return Err(Box::new(Divergence {
                 step: Some(i),
                 what: "answer or records".into(),
                 ferrokraft: fo,
                 kafka: ko,
-            });
+            }));
         }
     }
     Ok(requests)
 }
 
 /// The shortest sequence (dropping steps one at a time while it still diverges).
-fn shrink(mut steps: Vec<Step>, kafka: &mut KafkaSide) -> (Vec<Step>, Divergence) {
+fn shrink(mut steps: Vec<Step>, kafka: &mut KafkaSide) -> (Vec<Step>, Box<Divergence>) {
     let mut last = run(&steps, kafka).expect_err("diverges");
     if let Some(at) = last.step {
         steps.truncate(at + 1);

@@ -89,9 +89,15 @@ pub fn placement_hint(records: &[Vec<u8>], placed: &[String]) -> Option<String> 
     let mut order: Vec<String> = Vec::new();
     let mut parts: BTreeMap<String, Vec<(i64, Vec<i64>)>> = BTreeMap::new();
     let mut names: BTreeMap<String, String> = BTreeMap::new();
-    for r in records.iter().filter_map(|r| ApiMessageAndVersion::decode(r).ok()) {
+    for r in records
+        .iter()
+        .filter_map(|r| ApiMessageAndVersion::decode(r).ok())
+    {
         let json = r.message.body_json(r.version);
-        let id = json.get("topic_id").and_then(Value::as_str).map(str::to_string);
+        let id = json
+            .get("topic_id")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         match (r.message.name(), id) {
             ("TopicRecord", Some(id)) => {
                 let name = json.get("name").and_then(Value::as_str).unwrap_or("");
@@ -101,7 +107,10 @@ pub fn placement_hint(records: &[Vec<u8>], placed: &[String]) -> Option<String> 
                 }
             }
             ("PartitionRecord", Some(id)) => {
-                let p = json.get("partition_id").and_then(Value::as_i64).unwrap_or(-1);
+                let p = json
+                    .get("partition_id")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(-1);
                 let replicas = json
                     .get("replicas")
                     .and_then(Value::as_array)
@@ -119,7 +128,12 @@ pub fn placement_hint(records: &[Vec<u8>], placed: &[String]) -> Option<String> 
             let mut ps = ps.clone();
             ps.sort();
             ps.iter()
-                .map(|(_, rs)| rs.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(","))
+                .map(|(_, rs)| {
+                    rs.iter()
+                        .map(|b| b.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                })
                 .collect::<Vec<_>>()
                 .join(";")
         })

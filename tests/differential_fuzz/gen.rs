@@ -165,7 +165,9 @@ fn step(rng: &mut Rng) -> Step {
             version: pick(rng, &[0, 1]),
         },
         60..=84 => Step::CreateTopics {
-            topics: (0..pick(rng, &[1, 1, 2, 3])).map(|_| topic_spec(rng)).collect(),
+            topics: (0..pick(rng, &[1, 1, 2, 3]))
+                .map(|_| topic_spec(rng))
+                .collect(),
             validate_only: chance(rng, 10),
             version: 2 + rng.below(6) as i16,
         },

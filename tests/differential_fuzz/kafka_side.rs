@@ -65,7 +65,10 @@ impl KafkaSide {
         if !jars.join(".complete").exists() {
             for artifact in TEST_JARS {
                 run(
-                    Command::new("mvn").args(["-B", "-q", "dependency:copy"]).arg(format!("-Dartifact={artifact}")).arg(format!("-DoutputDirectory={}", jars.display())),
+                    Command::new("mvn")
+                        .args(["-B", "-q", "dependency:copy"])
+                        .arg(format!("-Dartifact={artifact}"))
+                        .arg(format!("-DoutputDirectory={}", jars.display())),
                     &format!("mvn dependency:copy {artifact}"),
                 );
             }
@@ -78,7 +81,10 @@ impl KafkaSide {
             Command::new("javac")
                 .args(["-nowarn", "-cp", &cp, "-d"])
                 .arg(&classes)
-                .arg(k.repo.join("interop/java/difffuzz/DifferentialController.java")),
+                .arg(
+                    k.repo
+                        .join("interop/java/difffuzz/DifferentialController.java"),
+                ),
             "javac DifferentialController.java",
         );
         let log = std::fs::File::create(dir.join("kafka-side.log")).expect("log file");
@@ -86,7 +92,9 @@ impl KafkaSide {
             .args(["-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"])
             .arg(format!(
                 "-Dlog4j2.configurationFile={}",
-                k.repo.join("interop/kafka/log4j2-tools.properties").display()
+                k.repo
+                    .join("interop/kafka/log4j2-tools.properties")
+                    .display()
             ))
             .arg("-cp")
             .arg(format!("{}:{cp}", classes.display()))
@@ -109,7 +117,9 @@ impl KafkaSide {
         writeln!(self.stdin, "{line}").expect("write to the Kafka side");
         self.stdin.flush().expect("flush");
         let mut out = String::new();
-        self.stdout.read_line(&mut out).expect("read the Kafka side");
+        self.stdout
+            .read_line(&mut out)
+            .expect("read the Kafka side");
         let mut words = out.split_whitespace();
         match words.next() {
             Some("OK") => {
