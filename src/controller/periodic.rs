@@ -42,9 +42,12 @@ impl ActiveController {
             if self.lost_leadership {
                 return;
             }
+            // Kafka 4.1's maybeFenceOneStaleBroker drops an entry of an unknown broker or of
+            // an older epoch, and fences any other, also one already fenced (a fenced broker
+            // that heartbeated and then went quiet gets its fencing record again).
             let current = self.image.brokers.get(&broker_id);
             match current {
-                Some(b) if b.broker_epoch == epoch && !b.fenced => {}
+                Some(b) if b.broker_epoch == epoch => {}
                 _ => continue,
             }
             tracing::info!(

@@ -17,7 +17,7 @@ use uuid::Uuid;
 
 use super::placement::{Placer, UsableBroker};
 use crate::controller::config::ControllerConfig;
-use crate::controller::configs::topic_configs::{effective_topic_configs, validate_topic_config};
+use crate::controller::configs::topic_configs::{effective_topic_configs, validate_topic_configs};
 use crate::controller::errors::{self, ApiError};
 use crate::controller::features::partition_record_version;
 use crate::controller::result::{ControllerResult, RecordOut};
@@ -234,9 +234,17 @@ fn create_topic(
             None => configs.push((c.name.to_string(), value)),
         }
     }
-    for (k, v) in &configs {
-        validate_topic_config(k, v).map_err(|m| ApiError::new(errors::INVALID_CONFIG, m))?;
-    }
+    // Kafka's LogConfig.validate, as for an alteration: every unknown name before any value,
+    // then the values in definition order, then the rules between values.
+    let all: std::collections::BTreeMap<String, String> = configs.iter().cloned().collect();
+    validate_topic_configs(&all, None).map_err(|m| ApiError::new(errors::INVALID_CONFIG, m))?;
+    // Kafka's translateCreationConfigs puts them in a `new HashMap<>()`: its ConfigRecords
+    // come in that map's order.
+    crate::common::java::java_hash_map_order(
+        &mut configs,
+        crate::common::java::Built::Default,
+        |(k, _)| k.as_str(),
+    );
     let assignments = assign(image, cfg, placer, rng, t)?;
     // The controller mutation quota, once the topic is known to be valid (Kafka's order;
     // validate_only spends it too).
@@ -303,7 +311,9 @@ fn create_topic(
                 .with_is_sensitive(false)
         })
         .collect();
+    // Kafka's schema defaults ErrorMessage to null; the generated default here is "".
     let result = CreatableTopicResult::default()
+        .with_error_message(None)
         .with_name(t.name.clone())
         .with_topic_id(topic_id)
         .with_num_partitions(assignments.len() as i32)

@@ -205,3 +205,31 @@ fn an_election_from_the_elr_is_counted() {
     assert_eq!(ctx.c.election_stats().from_elr, 1);
     assert_eq!(ctx.c.election_stats().unclean, 0);
 }
+
+/// Kafka 4.1's `maybeFenceOneStaleBroker` fences every broker whose heartbeat session expired
+/// at its current epoch, one already fenced too: a registered broker that heartbeated while
+/// still fenced (behind the metadata log) and then went quiet gets a BrokerRegistrationChange
+/// record fencing it once its session times out, as the differential fuzz against Kafka's
+/// QuorumController showed (#36).
+#[test]
+fn a_fenced_broker_whose_session_expires_is_fenced_again() {
+    use crate::metadata::record::MetadataRecord;
+    let mut ctx = Ctx::active(27);
+    let r = ctx.register(registration(1, None));
+    assert_eq!(r.error_code, 0);
+    // Behind the log: stays fenced.
+    let hb = ctx.heartbeat(1, r.broker_epoch, -1, false, false);
+    assert!(hb.is_fenced);
+    let end = ctx.log.end();
+    ctx.advance(10_000);
+    use crate::raft::LogReader;
+    let bytes = ctx.log.read(end, usize::MAX).unwrap();
+    let mut image = crate::metadata::image::MetadataImage::new();
+    let mut fenced = Vec::new();
+    image.replay_batches_observed(&bytes, i64::MAX, "test", &mut |_, _, r| {
+        if let MetadataRecord::BrokerRegistrationChange(c) = r {
+            fenced.push((c.broker_id, c.broker_epoch, c.fenced));
+        }
+    });
+    assert_eq!(fenced, vec![(1, r.broker_epoch, 1)]);
+}

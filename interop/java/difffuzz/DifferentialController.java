@@ -1,0 +1,339 @@
+// Drives one Apache Kafka QuorumController in-process for tests/differential_fuzz.rs.
+//
+// Data flow: the test writes one command a line on stdin; this program answers one line each
+// on stdout. Everything else (Kafka's own logging) goes to stderr.
+//
+//   NEW                              -> a fresh controller on a LocalLogManager, active, its
+//                                       cluster id and activation records:
+//                                       OK <cluster-id> <rec-hex>...
+//   REQ <api> <ver> <hex> [<hint>]   -> the request decoded at <ver>, handled as the
+//                                       controller's ControllerApis would, its response encoded
+//                                       at <ver> and the records committed meanwhile:
+//                                       OK <resp-hex> <rec-hex>...
+//   TIME <ms>                        -> the mock clock moves, due deferred events (session
+//                                       expiry fencing) run:      OK - <rec-hex>...
+//
+// <hint>: ferrokraft's own replica placement for this request (topics '|', partitions ';',
+// replicas ','). Kafka's StripedReplicaPlacer runs first (its refusals stand); when it places,
+// the hint replaces its choice if it keeps the placer's invariants, so both controllers hold
+// the same replicas downstream. A hint that breaks them is answered "PLACEMENT <why>".
+//
+// Lives in Kafka's controller package only to reach QuorumController.appendReadEvent (used to
+// wait until every due deferred event has run).
+package org.apache.kafka.controller;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.ByteBuffer;
+import java.util.*;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.InvalidReplicationFactorException;
+import org.apache.kafka.common.message.*;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.protocol.MessageUtil;
+import org.apache.kafka.common.protocol.ObjectSerializationCache;
+import org.apache.kafka.common.requests.ApiError;
+import org.apache.kafka.common.requests.CreateTopicsRequest;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
+import org.apache.kafka.common.utils.LogContext;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.metadata.MetadataRecordSerde;
+import org.apache.kafka.metadata.bootstrap.BootstrapMetadata;
+import org.apache.kafka.metadata.placement.*;
+import org.apache.kafka.metalog.LocalLogManagerTestEnv;
+import org.apache.kafka.server.common.ApiMessageAndVersion;
+import org.apache.kafka.server.common.MetadataVersion;
+import org.apache.kafka.server.fault.FaultHandler;
+import org.apache.kafka.server.fault.FaultHandlerException;
+
+public class DifferentialController {
+    /** A clock that moves only when told (Kafka's MockTime, without the test jar it sits in). */
+    static final class StepTime implements Time {
+        volatile long nanos = TimeUnit.MILLISECONDS.toNanos(1_000);
+        public long milliseconds() { return TimeUnit.NANOSECONDS.toMillis(nanos); }
+        public long nanoseconds() { return nanos; }
+        public void sleep(long ms) { nanos += TimeUnit.MILLISECONDS.toNanos(ms); }
+        public void waitObject(Object o, java.util.function.Supplier<Boolean> c, long deadline) {
+            throw new UnsupportedOperationException("waitObject");
+        }
+    }
+
+    /** Kafka's placer, with ferrokraft's choice substituted when it keeps its invariants. */
+    static final class HintedPlacer implements ReplicaPlacer {
+        final StripedReplicaPlacer kafka = new StripedReplicaPlacer(new Random(42));
+        final Deque<List<List<Integer>>> hints = new ArrayDeque<>();
+        String broken;
+
+        public TopicAssignment place(PlacementSpec spec, ClusterDescriber cluster) {
+            TopicAssignment own = kafka.place(spec, cluster);
+            List<List<Integer>> hint = hints.poll();
+            if (hint == null) return own;
+            Map<Integer, UsableBroker> usable = new HashMap<>();
+            cluster.usableBrokers().forEachRemaining(b -> usable.put(b.id(), b));
+            long unfenced = usable.values().stream().filter(b -> !b.fenced()).count();
+            String why = null;
+            if (hint.size() != own.assignments().size()) why = "partitions " + hint.size() + " != " + own.assignments().size();
+            for (List<Integer> rs : hint) {
+                if (why != null) break;
+                if (rs.size() != spec.numReplicas()) why = "replicas " + rs;
+                else if (new HashSet<>(rs).size() != rs.size()) why = "repeated broker " + rs;
+                else if (!rs.stream().allMatch(usable::containsKey)) why = "unusable broker " + rs;
+                else if (usable.get(rs.get(0)).fenced()) why = "fenced leader " + rs;
+                else if (unfenced >= rs.size() && rs.stream().anyMatch(r -> usable.get(r).fenced())) why = "fenced replica while unfenced remain " + rs;
+            }
+            if (why != null) {
+                broken = why;
+                return own;
+            }
+            List<PartitionAssignment> out = new ArrayList<>();
+            for (List<Integer> rs : hint) out.add(new PartitionAssignment(rs, cluster));
+            return new TopicAssignment(out);
+        }
+    }
+
+    static final FaultHandler FAULTS = new FaultHandler() {
+        public RuntimeException handleFault(String failureMessage, Throwable cause) {
+            System.err.println("FAULT " + failureMessage);
+            if (cause != null) cause.printStackTrace();
+            return new FaultHandlerException(failureMessage, cause);
+        }
+    };
+
+    LocalLogManagerTestEnv logEnv;
+    QuorumController controller;
+    StepTime time;
+    HintedPlacer placer;
+    int seen;
+
+    void reset() throws Exception {
+        close();
+        time = new StepTime();
+        placer = new HintedPlacer();
+        logEnv = new LocalLogManagerTestEnv.Builder(1).build();
+        QuorumController.Builder b = new QuorumController.Builder(0, logEnv.clusterId());
+        b.setTime(time);
+        b.setRaftClient(logEnv.logManagers().get(0));
+        b.setBootstrapMetadata(BootstrapMetadata.fromVersion(MetadataVersion.IBP_4_1_IV1, "difffuzz"));
+        b.setQuorumFeatures(new QuorumFeatures(0, QuorumFeatures.defaultSupportedFeatureMap(true), List.of(0)));
+        b.setConfigSchema(kafka.server.KafkaRaftServer$.MODULE$.configSchema());
+        b.setFatalFaultHandler(FAULTS);
+        b.setNonFatalFaultHandler(FAULTS);
+        b.setDefaultReplicationFactor((short) 1);
+        b.setDefaultNumPartitions(1);
+        b.setReplicaPlacer(placer);
+        b.setSessionTimeoutNs(TimeUnit.MILLISECONDS.toNanos(9_000));
+        // Checked every mock millisecond, so an expiry is seen at the first step past it, as
+        // ferrokraft's exact expiry timer sees it.
+        b.setFenceStaleBrokerIntervalNs(TimeUnit.MILLISECONDS.toNanos(1));
+        b.setMaxIdleIntervalNs(OptionalLong.empty());
+        b.setLeaderImbalanceCheckIntervalNs(OptionalLong.empty());
+        // What Kafka's ControllerServer sets from the node's KafkaConfig: the static config and
+        // the topic/broker config validator (without it unknown or invalid topic configs pass).
+        Properties props = new Properties();
+        props.put("process.roles", "controller");
+        props.put("node.id", "0");
+        props.put("controller.quorum.voters", "0@localhost:9093");
+        props.put("controller.listener.names", "CONTROLLER");
+        props.put("listeners", "CONTROLLER://localhost:9093");
+        kafka.server.KafkaConfig config = kafka.server.KafkaConfig.fromProps(props);
+        b.setStaticConfig(config.originals());
+        b.setConfigurationValidator(new kafka.server.ControllerConfigurationValidator(config));
+        controller = b.build();
+        for (int i = 0; i < 2000 && controller.curClaimEpoch() < 0; i++) Thread.sleep(5);
+        if (controller.curClaimEpoch() < 0) throw new IllegalStateException("controller never claimed");
+        quiesce();
+        seen = 0;
+    }
+
+    void close() throws Exception {
+        if (controller != null) {
+            controller.beginShutdown();
+            controller.close();
+            logEnv.close();
+            controller = null;
+        }
+    }
+
+    /** Waits until every event queued or due by now has run. */
+    void quiesce() throws Exception {
+        for (int i = 0; i < 3; i++) {
+            controller.appendReadEvent("difffuzz quiesce", OptionalLong.empty(), () -> null).get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    String newRecords() {
+        List<ApiMessageAndVersion> all = logEnv.allRecords();
+        StringBuilder sb = new StringBuilder();
+        for (int i = seen; i < all.size(); i++) {
+            ApiMessageAndVersion r = all.get(i);
+            ObjectSerializationCache cache = new ObjectSerializationCache();
+            int size = MetadataRecordSerde.INSTANCE.recordSize(r, cache);
+            ByteBuffer buf = ByteBuffer.allocate(size);
+            MetadataRecordSerde.INSTANCE.write(r, cache, new ByteBufferAccessor(buf));
+            sb.append(' ').append(hex(buf.array()));
+        }
+        seen = all.size();
+        return sb.toString();
+    }
+
+    static String hex(byte[] b) {
+        StringBuilder sb = new StringBuilder();
+        for (byte x : b) sb.append(String.format("%02x", x));
+        return sb.toString();
+    }
+
+    static ByteBuffer unhex(String s) {
+        byte[] b = new byte[s.length() / 2];
+        for (int i = 0; i < b.length; i++) b[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
+        return ByteBuffer.wrap(b);
+    }
+
+    static List<List<List<Integer>>> parseHint(String s) {
+        List<List<List<Integer>>> topics = new ArrayList<>();
+        for (String t : s.split("\\|")) {
+            List<List<Integer>> parts = new ArrayList<>();
+            for (String p : t.split(";")) {
+                List<Integer> rs = new ArrayList<>();
+                for (String r : p.split(",")) rs.add(Integer.parseInt(r));
+                parts.add(rs);
+            }
+            topics.add(parts);
+        }
+        return topics;
+    }
+
+    ControllerRequestContext context(ApiKeys api, short version) {
+        RequestHeaderData header = new RequestHeaderData().setRequestApiKey(api.id)
+            .setRequestApiVersion(version).setClientId("difffuzz").setCorrelationId(1);
+        return new ControllerRequestContext(header, KafkaPrincipal.ANONYMOUS, OptionalLong.empty());
+    }
+
+    static <T> T await(CompletableFuture<T> f) throws Exception {
+        return f.get(30, TimeUnit.SECONDS);
+    }
+
+    static Throwable cause(Throwable t) {
+        while ((t instanceof java.util.concurrent.ExecutionException || t instanceof java.util.concurrent.CompletionException) && t.getCause() != null) t = t.getCause();
+        return t;
+    }
+
+    ApiMessage handle(ApiKeys api, short version, ByteBuffer body) throws Exception {
+        ByteBufferAccessor in = new ByteBufferAccessor(body);
+        ControllerRequestContext ctx = context(api, version);
+        switch (api) {
+            case BROKER_REGISTRATION: {
+                BrokerRegistrationRequestData req = new BrokerRegistrationRequestData(in, version);
+                try {
+                    long epoch = await(controller.registerBroker(ctx, req)).epoch();
+                    return new BrokerRegistrationResponseData().setBrokerEpoch(epoch);
+                } catch (Exception e) {
+                    return new BrokerRegistrationResponseData().setErrorCode(Errors.forException(cause(e)).code());
+                }
+            }
+            case BROKER_HEARTBEAT: {
+                BrokerHeartbeatRequestData req = new BrokerHeartbeatRequestData(in, version);
+                try {
+                    var reply = await(controller.processBrokerHeartbeat(ctx, req));
+                    return new BrokerHeartbeatResponseData().setIsCaughtUp(reply.isCaughtUp())
+                        .setIsFenced(reply.isFenced()).setShouldShutDown(reply.shouldShutDown());
+                } catch (Exception e) {
+                    return new BrokerHeartbeatResponseData().setErrorCode(Errors.forException(cause(e)).code());
+                }
+            }
+            case CREATE_TOPICS:
+                return createTopics(ctx, new CreateTopicsRequestData(in, version), version);
+            default:
+                throw new IllegalArgumentException("API not driven yet: " + api);
+        }
+    }
+
+    /** ControllerApis.createTopics with every principal authorized (ANONYMOUS, no authorizer). */
+    ApiMessage createTopics(ControllerRequestContext ctx, CreateTopicsRequestData request, short version) throws Exception {
+        Set<String> names = new HashSet<>();
+        Set<String> duplicates = new HashSet<>();
+        for (CreateTopicsRequestData.CreatableTopic t : request.topics()) {
+            if (!duplicates.contains(t.name()) && !names.add(t.name())) {
+                names.remove(t.name());
+                duplicates.add(t.name());
+            }
+        }
+        Set<String> allowed = new HashSet<>(names);
+        allowed.remove("__cluster_metadata");
+        CreateTopicsRequestData effective = request.duplicate();
+        effective.topics().removeIf(t -> duplicates.contains(t.name()) || !allowed.contains(t.name()));
+        try {
+            CreateTopicsResponseData response = await(controller.createTopics(ctx, effective, allowed));
+            for (String name : duplicates) {
+                response.topics().add(new CreateTopicsResponseData.CreatableTopicResult().setName(name)
+                    .setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Duplicate topic name."));
+            }
+            for (String name : names) {
+                if (name.equals("__cluster_metadata")) {
+                    response.topics().add(new CreateTopicsResponseData.CreatableTopicResult().setName(name)
+                        .setErrorCode(Errors.INVALID_REQUEST.code())
+                        .setErrorMessage("Creation of internal topic __cluster_metadata is prohibited."));
+                }
+            }
+            return response;
+        } catch (Exception e) {
+            return new CreateTopicsRequest(request, version).getErrorResponse(cause(e)).data();
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        DifferentialController d = new DifferentialController();
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
+        java.io.PrintStream out = new java.io.PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false);
+        System.setOut(System.err);
+        String line;
+        while ((line = in.readLine()) != null) {
+            String[] w = line.trim().split(" ");
+            try {
+                switch (w[0]) {
+                    case "NEW":
+                        d.reset();
+                        out.println("OK " + d.logEnv.clusterId() + d.newRecords());
+                        break;
+                    case "REQ": {
+                        ApiKeys api = ApiKeys.forId(Short.parseShort(w[1]));
+                        short version = Short.parseShort(w[2]);
+                        d.placer.hints.clear();
+                        d.placer.broken = null;
+                        if (w.length > 4) d.placer.hints.addAll(parseHint(w[4]));
+                        ApiMessage response = d.handle(api, version, unhex(w[3]));
+                        d.quiesce();
+                        if (d.placer.broken != null) {
+                            out.println("PLACEMENT " + d.placer.broken);
+                            break;
+                        }
+                        ObjectSerializationCache cache = new ObjectSerializationCache();
+                        byte[] arr = new byte[response.size(cache, version)];
+                        response.write(new ByteBufferAccessor(ByteBuffer.wrap(arr)), cache, version);
+                        out.println("OK " + hex(arr) + d.newRecords());
+                        break;
+                    }
+                    case "TIME":
+                        d.time.sleep(Long.parseLong(w[1]));
+                        d.quiesce();
+                        out.println("OK -" + d.newRecords());
+                        break;
+                    default:
+                        out.println("ERR unknown command " + w[0]);
+                }
+            } catch (Throwable t) {
+                t.printStackTrace();
+                out.println("ERR " + String.valueOf(cause(t)).replace('\n', ' '));
+            }
+            out.flush();
+        }
+        d.close();
+    }
+}

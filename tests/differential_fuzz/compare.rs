@@ -1,0 +1,142 @@
+//! Both sides' answers and records, decoded and normalised, then compared field by field.
+//!
+//! Normalisations (each is a difference that is not behaviour):
+//! - Topic ids are random on both sides (Kafka: `Uuid.randomUuid()`; ferrokraft: its seeded
+//!   generator): every id a side assigned in a TopicRecord is replaced, wherever it appears in
+//!   that side's records and CreateTopics answers, by `<id of NAME>`.
+//! - Replica placement is random on both sides with different generators: ferrokraft's choice
+//!   is handed to Kafka as a hint (see kafka_side.rs); Kafka's placer still runs and decides
+//!   every refusal, and the hint is used only if it keeps the placer's invariants (count,
+//!   distinct, usable, unfenced leader, no fenced replica while enough unfenced brokers), so
+//!   everything downstream of the replicas is compared exactly.
+//! - Heartbeat metadata offsets are symbolic (caught up: 2^40, behind: 0), and broker epochs in
+//!   requests are each side's own last answer, because the two logs hold different control
+//!   records (the LeaderChange batch) at different offsets.
+//! - Nothing else: record versions, every record field and every response field are compared.
+
+use std::collections::BTreeMap;
+
+use ferrokraft::metadata::record::ApiMessageAndVersion;
+use serde_json::Value;
+
+/// What one side did in one step, normalised, as text lines to compare and print.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Outcome {
+    pub response: Option<String>,
+    pub records: Vec<String>,
+}
+
+/// Per side: each topic id it assigned (Kafka's base64 form) and the topic's name.
+#[derive(Debug, Default)]
+pub struct Ids {
+    pub names: BTreeMap<String, String>,
+}
+
+impl Ids {
+    fn map_value(&self, v: &mut Value) {
+        match v {
+            Value::String(s) => {
+                if let Some(name) = self.names.get(s.as_str()) {
+                    *s = format!("<id of {name}>");
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(|x| self.map_value(x)),
+            Value::Object(o) => o.values_mut().for_each(|x| self.map_value(x)),
+            _ => {}
+        }
+    }
+
+    /// Learns the topic ids in `records`, then renders each normalised.
+    pub fn records(&mut self, records: &[Vec<u8>]) -> Vec<String> {
+        let decoded: Vec<Result<ApiMessageAndVersion, String>> = records
+            .iter()
+            .map(|r| ApiMessageAndVersion::decode(r).map_err(|e| format!("{e:?}")))
+            .collect();
+        for r in decoded.iter().flatten() {
+            let json = r.message.body_json(r.version);
+            if r.message.name() == "TopicRecord" {
+                if let (Some(Value::String(id)), Some(Value::String(name))) =
+                    (json.get("topic_id"), json.get("name"))
+                {
+                    self.names.insert(id.clone(), name.clone());
+                }
+            }
+        }
+        decoded
+            .into_iter()
+            .zip(records)
+            .map(|(r, raw)| match r {
+                Ok(r) => {
+                    let mut json = r.message.body_json(r.version);
+                    self.map_value(&mut json);
+                    format!("{} v{} {}", r.message.name(), r.version, json)
+                }
+                Err(e) => format!("undecodable record {} ({e})", crate::kafka_side::hex(raw)),
+            })
+            .collect()
+    }
+
+    /// The name a topic id stands for on this side, if it assigned it.
+    pub fn name_of(&self, id: &uuid::Uuid) -> Option<&String> {
+        self.names
+            .get(&ferrokraft::common::uuid::uuid_to_kafka_string(id))
+    }
+}
+
+/// The placement hint for Kafka: the replicas ferrokraft chose, topic by topic, for the
+/// topics of `placed` (names created without explicit assignments), in record order.
+pub fn placement_hint(records: &[Vec<u8>], placed: &[String]) -> Option<String> {
+    let mut order: Vec<String> = Vec::new();
+    let mut parts: BTreeMap<String, Vec<(i64, Vec<i64>)>> = BTreeMap::new();
+    let mut names: BTreeMap<String, String> = BTreeMap::new();
+    for r in records
+        .iter()
+        .filter_map(|r| ApiMessageAndVersion::decode(r).ok())
+    {
+        let json = r.message.body_json(r.version);
+        let id = json
+            .get("topic_id")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        match (r.message.name(), id) {
+            ("TopicRecord", Some(id)) => {
+                let name = json.get("name").and_then(Value::as_str).unwrap_or("");
+                if placed.iter().any(|p| p == name) {
+                    order.push(id.clone());
+                    names.insert(id, name.to_string());
+                }
+            }
+            ("PartitionRecord", Some(id)) => {
+                let p = json
+                    .get("partition_id")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(-1);
+                let replicas = json
+                    .get("replicas")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().filter_map(Value::as_i64).collect())
+                    .unwrap_or_default();
+                parts.entry(id).or_default().push((p, replicas));
+            }
+            _ => {}
+        }
+    }
+    let topics: Vec<String> = order
+        .iter()
+        .filter_map(|id| parts.get(id))
+        .map(|ps| {
+            let mut ps = ps.clone();
+            ps.sort();
+            ps.iter()
+                .map(|(_, rs)| {
+                    rs.iter()
+                        .map(|b| b.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                })
+                .collect::<Vec<_>>()
+                .join(";")
+        })
+        .collect();
+    (!topics.is_empty()).then(|| topics.join("|"))
+}
