@@ -146,7 +146,8 @@ pub fn transactions_supported(level: i16) -> bool {
 
 /// The Kafka release whose controller a node presents itself as: which APIs, versions and
 /// feature ranges it advertises, and the metadata.version `ferrokraft format` picks by default.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Ordered by age, so a fact true "from release X on" is `release >= X`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub enum Release {
     /// Kafka 4.1 (4.1.2): metadata.version 3.3-IV3 to 4.1-IV1.
     #[default]

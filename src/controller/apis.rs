@@ -160,6 +160,7 @@ impl AnswerNow<'_> {
                     static_min_insync_replicas: self.cfg.min_insync_replicas,
                     static_properties: self.cfg.static_properties.map(),
                     log_levels: self.log_levels,
+                    release: self.cfg.release,
                 };
                 ResponseBody::DescribeConfigs(configs::describe::describe_configs(
                     self.committed,

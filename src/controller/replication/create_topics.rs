@@ -235,7 +235,8 @@ fn create_topic(
         }
     }
     for (k, v) in &configs {
-        validate_topic_config(k, v).map_err(|m| ApiError::new(errors::INVALID_CONFIG, m))?;
+        validate_topic_config(cfg.release, k, v)
+            .map_err(|m| ApiError::new(errors::INVALID_CONFIG, m))?;
     }
     let assignments = assign(image, cfg, placer, rng, t)?;
     // The controller mutation quota, once the topic is known to be valid (Kafka's order;
@@ -292,7 +293,7 @@ fn create_topic(
         ));
     }
     let replication_factor = assignments.first().map_or(0, |(r, _)| r.len() as i16);
-    let effective = effective_topic_configs(image, cfg.node_id, &configs)
+    let effective = effective_topic_configs(image, cfg.release, cfg.node_id, &configs)
         .into_iter()
         .map(|(name, value, source)| {
             CreatableTopicConfigs::default()

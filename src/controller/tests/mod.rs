@@ -8,6 +8,7 @@ mod acls;
 mod broker_logger;
 mod client_quotas;
 mod cluster;
+mod configs_4_4;
 mod configuration;
 pub(crate) mod context;
 mod delegation_tokens;
