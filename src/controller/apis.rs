@@ -385,7 +385,7 @@ impl ActiveController {
                 write!(self, cx, result, AssignReplicasToDirs);
             }
             RequestBody::CreateAcls(req) => {
-                let result = acls::create_acls(&self.image, cx.rng, req);
+                let result = acls::create_acls(&self.image, cx.cfg.release, cx.rng, req);
                 write!(self, cx, result, CreateAcls);
             }
             RequestBody::DeleteAcls(req) => {

@@ -107,6 +107,7 @@ pub const FERROKRAFT_LOGGERS: &[&str] = &[
     "ferrokraft::metadata",
     "ferrokraft::metadata::acl",
     "ferrokraft::metadata::authorizer",
+    "ferrokraft::metadata::cidr",
     "ferrokraft::metadata::controller",
     "ferrokraft::metadata::credentials",
     "ferrokraft::metadata::describe",

@@ -5,6 +5,7 @@
 //! the BROKER_LOGGER cases of ControllerApisTest).
 
 mod acls;
+mod acls_cidr;
 mod broker_logger;
 mod client_quotas;
 mod cluster;
