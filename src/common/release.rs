@@ -99,6 +99,8 @@ pub mod mv {
     pub const ELR: i16 = V4_0_IV1;
     /// Cordoned log directories (RegisterBrokerRecord v4).
     pub const CORDONED_LOG_DIRS: i16 = V4_3_IV0;
+    /// CIDR host patterns in ACLs (KIP-1274).
+    pub const CIDR_ACLS: i16 = V4_4_IV1;
     /// Controller unregistration (UnregisterControllerRecord).
     pub const CONTROLLER_UNREGISTRATION: i16 = V4_4_IV2;
     /// The default of Kafka 4.1.2's formatter (LATEST_PRODUCTION).
@@ -146,7 +148,8 @@ pub fn transactions_supported(level: i16) -> bool {
 
 /// The Kafka release whose controller a node presents itself as: which APIs, versions and
 /// feature ranges it advertises, and the metadata.version `ferrokraft format` picks by default.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Ordered by age, so a fact true "from release X on" is `release >= X`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub enum Release {
     /// Kafka 4.1 (4.1.2): metadata.version 3.3-IV3 to 4.1-IV1.
     #[default]
@@ -214,6 +217,12 @@ impl Release {
             Self::Kafka4_1 => None,
             Self::Kafka4_4 => Some(10_000),
         }
+    }
+
+    /// Whether CreateAcls checks each host pattern (Kafka 4.4's `validateHostPattern`: not
+    /// empty, and a CIDR range only from metadata.version [`mv::CIDR_ACLS`]); 4.1 stores any.
+    pub fn checks_acl_host_patterns(self) -> bool {
+        self >= Self::Kafka4_4
     }
 
     /// The latest production metadata.version: `kafka-storage format`'s default.

@@ -6,6 +6,8 @@
 //! ```text
 //!   CreateAcls ─ any ANY/MATCH enum? ─▶ every result UNKNOWN_SERVER_ERROR (Kafka's binding throws)
 //!              ─ per creation: CLUSTER name, empty name, validateNewAcl ─▶ INVALID_REQUEST
+//!                (4.4: host pattern not empty; a CIDR range needs metadata.version 4.4-IV1,
+//!                else UNSUPPORTED_VERSION, and valid syntax)
 //!              ─ already stored (or earlier in the request)? ─▶ success, no record
 //!              ─▶ AccessControlEntryRecord(new id)                      one atomic batch
 //!   DeleteAcls ─ per filter: unknown enums ─▶ INVALID_REQUEST
@@ -36,10 +38,12 @@ use super::errors::{self, ApiError};
 use super::result::MAX_RECORDS_PER_USER_OP;
 use super::result::{ControllerResult, RecordOut};
 use crate::codec::{RequestBody, ResponseBody};
+use crate::common::release::{mv, Release};
 use crate::metadata::acl::{
     sorted_acls, AclBinding, AclBindingFilter, AclOperation, AclPermissionType, PatternType,
-    ResourceType, CLUSTER_NAME,
+    ResourceType, CLUSTER_NAME, WILDCARD,
 };
+use crate::metadata::cidr;
 use crate::metadata::image::MetadataImage;
 use crate::metadata::record::MetadataRecord;
 use crate::metadata::records::RemoveAccessControlEntryRecord;
@@ -76,8 +80,8 @@ fn invalid(message: String) -> ApiError {
     ApiError::new(errors::INVALID_REQUEST, message)
 }
 
-/// Kafka's `AclControlManager.validateNewAcl`.
-fn validate_new_acl(acl: &AclBinding) -> Result<(), ApiError> {
+/// Kafka's `AclControlManager.validateNewAcl` of `release` at metadata.version `level`.
+fn validate_new_acl(acl: &AclBinding, release: Release, level: i16) -> Result<(), ApiError> {
     if matches!(acl.resource_type, ResourceType::Unknown | ResourceType::Any) {
         return Err(invalid(format!(
             "Invalid resourceType {}",
@@ -112,7 +116,28 @@ fn validate_new_acl(acl: &AclBinding) -> Result<(), ApiError> {
             acl.principal
         )));
     }
+    if release.checks_acl_host_patterns() {
+        validate_host_pattern(&acl.host, level)?;
+    }
     Ok(())
+}
+
+/// Kafka 4.4's `validateHostPattern`: `*` and literal hosts pass unchecked; a range (any `/`)
+/// needs metadata.version 4.4-IV1 (the image's) and valid CIDR syntax.
+fn validate_host_pattern(host: &str, level: i16) -> Result<(), ApiError> {
+    if host.is_empty() {
+        return Err(invalid("Host pattern cannot be null or empty".to_string()));
+    }
+    if host == WILDCARD || !cidr::is_cidr(host) {
+        return Ok(());
+    }
+    if level < mv::CIDR_ACLS {
+        return Err(ApiError::new(
+            errors::UNSUPPORTED_VERSION,
+            "CIDR-based ACL host patterns require metadata version 4.4-IV1 or higher.",
+        ));
+    }
+    cidr::validate(host).map_err(|why| invalid(format!("Invalid CIDR notation '{host}': {why}")))
 }
 
 /// AclApis' checks before the authorizer: the CLUSTER resource's one name, a non-empty name.
@@ -140,6 +165,7 @@ fn binding_throws(acl: &AclBinding) -> bool {
 /// Kafka's `createAcls` (AclApis' checks, then AclControlManager's).
 pub fn create_acls(
     image: &MetadataImage,
+    release: Release,
     rng: &mut Rng,
     req: &CreateAclsRequest,
 ) -> ControllerResult<CreateAclsResponse> {
@@ -167,8 +193,10 @@ pub fn create_acls(
     let mut taken: BTreeSet<Uuid> = image.acls.keys().copied().collect();
     let mut records = Vec::new();
     let mut results = Vec::with_capacity(bindings.len());
+    let level = image.metadata_version().unwrap_or(0);
     for acl in bindings {
-        if let Err(e) = validate_in_api(&acl).and_then(|()| validate_new_acl(&acl)) {
+        if let Err(e) = validate_in_api(&acl).and_then(|()| validate_new_acl(&acl, release, level))
+        {
             results.push(acl_creation_result(Some(&e)));
             continue;
         }

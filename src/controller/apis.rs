@@ -160,6 +160,7 @@ impl AnswerNow<'_> {
                     static_min_insync_replicas: self.cfg.min_insync_replicas,
                     static_properties: self.cfg.static_properties.map(),
                     log_levels: self.log_levels,
+                    release: self.cfg.release,
                 };
                 ResponseBody::DescribeConfigs(configs::describe::describe_configs(
                     self.committed,
@@ -384,7 +385,7 @@ impl ActiveController {
                 write!(self, cx, result, AssignReplicasToDirs);
             }
             RequestBody::CreateAcls(req) => {
-                let result = acls::create_acls(&self.image, cx.rng, req);
+                let result = acls::create_acls(&self.image, cx.cfg.release, cx.rng, req);
                 write!(self, cx, result, CreateAcls);
             }
             RequestBody::DeleteAcls(req) => {

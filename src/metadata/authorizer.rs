@@ -13,7 +13,8 @@
 //!
 //! An ALLOW for READ, WRITE, DELETE or ALTER implies DESCRIBE, and an ALLOW for ALTER_CONFIGS
 //! implies DESCRIBE_CONFIGS; a DENY implies nothing beyond its operation. ALL matches every
-//! operation. Principals match exactly or through `User:*`; hosts exactly or through `*`.
+//! operation. Principals match exactly or through `User:*`; hosts exactly, through `*`, or
+//! (Kafka 4.4, KIP-1274) as a CIDR range holding the client address (`cidr`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -23,6 +24,7 @@ use uuid::Uuid;
 use super::acl::{
     AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType, WILDCARD,
 };
+use super::cidr;
 use crate::metadata::records::AccessControlEntryRecord;
 
 /// `authorizer.class.name` of the only authorizer a KRaft controller runs.
@@ -188,7 +190,7 @@ fn acl_result(acl: &AclBinding, who: Requester<'_>, operation: AclOperation) -> 
     if acl.principal != who.principal && acl.principal != WILDCARD_PRINCIPAL {
         return None;
     }
-    if acl.host != WILDCARD && acl.host != who.host {
+    if acl.host != WILDCARD && acl.host != who.host && !cidr::is_in_range(who.host, &acl.host) {
         return None;
     }
     let allow = acl.permission_type == AclPermissionType::Allow;

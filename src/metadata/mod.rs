@@ -11,6 +11,7 @@
 
 pub mod acl;
 pub mod authorizer;
+pub mod cidr;
 pub mod controller;
 pub mod credentials;
 pub(crate) mod describe;

@@ -29,8 +29,9 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::broker_static::NodeConfigs;
 use super::resource;
+use crate::common::release::Release;
 use crate::controller::authorization::ResourceAccess;
-use crate::controller::configs::topic_configs::{topic_config, ConfigType, TOPIC_CONFIGS};
+use crate::controller::configs::topic_configs::{topic_configs, ConfigType};
 use crate::controller::errors::{self, ApiError};
 use crate::logging::LogLevels;
 use crate::metadata::acl::AclOperation;
@@ -84,6 +85,11 @@ const BROKER_SYNONYMS: &[(&str, &str, bool)] = &[
         "log.cleaner.max.compaction.lag.ms",
         true,
     ),
+    (
+        "max.decompressed.message.bytes",
+        "max.decompressed.message.bytes",
+        true,
+    ),
     ("max.message.bytes", "message.max.bytes", true),
     (
         "message.timestamp.after.max.ms",
@@ -108,6 +114,8 @@ const BROKER_SYNONYMS: &[(&str, &str, bool)] = &[
     ),
     ("min.insync.replicas", "min.insync.replicas", true),
     ("preallocate", "log.preallocate", true),
+    ("remote.copy.lag.bytes", "log.remote.copy.lag.bytes", true),
+    ("remote.copy.lag.ms", "log.remote.copy.lag.ms", true),
     ("retention.bytes", "log.retention.bytes", true),
     ("retention.ms", "log.retention.ms", false),
     ("segment.bytes", "log.segment.bytes", true),
@@ -153,6 +161,8 @@ pub struct DescribeContext<'a> {
     pub log_levels: &'a LogLevels,
     /// Its configuration as given (its BROKER resource; `broker_static`).
     pub static_properties: &'a BTreeMap<String, String>,
+    /// The release presented: which topic configs a TOPIC lists.
+    pub release: Release,
 }
 
 fn s(v: &str) -> StrBytes {
@@ -318,7 +328,7 @@ fn topic(
     let node = stored(image, resource::BROKER, &ctx.node_id.to_string());
     let cluster = stored(image, resource::BROKER, "");
     let mut out = Vec::new();
-    for d in TOPIC_CONFIGS {
+    for d in topic_configs(ctx.release) {
         let overridden = own.and_then(|c| c.get(d.name));
         if d.name == "internal.segment.bytes" && overridden.is_none() {
             continue;
@@ -355,7 +365,7 @@ fn topic(
             (None, Some((v, src))) => (v, src),
             (None, None) => (d.default.to_string(), source::DEFAULT_CONFIG),
         };
-        let kind = topic_config(d.name).map_or(0, |d| type_id(d.kind));
+        let kind = type_id(d.kind);
         out.push(entry(
             d.name,
             &value,

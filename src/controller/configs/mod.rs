@@ -45,6 +45,7 @@ pub mod broker_logger;
 mod broker_static;
 mod broker_static_table;
 pub mod describe;
+mod group_configs_4_4;
 pub mod topic_configs;
 mod validate;
 
@@ -363,7 +364,9 @@ fn alter(
 /// Whether `key` of a resource of `resource_type` is a LIST config (APPEND/SUBTRACT work).
 fn splittable(release: Release, resource_type: i8, key: &str) -> Option<&'static str> {
     match resource_type {
-        resource::TOPIC if is_list_topic_config(key) => topic_config(key).map(|d| d.default),
+        resource::TOPIC if is_list_topic_config(release, key) => {
+            topic_config(release, key).map(|d| d.default)
+        }
         resource::BROKER if key == CORDONED_LOG_DIRS && release == Release::Kafka4_4 => Some(""),
         resource::BROKER => validate::broker_list_default(key),
         _ => None,
@@ -510,7 +513,7 @@ fn alter_resource(
                     format!("Topic name is invalid: {reason}"),
                 )
             })?;
-            validate_topic_configs(&all, stored)
+            validate_topic_configs(ctx.release, &all, stored)
                 .map_err(|m| ApiError::new(errors::INVALID_CONFIG, m))?;
             if !image.topic_ids.contains_key(&key.resource_name) {
                 return Err(ApiError::new(
@@ -536,7 +539,7 @@ fn alter_resource(
             }
         }
         resource::CLIENT_METRICS => validate::client_metrics(&key.resource_name, &all)?,
-        resource::GROUP => validate::group(&key.resource_name, &all)?,
+        resource::GROUP => validate::group(ctx.release, &key.resource_name, &all)?,
         other => {
             return Err(ApiError::new(
                 errors::INVALID_REQUEST,

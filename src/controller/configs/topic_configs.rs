@@ -1,6 +1,9 @@
-//! Topic config definitions (Kafka 4.1's `LogConfig` topic keys): names, types and defaults,
-//! for the checks CreateTopics makes and the effective configs it answers with.
+//! Topic config definitions (the `LogConfig` topic keys of Kafka 4.1 and 4.4): names, types,
+//! defaults and the release that added each, for the checks CreateTopics and AlterConfigs make,
+//! the effective configs CreateTopics answers with and DescribeConfigs of a topic. Every
+//! lookup names the release presented: a key newer than it is unknown, as on that release.
 
+use crate::common::release::Release;
 use crate::metadata::image::{ConfigResource, MetadataImage};
 
 /// A config's type (Kafka's `ConfigDef.Type`), as far as validation needs it.
@@ -48,6 +51,18 @@ pub struct TopicConfigDef {
     pub at_most: Option<i64>,
     /// Allowed values (strings and lists), Kafka's `in`/`ValidList`.
     pub one_of: &'static [&'static str],
+    /// The first release whose `LogConfig` has the key.
+    pub since: Release,
+}
+
+impl TopicConfigDef {
+    /// The same key, added by `release` (`LogConfig` of 4.1.2 and 4.4.0 diffed).
+    const fn since(self, release: Release) -> Self {
+        TopicConfigDef {
+            since: release,
+            ..self
+        }
+    }
 }
 
 const fn def(
@@ -63,6 +78,7 @@ const fn def(
         at_least,
         at_most: None,
         one_of: &[],
+        since: Release::Kafka4_1,
     }
 }
 
@@ -80,6 +96,7 @@ const fn between(
         at_least: Some(min),
         at_most: Some(max),
         one_of: &[],
+        since: Release::Kafka4_1,
     }
 }
 
@@ -96,13 +113,14 @@ const fn one_of(
         at_least: None,
         at_most: None,
         one_of: values,
+        since: Release::Kafka4_1,
     }
 }
 
 const MAX_LONG: &str = "9223372036854775807";
 
-/// Every topic config key of Kafka 4.1, sorted by name.
-pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
+/// Every topic config key of Kafka 4.1 and 4.4, sorted by name.
+const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     one_of(
         "cleanup.policy",
         ConfigType::List,
@@ -120,6 +138,14 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     ),
     between("compression.zstd.level", ConfigType::Int, "3", -131_072, 22),
     def("delete.retention.ms", ConfigType::Long, "86400000", Some(0)),
+    // KIP-1191: whether a share group may write this topic's records to its dead-letter queue.
+    def(
+        "errors.deadletterqueue.group.enable",
+        ConfigType::Boolean,
+        "false",
+        None,
+    )
+    .since(Release::Kafka4_4),
     def("file.delete.delay.ms", ConfigType::Long, "60000", Some(0)),
     def("flush.messages", ConfigType::Long, MAX_LONG, Some(1)),
     def("flush.ms", ConfigType::Long, MAX_LONG, Some(0)),
@@ -141,6 +167,14 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     def("local.retention.bytes", ConfigType::Long, "-2", Some(-2)),
     def("local.retention.ms", ConfigType::Long, "-2", Some(-2)),
     def("max.compaction.lag.ms", ConfigType::Long, MAX_LONG, Some(1)),
+    between(
+        "max.decompressed.message.bytes",
+        ConfigType::Int,
+        "2147483639",
+        1,
+        2_147_483_639,
+    )
+    .since(Release::Kafka4_4),
     def("max.message.bytes", ConfigType::Int, "1048588", Some(0)),
     def(
         "message.timestamp.after.max.ms",
@@ -164,6 +198,8 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     def("min.compaction.lag.ms", ConfigType::Long, "0", Some(0)),
     def("min.insync.replicas", ConfigType::Int, "1", Some(1)),
     def("preallocate", ConfigType::Boolean, "false", None),
+    def("remote.copy.lag.bytes", ConfigType::Long, "-1", Some(-1)).since(Release::Kafka4_4),
+    def("remote.copy.lag.ms", ConfigType::Long, "0", Some(-1)).since(Release::Kafka4_4),
     def(
         "remote.log.copy.disable",
         ConfigType::Boolean,
@@ -196,7 +232,8 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     ),
 ];
 
-/// The keys in `LogConfig`'s definition order, the order Kafka parses (and so refuses) them.
+/// The keys in `LogConfig`'s definition order (4.4's; 4.1's lacks its new keys), the order
+/// Kafka parses (and so refuses) them.
 const DEFINITION_ORDER: &[&str] = &[
     "segment.bytes",
     "segment.ms",
@@ -207,6 +244,7 @@ const DEFINITION_ORDER: &[&str] = &[
     "retention.bytes",
     "retention.ms",
     "max.message.bytes",
+    "max.decompressed.message.bytes",
     "index.interval.bytes",
     "delete.retention.ms",
     "min.compaction.lag.ms",
@@ -230,7 +268,10 @@ const DEFINITION_ORDER: &[&str] = &[
     "local.retention.ms",
     "local.retention.bytes",
     "remote.log.copy.disable",
+    "remote.copy.lag.ms",
+    "remote.copy.lag.bytes",
     "remote.log.delete.on.disable",
+    "errors.deadletterqueue.group.enable",
     "internal.segment.bytes",
 ];
 
@@ -241,17 +282,20 @@ const GZIP_LEVEL_MESSAGE: &str = "Value must be between 1 and 9 or equal to -1";
 /// stored values with the change applied; `old`, the stored values): unknown names first,
 /// then each value in definition order, then the rules between values. Remote storage is off
 /// on a ferrokraft-served cluster's brokers by default, as in Kafka
-/// (`remote.log.storage.system.enable=false`). INVALID_CONFIG's message when refused.
+/// (`remote.log.storage.system.enable=false`), so 4.4's remote copy lag rules, which apply
+/// to topics with remote storage only, are never reached. INVALID_CONFIG's message when
+/// refused.
 pub fn validate_topic_configs(
+    release: Release,
     all: &std::collections::BTreeMap<String, String>,
     old: Option<&std::collections::BTreeMap<String, String>>,
 ) -> Result<(), String> {
-    if let Some(unknown) = all.keys().find(|k| topic_config(k).is_none()) {
+    if let Some(unknown) = all.keys().find(|k| topic_config(release, k).is_none()) {
         return Err(format!("Unknown topic config name: {unknown}"));
     }
     for name in DEFINITION_ORDER {
         if let Some(v) = all.get(*name) {
-            validate_topic_config(name, v)?;
+            validate_topic_config(release, name, v)?;
         }
     }
     let long = |k: &str| -> Option<i64> { all.get(k).and_then(|v| v.trim().parse().ok()) };
@@ -289,18 +333,23 @@ pub fn validate_topic_configs(
 }
 
 /// Whether `name` is a topic config of type LIST (APPEND and SUBTRACT work on it).
-pub fn is_list_topic_config(name: &str) -> bool {
-    topic_config(name).is_some_and(|d| d.kind == ConfigType::List)
+pub fn is_list_topic_config(release: Release, name: &str) -> bool {
+    topic_config(release, name).is_some_and(|d| d.kind == ConfigType::List)
 }
 
-/// The definition of `name`, if it is a topic config.
-pub fn topic_config(name: &str) -> Option<&'static TopicConfigDef> {
-    TOPIC_CONFIGS.iter().find(|d| d.name == name)
+/// The topic configs of `release`, sorted by name.
+pub fn topic_configs(release: Release) -> impl Iterator<Item = &'static TopicConfigDef> {
+    TOPIC_CONFIGS.iter().filter(move |d| d.since <= release)
+}
+
+/// The definition of `name`, if it is a topic config of `release`.
+pub fn topic_config(release: Release, name: &str) -> Option<&'static TopicConfigDef> {
+    topic_configs(release).find(|d| d.name == name)
 }
 
 /// Kafka's `ConfigDef` check of one value: INVALID_CONFIG's message when it is refused.
-pub fn validate_topic_config(name: &str, value: &str) -> Result<(), String> {
-    let Some(d) = topic_config(name) else {
+pub fn validate_topic_config(release: Release, name: &str, value: &str) -> Result<(), String> {
+    let Some(d) = topic_config(release, name) else {
         return Err(format!("Unknown topic config name: {name}"));
     };
     let invalid =
@@ -359,14 +408,20 @@ pub fn validate_topic_config(name: &str, value: &str) -> Result<(), String> {
             None
         }
     };
+    // A bound refuses the parsed value, which Kafka quotes as parsed (` 0 ` as `0`).
+    let out_of_bounds =
+        |n: i64, reason: String| format!("Invalid value {n} for configuration {name}: {reason}");
     if let (Some(n), Some(min)) = (number, d.at_least) {
         if n < min {
-            return Err(invalid(format!("Value must be at least {min}")));
+            return Err(out_of_bounds(n, format!("Value must be at least {min}")));
         }
     }
     if let (Some(n), Some(max)) = (number, d.at_most) {
         if n > max {
-            return Err(invalid(format!("Value must be no more than {max}")));
+            return Err(out_of_bounds(
+                n,
+                format!("Value must be no more than {max}"),
+            ));
         }
     }
     if name == "compression.gzip.level" && number.is_some_and(|n| n != -1 && !(1..=9).contains(&n))
@@ -419,6 +474,7 @@ const BROKER_RESOURCE: i8 = 4;
 /// cluster's dynamic value of the same key, else the default; sorted by name.
 pub fn effective_topic_configs(
     image: &MetadataImage,
+    release: Release,
     node_id: i32,
     set: &[(String, String)],
 ) -> Vec<(&'static str, String, i8)> {
@@ -430,8 +486,7 @@ pub fn effective_topic_configs(
     };
     let node = dynamic(&node_id.to_string());
     let cluster = dynamic("");
-    TOPIC_CONFIGS
-        .iter()
+    topic_configs(release)
         .filter(|d| d.name != "internal.segment.bytes")
         .map(|d| {
             if let Some((_, v)) = set.iter().rev().find(|(k, _)| k == d.name) {
@@ -463,23 +518,25 @@ mod tests {
     #[test]
     fn values_are_checked_as_kafka_types_them() {
         assert_eq!(
-            validate_topic_config("no.such", "1"),
+            validate_topic_config(Release::Kafka4_1, "no.such", "1"),
             Err("Unknown topic config name: no.such".into())
         );
-        assert!(validate_topic_config("retention.ms", "-1").is_ok());
+        assert!(validate_topic_config(Release::Kafka4_1, "retention.ms", "-1").is_ok());
         assert_eq!(
-            validate_topic_config("retention.ms", "x"),
+            validate_topic_config(Release::Kafka4_1, "retention.ms", "x"),
             Err("Invalid value x for configuration retention.ms: Not a number of type LONG".into())
         );
         assert_eq!(
-            validate_topic_config("min.insync.replicas", "0"),
+            validate_topic_config(Release::Kafka4_1, "min.insync.replicas", "0"),
             Err(
                 "Invalid value 0 for configuration min.insync.replicas: Value must be at least 1"
                     .into()
             )
         );
-        assert!(validate_topic_config("cleanup.policy", "compact,delete").is_ok());
-        assert!(validate_topic_config("cleanup.policy", "forever").is_err());
-        assert!(validate_topic_config("preallocate", "yes").is_err());
+        assert!(
+            validate_topic_config(Release::Kafka4_1, "cleanup.policy", "compact,delete").is_ok()
+        );
+        assert!(validate_topic_config(Release::Kafka4_1, "cleanup.policy", "forever").is_err());
+        assert!(validate_topic_config(Release::Kafka4_1, "preallocate", "yes").is_err());
     }
 }

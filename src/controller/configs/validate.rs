@@ -1,9 +1,10 @@
 //! The per-type checks of Kafka 4.1's `ControllerConfigurationValidator` for BROKER,
-//! CLIENT_METRICS and GROUP resources (TOPIC's are `replication::topic_configs`). The checked
-//! set is the resource's whole config after the change.
+//! CLIENT_METRICS and GROUP resources (TOPIC's are `topic_configs`; GROUP's of Kafka 4.4 are
+//! `group_configs_4_4`). The checked set is the resource's whole config after the change.
 
 use std::collections::BTreeMap;
 
+use crate::common::release::Release;
 use crate::controller::errors::{self, ApiError};
 
 /// The BROKER LIST configs of Kafka 4.1's `KafkaConfig` and their defaults (APPEND's base).
@@ -191,15 +192,28 @@ const GROUP_BOUNDS: &[(&str, i64, i64, &str)] = &[
     ),
 ];
 
-/// `GroupConfig.validate` against Kafka's default broker bounds.
-pub(super) fn group(name: &str, all: &BTreeMap<String, String>) -> Result<(), ApiError> {
-    let invalid = |m: String| ApiError::new(errors::INVALID_CONFIG, m);
+/// The GROUP check of `release`'s controller: the name, then its `GroupConfig.validate`.
+pub(super) fn group(
+    release: Release,
+    name: &str,
+    all: &BTreeMap<String, String>,
+) -> Result<(), ApiError> {
     if name.is_empty() {
         return Err(ApiError::new(
             errors::INVALID_REQUEST,
             "Default group resources are not allowed.",
         ));
     }
+    match release {
+        Release::Kafka4_1 => group_4_1(all),
+        Release::Kafka4_4 => super::group_configs_4_4::validate(all),
+    }
+}
+
+/// Kafka 4.1's `GroupConfigManager.validate` against Kafka's default broker bounds: every
+/// key, set or not, is bounded.
+fn group_4_1(all: &BTreeMap<String, String>) -> Result<(), ApiError> {
+    let invalid = |m: String| ApiError::new(errors::INVALID_CONFIG, m);
     let known = |k: &str| {
         GROUP_INT_CONFIGS.iter().any(|(n, _, _)| *n == k)
             || k == "share.auto.offset.reset"

@@ -237,7 +237,8 @@ fn create_topic(
     // Kafka's LogConfig.validate, as for an alteration: every unknown name before any value,
     // then the values in definition order, then the rules between values.
     let all: std::collections::BTreeMap<String, String> = configs.iter().cloned().collect();
-    validate_topic_configs(&all, None).map_err(|m| ApiError::new(errors::INVALID_CONFIG, m))?;
+    validate_topic_configs(cfg.release, &all, None)
+        .map_err(|m| ApiError::new(errors::INVALID_CONFIG, m))?;
     // Kafka's translateCreationConfigs puts them in a `new HashMap<>()`: its ConfigRecords
     // come in that map's order.
     crate::common::java::java_hash_map_order(
@@ -300,7 +301,7 @@ fn create_topic(
         ));
     }
     let replication_factor = assignments.first().map_or(0, |(r, _)| r.len() as i16);
-    let effective = effective_topic_configs(image, cfg.node_id, &configs)
+    let effective = effective_topic_configs(image, cfg.release, cfg.node_id, &configs)
         .into_iter()
         .map(|(name, value, source)| {
             CreatableTopicConfigs::default()

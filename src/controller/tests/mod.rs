@@ -5,9 +5,11 @@
 //! the BROKER_LOGGER cases of ControllerApisTest).
 
 mod acls;
+mod acls_cidr;
 mod broker_logger;
 mod client_quotas;
 mod cluster;
+mod configs_4_4;
 mod configuration;
 pub(crate) mod context;
 mod delegation_tokens;
