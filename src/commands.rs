@@ -169,6 +169,7 @@ pub fn start(args: StartArgs) -> Result<()> {
     };
     let node_id = config.node_id;
     let result = runtime.block_on(async move {
+        let stop_signals = install_stop_signals();
         // Every socket bound and every store opened before the log directory is touched: a
         // start that fails here leaves the directory as it was.
         let bound = launch::bind(&config).await?;
@@ -251,7 +252,7 @@ pub fn start(args: StartArgs) -> Result<()> {
         let thread_done = tokio::task::spawn_blocking(move || thread.join());
         tokio::pin!(thread_done);
         let outcome = tokio::select! {
-            () = wait_for_signal() => {
+            () = wait_for_signal(stop_signals) => {
                 launch::systemd::notify("STOPPING=1");
                 raft.try_send(Event::Shutdown { timeout_ms: SHUTDOWN_TIMEOUT_MS });
                 match tokio::time::timeout(std::time::Duration::from_millis(SHUTDOWN_TIMEOUT_MS + 1000), &mut thread_done).await {
@@ -280,14 +281,27 @@ pub fn start(args: StartArgs) -> Result<()> {
     result
 }
 
-/// Waits for SIGTERM or SIGINT and logs it the way Kafka does.
-async fn wait_for_signal() {
+/// SIGTERM and SIGINT caught from the moment this is made (before the node says it is ready,
+/// so a stop that follows readiness at once still shuts down gracefully).
+type StopSignals = Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>;
+
+fn install_stop_signals() -> StopSignals {
     use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut int)) = (
+    match (
         signal(SignalKind::terminate()),
         signal(SignalKind::interrupt()),
-    ) else {
-        tracing::error!("cannot install signal handlers; stop the node with SIGKILL");
+    ) {
+        (Ok(term), Ok(int)) => Some((term, int)),
+        _ => {
+            tracing::error!("cannot install signal handlers; stop the node with SIGKILL");
+            None
+        }
+    }
+}
+
+/// Waits for SIGTERM or SIGINT and logs it the way Kafka does.
+async fn wait_for_signal(signals: StopSignals) {
+    let Some((mut term, mut int)) = signals else {
         return std::future::pending().await;
     };
     let name = tokio::select! {
