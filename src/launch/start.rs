@@ -189,6 +189,9 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
         crate::config::controller_config(config, &cluster_id, rng_seed.rotate_left(17));
     controller_config.kraft_version = core.kraft_version();
     controller_config.release = release;
+    if let Some(authorizer) = controller_config.authorizer.as_mut() {
+        authorizer.cidr_host_patterns = release.checks_acl_host_patterns();
+    }
     let controller = crate::controller::QuorumController::new(
         controller_config,
         store.bootstrap_records().to_vec(),

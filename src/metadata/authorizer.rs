@@ -40,6 +40,10 @@ pub struct AuthorizerConfig {
     pub super_users: BTreeSet<String>,
     /// The answer for a resource no ACL covers.
     pub allow_everyone_if_no_acl_found: bool,
+    /// Whether a host pattern with a `/` is a CIDR range (Kafka 4.4's StandardAuthorizer,
+    /// KIP-1274) or, as in Kafka 4.1, compared literally like any other host: set from the
+    /// release the node presents, so the controller agrees with that release's brokers.
+    pub cidr_host_patterns: bool,
 }
 
 impl AuthorizerConfig {
@@ -63,6 +67,7 @@ impl AuthorizerConfig {
             // Java's Boolean.parseBoolean: "true" in any case, anything else false.
             allow_everyone_if_no_acl_found: allow_everyone
                 .is_some_and(|v| v.trim().eq_ignore_ascii_case("true")),
+            cidr_host_patterns: true,
         })
     }
 }
@@ -144,7 +149,7 @@ pub fn authorize(
             continue;
         }
         covered = true;
-        match acl_result(&acl, who, action.operation) {
+        match acl_result(&acl, who, action.operation, cfg.cidr_host_patterns) {
             Some(false) => {
                 return Decision {
                     allowed: false,
@@ -186,11 +191,19 @@ fn pattern_covers(acl: &AclBinding, name: &str) -> bool {
 
 /// Kafka's `findResult`: `None` when the ACL does not speak about this principal, host and
 /// operation; else whether it allows.
-fn acl_result(acl: &AclBinding, who: Requester<'_>, operation: AclOperation) -> Option<bool> {
+fn acl_result(
+    acl: &AclBinding,
+    who: Requester<'_>,
+    operation: AclOperation,
+    cidr_host_patterns: bool,
+) -> Option<bool> {
     if acl.principal != who.principal && acl.principal != WILDCARD_PRINCIPAL {
         return None;
     }
-    if acl.host != WILDCARD && acl.host != who.host && !cidr::is_in_range(who.host, &acl.host) {
+    if acl.host != WILDCARD
+        && acl.host != who.host
+        && !(cidr_host_patterns && cidr::is_in_range(who.host, &acl.host))
+    {
         return None;
     }
     let allow = acl.permission_type == AclPermissionType::Allow;

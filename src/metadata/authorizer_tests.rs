@@ -168,30 +168,30 @@ fn test_find_result_implication() {
     };
     for op in [Op::Describe, Op::Read, Op::Write, Op::Delete, Op::Alter] {
         assert_eq!(
-            acl_result(&foo_acl(op, Perm::Allow), bob, Op::Describe),
+            acl_result(&foo_acl(op, Perm::Allow), bob, Op::Describe, true),
             Some(true),
             "{op}"
         );
     }
     // CREATE does not imply DESCRIBE.
     assert_eq!(
-        acl_result(&foo_acl(Op::Create, Perm::Allow), bob, Op::Describe),
+        acl_result(&foo_acl(Op::Create, Perm::Allow), bob, Op::Describe, true),
         None
     );
     // Deny ACLs do no implication.
     for op in [Op::Read, Op::Write, Op::Delete, Op::Alter] {
         assert_eq!(
-            acl_result(&foo_acl(op, Perm::Deny), bob, Op::Describe),
+            acl_result(&foo_acl(op, Perm::Deny), bob, Op::Describe, true),
             None
         );
     }
     assert_eq!(
-        acl_result(&foo_acl(Op::Describe, Perm::Deny), bob, Op::Describe),
+        acl_result(&foo_acl(Op::Describe, Perm::Deny), bob, Op::Describe, true),
         Some(false)
     );
     for op in [Op::DescribeConfigs, Op::AlterConfigs] {
         assert_eq!(
-            acl_result(&foo_acl(op, Perm::Allow), bob, Op::DescribeConfigs),
+            acl_result(&foo_acl(op, Perm::Allow), bob, Op::DescribeConfigs, true),
             Some(true)
         );
     }
@@ -199,7 +199,8 @@ fn test_find_result_implication() {
         acl_result(
             &foo_acl(Op::AlterConfigs, Perm::Deny),
             bob,
-            Op::DescribeConfigs
+            Op::DescribeConfigs,
+            true,
         ),
         None
     );
@@ -207,7 +208,8 @@ fn test_find_result_implication() {
         acl_result(
             &foo_acl(Op::AlterConfigs, Perm::Deny),
             bob,
-            Op::AlterConfigs
+            Op::AlterConfigs,
+            true,
         ),
         Some(false)
     );
@@ -220,16 +222,31 @@ fn test_find_result_principal_matching() {
         host: LOCALHOST,
     };
     assert_eq!(
-        acl_result(&foo_acl(Op::Read, Perm::Allow), who("User:bob"), Op::Read),
+        acl_result(
+            &foo_acl(Op::Read, Perm::Allow),
+            who("User:bob"),
+            Op::Read,
+            true
+        ),
         Some(true)
     );
     assert_eq!(
-        acl_result(&foo_acl(Op::Read, Perm::Allow), who("User:alice"), Op::Read),
+        acl_result(
+            &foo_acl(Op::Read, Perm::Allow),
+            who("User:alice"),
+            Op::Read,
+            true
+        ),
         None
     );
     // The wildcard principal matches anyone.
     assert_eq!(
-        acl_result(&bar_acl(Op::Read, Perm::Deny), who("User:alice"), Op::Read),
+        acl_result(
+            &bar_acl(Op::Read, Perm::Deny),
+            who("User:alice"),
+            Op::Read,
+            true
+        ),
         Some(false)
     );
 }

@@ -165,4 +165,12 @@ fn authorizer_matches_cidr_host_patterns() {
     };
     assert!(authorize(&cfg, &literal, who("10.0.0.1"), read).allowed);
     assert!(!authorize(&cfg, &literal, who("10.0.0.2"), read).allowed);
+    // Presenting 4.1, whose brokers compare hosts literally, a `/` host is no range.
+    let v41 = AuthorizerConfig {
+        cidr_host_patterns: false,
+        ..cfg.clone()
+    };
+    assert!(!authorize(&v41, &acls, who("10.1.2.3"), read).allowed);
+    let as_written: BTreeMap<_, _> = [allow_read(4, "10.0.0.0/8")].into_iter().collect();
+    assert!(authorize(&v41, &as_written, who("10.0.0.0/8"), read).allowed);
 }
