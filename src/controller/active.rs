@@ -41,6 +41,9 @@ pub(super) struct ActiveController {
     pub(super) lost_leadership: bool,
     /// When the preferred-leader balancing runs (Kafka's SCHEDULED state), if it is due.
     pub(super) balance_at_ms: Option<u64>,
+    /// The stale-broker fencing found an expired entry: it runs again no sooner than this
+    /// (Kafka reschedules its task 10 ms on), whatever expires meanwhile.
+    pub(super) fence_again_at_ms: Option<u64>,
     /// When the expired delegation tokens are next swept (Kafka schedules the sweep at
     /// activation when tokens are on, then every expiry check interval).
     pub(super) token_sweep_at_ms: Option<u64>,
@@ -83,6 +86,7 @@ impl ActiveController {
             registration_offsets: registration_offsets.clone(),
             lost_leadership: false,
             balance_at_ms: None,
+            fence_again_at_ms: None,
             token_sweep_at_ms: None,
             balance_again_soon: false,
             balanced_at_offset: None,

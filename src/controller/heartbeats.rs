@@ -4,8 +4,14 @@
 //! ```text
 //!   heartbeat(id, epoch, now) ─▶ contact time of (id, epoch) ─▶ checked ─▶ next_broker_state
 //!   poll_timeout ─▶ the earliest contact expiry
-//!   expired (id, epoch) of the registered epoch, unfenced ─▶ the replication manager fences it
+//!   first expired (id, epoch) in Kafka's map order ─▶ the replication manager fences it
+//!        (registered epoch) or drops it; the next one waits for the next run
 //! ```
+//!
+//! Kafka's tracker keeps the contact times in a `ConcurrentHashMap` and its periodic task
+//! takes the first expired entry in that map's iteration order, one per run. Which of two
+//! entries that expired together goes first is visible (the other waits 10 ms), so
+//! `JavaHashOrder` keeps the entries in the bins that map would hold them in.
 //!
 //! Activation gives every unfenced broker a fresh session (last contact = activation time,
 //! KAFKA-18138 / KAFKA-19130), so a failover never fences brokers that heartbeated the old
@@ -93,6 +99,8 @@ pub struct BrokerHeartbeatManager {
     /// expired entries cost what they return, not the number of brokers (Kafka keeps its
     /// unfenced brokers in contact order for the same reason).
     by_contact: BTreeSet<(u64, (i32, i64))>,
+    /// The same entries in the iteration order of Kafka's tracker map.
+    java_order: JavaHashOrder,
 }
 
 impl BrokerHeartbeatManager {
@@ -127,6 +135,8 @@ impl BrokerHeartbeatManager {
     fn set_contact(&mut self, key: (i32, i64), at_ms: u64) {
         if let Some(old) = self.contacts.insert(key, at_ms) {
             self.by_contact.remove(&(old, key));
+        } else {
+            self.java_order.insert(key);
         }
         self.by_contact.insert((at_ms, key));
         debug_assert_eq!(self.contacts.len(), self.by_contact.len());
@@ -199,19 +209,28 @@ impl BrokerHeartbeatManager {
             .map(|(t, _)| t.saturating_add(session_timeout_ms) + 1)
     }
 
-    /// Removes the contact entries expired at `now_ms` and returns them, the longest silent
-    /// first (Kafka's `maybeRemoveExpired`, all at once).
-    pub fn remove_expired(&mut self, now_ms: u64, session_timeout_ms: u64) -> Vec<(i32, i64)> {
-        let mut expired = Vec::new();
-        while let Some(&(t, key)) = self.by_contact.first() {
-            if !Self::expired(t, now_ms, session_timeout_ms) {
-                break;
-            }
-            self.by_contact.pop_first();
-            self.contacts.remove(&key);
-            expired.push(key);
+    /// Removes the first contact entry expired at `now_ms` in the iteration order of Kafka's
+    /// tracker map and returns it (Kafka's `maybeRemoveExpired`: one entry per fencing run).
+    pub fn remove_first_expired(
+        &mut self,
+        now_ms: u64,
+        session_timeout_ms: u64,
+    ) -> Option<(i32, i64)> {
+        // The oldest contact says whether any expired, without walking the map.
+        let &(oldest, _) = self.by_contact.first()?;
+        if !Self::expired(oldest, now_ms, session_timeout_ms) {
+            return None;
         }
-        expired
+        let key = self.java_order.iter().find(|k| {
+            self.contacts
+                .get(k)
+                .is_some_and(|t| Self::expired(*t, now_ms, session_timeout_ms))
+        })?;
+        if let Some(t) = self.contacts.remove(&key) {
+            self.by_contact.remove(&(t, key));
+        }
+        self.java_order.remove(key);
+        Some(key)
     }
 
     /// Kafka's `lowestActiveOffset`: the lowest metadata offset of the active brokers
@@ -287,5 +306,91 @@ pub fn next_broker_state(
             }
         }
         S::ShutdownNow => S::ShutdownNow,
+    }
+}
+
+/// Java's `ConcurrentHashMap<BrokerIdAndEpoch, Long>` as far as its iteration order goes: the
+/// bins of a table of 16 that doubles once it holds three quarters of its capacity (never
+/// shrinking), a bin in insertion order, split at a resize as Java's `transfer` splits it.
+/// Not modelled: tree bins (eight entries in one bin of a table of 64 or more).
+#[derive(Debug, Clone)]
+struct JavaHashOrder {
+    bins: Vec<Vec<(i32, i64)>>,
+    len: usize,
+}
+
+impl Default for JavaHashOrder {
+    fn default() -> Self {
+        JavaHashOrder {
+            bins: vec![Vec::new(); 16],
+            len: 0,
+        }
+    }
+}
+
+impl JavaHashOrder {
+    /// `BrokerIdAndEpoch.hashCode` (`Objects.hash(id, epoch)`) spread as the map spreads it.
+    fn spread((id, epoch): (i32, i64)) -> u32 {
+        let long_hash = (epoch ^ ((epoch as u64) >> 32) as i64) as i32;
+        let h = 31i32
+            .wrapping_mul(31i32.wrapping_add(id))
+            .wrapping_add(long_hash) as u32;
+        (h ^ (h >> 16)) & 0x7fff_ffff
+    }
+
+    fn bin(&self, key: (i32, i64)) -> usize {
+        Self::spread(key) as usize & (self.bins.len() - 1)
+    }
+
+    /// A new key (an existing one keeps its place: Java replaces the value in its node).
+    fn insert(&mut self, key: (i32, i64)) {
+        let b = self.bin(key);
+        self.bins[b].push(key);
+        self.len += 1;
+        if self.len >= self.bins.len() - self.bins.len() / 4 {
+            self.grow();
+        }
+    }
+
+    fn remove(&mut self, key: (i32, i64)) {
+        let b = self.bin(key);
+        if let Some(i) = self.bins[b].iter().position(|k| *k == key) {
+            self.bins[b].remove(i);
+            self.len -= 1;
+        }
+    }
+
+    /// Java's `transfer`: each bin splits into the low and high bins of the doubled table; the
+    /// trailing run that goes to one side keeps its order, the entries before it are pushed
+    /// in front of their side one by one (so they come reversed).
+    fn grow(&mut self) {
+        let n = self.bins.len();
+        let mut bins = vec![Vec::new(); 2 * n];
+        for (i, bin) in self.bins.iter().enumerate() {
+            let high = |k: &(i32, i64)| Self::spread(*k) as usize & n != 0;
+            let Some(last) = bin.last() else { continue };
+            let run_bit = high(last);
+            let run_start = bin
+                .iter()
+                .rposition(|k| high(k) != run_bit)
+                .map_or(0, |p| p + 1);
+            let (mut lo, mut hi) = (Vec::new(), Vec::new());
+            for k in bin[..run_start].iter().rev() {
+                if high(k) {
+                    hi.push(*k)
+                } else {
+                    lo.push(*k)
+                }
+            }
+            let side = if run_bit { &mut hi } else { &mut lo };
+            side.extend_from_slice(&bin[run_start..]);
+            bins[i] = lo;
+            bins[i + n] = hi;
+        }
+        self.bins = bins;
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (i32, i64)> + '_ {
+        self.bins.iter().flatten().copied()
     }
 }

@@ -227,9 +227,10 @@ impl QuorumController {
     pub fn poll_timeout(&self) -> Option<u64> {
         match &self.leadership {
             Leadership::Active(a) => {
-                let expiry = a
-                    .heartbeats
-                    .next_expiry_ms(self.cfg.broker_session_timeout_ms);
+                let expiry = a.fence_again_at_ms.or_else(|| {
+                    a.heartbeats
+                        .next_expiry_ms(self.cfg.broker_session_timeout_ms)
+                });
                 [
                     expiry,
                     a.balance_at_ms,
@@ -292,8 +293,8 @@ impl QuorumController {
         self.handle_timeout(now_ms, appender);
     }
 
-    /// Fences the brokers whose session expired by `now_ms` (Kafka fences one per event; the
-    /// records of each are their own batch), then runs the preferred-leader balancing when it
+    /// Fences a broker whose session expired by `now_ms` (Kafka takes one expired entry per
+    /// run, the next 10 ms later; the records of each are their own batch), then runs the preferred-leader balancing when it
     /// is due.
     pub fn handle_timeout(&mut self, now_ms: u64, appender: &mut dyn MetadataAppender) {
         let Leadership::Active(a) = &mut self.leadership else {

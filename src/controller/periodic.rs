@@ -7,7 +7,8 @@
 //! ```text
 //!   any write, leaders imbalanced ─▶ balancing due after leader.imbalance.check.interval
 //!        ─▶ handle_timeout past it ─▶ preferred elections (≤ 1,000; more: again in 10 ms)
-//!   session expired ─▶ one broker fenced per batch (Kafka's maybeFenceStaleBroker)
+//!   session expired ─▶ first expired entry in Kafka's map order fenced (its own batch) or
+//!        dropped ─▶ the next run 10 ms later (Kafka's maybeFenceStaleBroker)
 //!   token sweep due ─▶ RemoveDelegationTokenRecord per expired token, next sweep scheduled
 //!   any write, some partition leaderless ─▶ unclean elections due after
 //!        unclean.leader.election.interval.ms ─▶ UNCLEAN election of each leaderless partition
@@ -25,38 +26,47 @@ use crate::metadata::image::MetadataImage;
 /// first).
 const BALANCE_AGAIN_MS: u64 = 10;
 
+/// Kafka's delay of the stale-broker fencing after a run that found an expired entry (the
+/// `PeriodicTask` default immediate period, 10 ms).
+const FENCE_AGAIN_MS: u64 = 10;
+
 impl ActiveController {
-    /// Fences every broker whose session has expired (Kafka 4.1's periodic
-    /// `maybeFenceStaleBroker`, each fencing its own batch). An expired entry of an older
-    /// epoch, or of a broker already fenced, is dropped without records.
+    /// Kafka 4.1's periodic `maybeFenceStaleBroker`: takes the first expired contact entry
+    /// (in the order of Kafka's tracker map) and fences its broker, or drops the entry when it
+    /// is of an unknown broker or an older epoch. Having found one, the task runs again only
+    /// 10 ms later, so a second expired entry waits for that run even when the first was
+    /// dropped without records (a heartbeat meanwhile still saves its broker).
     pub(super) fn fence_stale_brokers(
         &mut self,
         now_ms: u64,
         cfg: &ControllerConfig,
         appender: &mut dyn MetadataAppender,
     ) {
-        for (broker_id, epoch) in self
-            .heartbeats
-            .remove_expired(now_ms, cfg.broker_session_timeout_ms)
-        {
-            if self.lost_leadership {
-                return;
-            }
-            // Kafka 4.1's maybeFenceOneStaleBroker drops an entry of an unknown broker or of
-            // an older epoch, and fences any other, also one already fenced (a fenced broker
-            // that heartbeated and then went quiet gets its fencing record again).
-            let current = self.image.brokers.get(&broker_id);
-            match current {
-                Some(b) if b.broker_epoch == epoch => {}
-                _ => continue,
-            }
-            tracing::info!(
-                "Fencing broker {broker_id} at epoch {epoch} because its session has timed out."
-            );
-            let records = replication::broker_fenced(&self.image, cfg, broker_id);
-            self.heartbeats.fence(broker_id);
-            self.write_unanswered(appender, records);
+        if self.fence_again_at_ms.is_some_and(|at| now_ms < at) || self.lost_leadership {
+            return;
         }
+        self.fence_again_at_ms = None;
+        let Some((broker_id, epoch)) = self
+            .heartbeats
+            .remove_first_expired(now_ms, cfg.broker_session_timeout_ms)
+        else {
+            return;
+        };
+        self.fence_again_at_ms = Some(now_ms + FENCE_AGAIN_MS);
+        // Kafka 4.1's maybeFenceOneStaleBroker drops an entry of an unknown broker or of an
+        // older epoch, and fences any other, also one already fenced (a fenced broker that
+        // heartbeated and then went quiet gets its fencing record again).
+        let current = self.image.brokers.get(&broker_id);
+        match current {
+            Some(b) if b.broker_epoch == epoch => {}
+            _ => return,
+        }
+        tracing::info!(
+            "Fencing broker {broker_id} at epoch {epoch} because its session has timed out."
+        );
+        let records = replication::broker_fenced(&self.image, cfg, broker_id);
+        self.heartbeats.fence(broker_id);
+        self.write_unanswered(appender, records);
     }
 
     /// After a write (Kafka's `maybeScheduleNextBalancePartitionLeaders`): with balancing on,

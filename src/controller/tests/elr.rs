@@ -233,3 +233,43 @@ fn a_fenced_broker_whose_session_expires_is_fenced_again() {
     });
     assert_eq!(fenced, vec![(1, r.broker_epoch, 1)]);
 }
+
+/// Kafka 4.1's fencing task takes one expired tracker entry per run and, having found one,
+/// runs again only 10 ms later, even when the entry was dropped (a heartbeat of a broker that
+/// never registered, tracked before it was refused). Broker 1's entry comes first in Kafka's
+/// map (hash bin 0 against bin 3), so registered broker 2, silent as long, is fenced 10 ms
+/// after its session expired, not at once (differential fuzz D5, #36).
+#[test]
+fn a_dropped_stale_entry_delays_the_next_fencing_by_10_ms() {
+    use crate::metadata::record::MetadataRecord;
+    use crate::raft::LogReader;
+    let mut ctx = Ctx::active(27);
+    let r = ctx.register(registration(2, None));
+    assert_eq!(r.error_code, 0);
+    let unknown = ctx.heartbeat(1, -1, 0, false, false);
+    assert_ne!(unknown.error_code, 0, "broker 1 never registered");
+    let hb = ctx.heartbeat(2, r.broker_epoch, i64::MAX, false, false);
+    assert!(!hb.is_fenced);
+    let fenced_since = |ctx: &Ctx, end: i64| {
+        let bytes = ctx.log.read(end, usize::MAX).unwrap();
+        let mut image = crate::metadata::image::MetadataImage::new();
+        let mut fenced = Vec::new();
+        image.replay_batches_observed(&bytes, i64::MAX, "test", &mut |_, _, r| {
+            if let MetadataRecord::BrokerRegistrationChange(c) = r {
+                fenced.push((c.broker_id, c.fenced));
+            }
+        });
+        fenced
+    };
+    let end = ctx.log.end();
+    ctx.advance(10_000);
+    assert_eq!(
+        fenced_since(&ctx, end),
+        vec![],
+        "broker 1's entry took the run"
+    );
+    ctx.advance(9);
+    assert_eq!(fenced_since(&ctx, end), vec![], "the next run is 10 ms on");
+    ctx.advance(1);
+    assert_eq!(fenced_since(&ctx, end), vec![(2, 1)]);
+}
