@@ -213,9 +213,20 @@ impl Ctx {
         self.drain();
     }
 
-    /// Time passes by `ms`; whatever the controller writes then commits.
+    /// Time passes by `ms`, the controller polled at every deadline it names on the way (as
+    /// the driver polls it); whatever it writes then commits.
     pub fn advance(&mut self, ms: u64) {
-        self.now_ms += ms;
+        let target = self.now_ms + ms;
+        while let Some(due) = self
+            .c
+            .poll_timeout()
+            .filter(|due| *due > self.now_ms && *due < target)
+        {
+            self.now_ms = due;
+            self.c.poll(self.now_ms, &mut self.log);
+            self.commit();
+        }
+        self.now_ms = target;
         self.c.poll(self.now_ms, &mut self.log);
         self.commit();
     }

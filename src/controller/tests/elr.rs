@@ -262,7 +262,9 @@ fn a_dropped_stale_entry_delays_the_next_fencing_by_10_ms() {
         fenced
     };
     let end = ctx.log.end();
-    ctx.advance(10_000);
+    // To the sessions' expiry, the first run that finds them expired.
+    let expiry = ctx.c.poll_timeout().unwrap();
+    ctx.advance(expiry - ctx.now_ms);
     assert_eq!(
         fenced_since(&ctx, end),
         vec![],
