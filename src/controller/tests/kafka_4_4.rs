@@ -346,34 +346,13 @@ fn feature_ranges_follow_the_release() {
 /// request runs into the bound on records per operation instead).
 #[test]
 fn create_partitions_refuses_more_than_10000_added_partitions_in_4_4() {
-    use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
-    use kafka_protocol::messages::{CreatePartitionsRequest, TopicName};
+    use super::topic_admin::{create_partitions, grow, partition_results};
     let grow = |ctx: &mut Ctx, adds: &[(&str, i32)]| {
-        let req = CreatePartitionsRequest::default()
-            .with_topics(
-                adds.iter()
-                    .map(|(n, count)| {
-                        CreatePartitionsTopic::default()
-                            .with_name(TopicName(StrBytes::from_string(n.to_string())))
-                            .with_count(*count)
-                    })
-                    .collect(),
-            )
-            .with_validate_only(true);
-        match ctx.call(RequestBody::CreatePartitions(req), 3) {
-            ResponseBody::CreatePartitions(r) => r
-                .results
-                .iter()
-                .map(|t| {
-                    (
-                        t.name.0.to_string(),
-                        t.error_code,
-                        t.error_message.as_ref().map(|m| m.to_string()),
-                    )
-                })
-                .collect::<Vec<_>>(),
-            other => panic!("{other:?}"),
-        }
+        let topics = adds
+            .iter()
+            .map(|(n, count)| grow(n, *count, None))
+            .collect();
+        partition_results(&create_partitions(ctx, topics, true))
     };
     let too_many = [("foo", 6_001), ("bar", 4_002), ("unknown", 50)];
     let cap = Some("Excessively large number of additional partitions per request.".to_string());

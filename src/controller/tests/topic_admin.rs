@@ -348,7 +348,11 @@ fn a_deleted_topic_can_be_created_again() {
     );
 }
 
-fn grow(n: &str, count: i32, assignments: Option<Vec<Vec<i32>>>) -> CreatePartitionsTopic {
+pub(super) fn grow(
+    n: &str,
+    count: i32,
+    assignments: Option<Vec<Vec<i32>>>,
+) -> CreatePartitionsTopic {
     CreatePartitionsTopic::default()
         .with_name(name(n))
         .with_count(count)
@@ -362,7 +366,7 @@ fn grow(n: &str, count: i32, assignments: Option<Vec<Vec<i32>>>) -> CreatePartit
         }))
 }
 
-fn create_partitions(
+pub(super) fn create_partitions(
     ctx: &mut Ctx,
     topics: Vec<CreatePartitionsTopic>,
     validate_only: bool,
@@ -376,7 +380,9 @@ fn create_partitions(
     }
 }
 
-fn partition_results(r: &CreatePartitionsResponse) -> Vec<(String, i16, Option<String>)> {
+pub(super) fn partition_results(
+    r: &CreatePartitionsResponse,
+) -> Vec<(String, i16, Option<String>)> {
     let mut v: Vec<_> = r
         .results
         .iter()
