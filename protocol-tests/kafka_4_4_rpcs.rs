@@ -7,7 +7,7 @@
 
 use std::collections::BTreeSet;
 
-use ferrokraft::codec::versions::{ADVERTISED, ADVERTISED_4_4};
+use ferrokraft::codec::versions::{Release, ADVERTISED};
 
 use super::vectors::{byte_diff, parse_vectors, tests_dir, Label, Vector};
 use super::{labels_of, reencode};
@@ -22,7 +22,7 @@ fn vectors() -> Vec<Vector> {
 /// What the 4.4 table adds: (api key, version) pairs not in 4.1.2's table.
 fn added() -> Vec<(kafka_protocol::messages::ApiKey, i16)> {
     let mut out = Vec::new();
-    for r in ADVERTISED_4_4 {
+    for r in Release::Kafka4_4.advertised() {
         for version in r.min_version..=r.max_version {
             let in_4_1 = ADVERTISED
                 .iter()

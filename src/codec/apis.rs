@@ -2,7 +2,7 @@
 //! needs (Kafka keeps the same facts on `ApiKeys` and in `ControllerApis`).
 //!
 //! ```text
-//!   APIS ─▶ versions::ADVERTISED / ADVERTISED_4_4   what ApiVersions lists, per release
+//!   APIS ─▶ max per release                         what ApiVersions lists, per release
 //!        ─▶ owner                                   who answers: the node, the Raft core,
 //!                                                   the controller (one routing decision)
 //!        ─▶ cluster_operation                       ControllerApis' cluster-level ACL check
@@ -47,10 +47,9 @@ pub struct Api {
     pub api_key: ApiKey,
     /// Lowest version served.
     pub min_version: i16,
-    /// Highest version Kafka 4.1.2's controller advertises (`None`: not a 4.1 API).
-    pub max_4_1: Option<i16>,
-    /// Highest version Kafka 4.4.0's controller advertises.
-    pub max_4_4: i16,
+    /// Highest version each release's controller advertises, indexed by [`Release`] (oldest
+    /// first; `None`: that release does not list the API).
+    pub max: [Option<i16>; Release::ALL.len()],
     /// Who answers it.
     pub owner: Owner,
     /// The operation on the CLUSTER resource Kafka's ControllerApis demands before serving
@@ -68,10 +67,7 @@ pub struct Api {
 impl Api {
     /// The highest version `release` advertises, `None` when it does not list the API.
     pub const fn max_in(&self, release: Release) -> Option<i16> {
-        match release {
-            Release::Kafka4_1 => self.max_4_1,
-            Release::Kafka4_4 => Some(self.max_4_4),
-        }
+        self.max[release as usize]
     }
 }
 
@@ -79,13 +75,12 @@ use AclOperation::{Alter, AlterConfigs, ClusterAction, Describe};
 use Kind::{Read, Write};
 use Owner::{Controller, Node, Raft};
 
-/// A row served alike by Kafka 4.1.2 and 4.4.0 controllers.
+/// A row served alike by every release's controller (4.0.2 to 4.4.0).
 const fn row(api_key: ApiKey, min: i16, max: i16, owner: Owner, kind: Kind) -> Api {
     Api {
         api_key,
         min_version: min,
-        max_4_1: Some(max),
-        max_4_4: max,
+        max: [Some(max); Release::ALL.len()],
         owner,
         cluster_operation: None,
         forwardable: false,
@@ -107,14 +102,31 @@ impl Api {
         self.cluster_traffic = true;
         self
     }
-    /// Kafka 4.4.0 advertises up to `max` (4.1.2 up to the row's own maximum).
-    const fn max_4_4(mut self, max: i16) -> Self {
-        self.max_4_4 = max;
+    /// From `release` on, the controller advertises up to `max`.
+    const fn max_from(mut self, release: Release, max: i16) -> Self {
+        let mut i = release as usize;
+        while i < self.max.len() {
+            self.max[i] = Some(max);
+            i += 1;
+        }
         self
     }
-    /// Kafka 4.4 only.
-    const fn new_in_4_4(mut self) -> Self {
-        self.max_4_1 = None;
+    /// Releases before `release` advertise up to `max` (the row's maximum is newer).
+    const fn max_before(mut self, release: Release, max: i16) -> Self {
+        let mut i = 0;
+        while i < release as usize {
+            self.max[i] = Some(max);
+            i += 1;
+        }
+        self
+    }
+    /// Releases before `release` do not list the API.
+    const fn new_in(mut self, release: Release) -> Self {
+        let mut i = 0;
+        while i < release as usize {
+            self.max[i] = None;
+            i += 1;
+        }
         self
     }
 }
@@ -123,7 +135,9 @@ impl Api {
 pub const APIS: &[Api] = &[
     // Fetch below v13 cannot carry the metadata topic id, which KRaft matches on; Kafka 4.x
     // still advertises 4+ (KIP-896 removed 0-3) and rejects the partition later, so do we.
+    // Kafka 4.0 advertises up to v17 (v18 adds the follower's high watermark).
     row(ApiKey::Fetch, 4, 18, Raft, Read)
+        .max_before(Release::Kafka4_1, 17)
         .op(ClusterAction)
         .cluster_traffic(),
     // Authentication on SASL listeners (`crate::security`); on the others, and after
@@ -131,7 +145,7 @@ pub const APIS: &[Api] = &[
     row(ApiKey::SaslHandshake, 0, 1, Node, Read),
     // v5 (Kafka 4.4, KIP-1242) adds the cluster and node id the client expects; a controller
     // only checks they come as a pair (a broker answers REBOOTSTRAP_REQUIRED on a mismatch).
-    row(ApiKey::ApiVersions, 0, 4, Node, Read).max_4_4(5),
+    row(ApiKey::ApiVersions, 0, 4, Node, Read).max_from(Release::Kafka4_4, 5),
     // KIP-896 (Kafka 4.0) removed CreateTopics v0-1.
     row(ApiKey::CreateTopics, 2, 7, Controller, Write).forwardable(),
     // KIP-896 removed DeleteTopics v0.
@@ -159,7 +173,9 @@ pub const APIS: &[Api] = &[
         .op(Alter)
         .forwardable(),
     row(ApiKey::IncrementalAlterConfigs, 0, 1, Controller, Write).forwardable(),
+    // v1 (AllowReplicationFactorChange) from Kafka 4.1.
     row(ApiKey::AlterPartitionReassignments, 0, 1, Controller, Write)
+        .max_before(Release::Kafka4_1, 0)
         .op(Alter)
         .forwardable(),
     row(ApiKey::ListPartitionReassignments, 0, 0, Controller, Read)
@@ -205,9 +221,9 @@ pub const APIS: &[Api] = &[
     row(ApiKey::BrokerRegistration, 0, 4, Controller, Write)
         .op(ClusterAction)
         .cluster_traffic(),
-    // v2 (Kafka 4.4, KIP-1066): the broker's cordoned log directories.
+    // v2 (Kafka 4.3, KIP-1066): the broker's cordoned log directories.
     row(ApiKey::BrokerHeartbeat, 0, 1, Controller, Write)
-        .max_4_4(2)
+        .max_from(Release::Kafka4_3, 2)
         .op(ClusterAction)
         .cluster_traffic(),
     row(ApiKey::UnregisterBroker, 0, 0, Controller, Write)
@@ -223,9 +239,9 @@ pub const APIS: &[Api] = &[
     row(ApiKey::AssignReplicasToDirs, 0, 0, Controller, Write)
         .op(ClusterAction)
         .cluster_traffic(),
-    // v1 (Kafka 4.4): AckWhenCommitted false answers once the VotersRecord is appended.
+    // v1 (Kafka 4.2): AckWhenCommitted false answers once the VotersRecord is appended.
     row(ApiKey::AddRaftVoter, 0, 0, Raft, Write)
-        .max_4_4(1)
+        .max_from(Release::Kafka4_2, 1)
         .op(Alter)
         .forwardable(),
     row(ApiKey::RemoveRaftVoter, 0, 0, Raft, Write)
@@ -236,7 +252,7 @@ pub const APIS: &[Api] = &[
         .cluster_traffic(),
     // Kafka 4.4 (KIP-1312).
     row(ApiKey::UnregisterController, 0, 0, Controller, Write)
-        .new_in_4_4()
+        .new_in(Release::Kafka4_4)
         .op(Alter)
         .forwardable(),
 ];

@@ -2,12 +2,12 @@
 //! and the features it reports in ApiVersions and in its KIP-919 registration.
 //!
 //! A node presents itself as the controller of one Kafka release ([`Release`], the
-//! `ferrokraft.kafka.release` key): [`ADVERTISED`] and [`SUPPORTED_FEATURES`] are Kafka
-//! 4.1.2's, [`ADVERTISED_4_4`] and [`SUPPORTED_FEATURES_4_4`] Kafka 4.4.0's (BrokerHeartbeat
-//! v2 with cordoned log directories, UnregisterController, metadata.version up to 4.4-IV2).
-//! Java peers pick `min(their max, our max)` per API, so advertising a version means
-//! implementing it. Requests are decoded against the widest table ([`advertised`]) whatever
-//! the release: the release decides what the node shows, not what it understands.
+//! `ferrokraft.kafka.release` key, 4.0 to 4.4): [`Release::advertised`] is that release's
+//! table, built at compile time from the per-release columns of `apis::APIS`, and
+//! [`Release::supported_features`] its feature ranges. Java peers pick
+//! `min(their max, our max)` per API, so advertising a version means implementing it.
+//! Requests are decoded against the widest table ([`advertised`]) whatever the release: the
+//! release decides what the node shows, not what it understands.
 
 use kafka_protocol::messages::ApiKey;
 
@@ -67,32 +67,34 @@ const fn table_of<const N: usize>(release: Release) -> [ApiRange; N] {
     out
 }
 
+const TABLE_4_0: [ApiRange; count_in(Release::Kafka4_0)] = table_of(Release::Kafka4_0);
 const TABLE_4_1: [ApiRange; count_in(Release::Kafka4_1)] = table_of(Release::Kafka4_1);
+const TABLE_4_2: [ApiRange; count_in(Release::Kafka4_2)] = table_of(Release::Kafka4_2);
+const TABLE_4_3: [ApiRange; count_in(Release::Kafka4_3)] = table_of(Release::Kafka4_3);
 const TABLE_4_4: [ApiRange; count_in(Release::Kafka4_4)] = table_of(Release::Kafka4_4);
 
 /// Kafka 4.1.2's controller APIs, in ascending key order.
 pub const ADVERTISED: &[ApiRange] = &TABLE_4_1;
 
-/// Kafka 4.4.0's controller APIs: [`ADVERTISED`] with ApiVersions v5 (KIP-1242),
-/// BrokerHeartbeat v2 (KIP-1066 cordoned log directories), AddRaftVoter v1 (AckWhenCommitted)
-/// and UnregisterController (API 94).
-pub const ADVERTISED_4_4: &[ApiRange] = &TABLE_4_4;
+/// The widest table: every API and version some release advertises. Requests are decoded
+/// against it whatever the release presented.
+const WIDEST: &[ApiRange] = &TABLE_4_4;
 
 /// The range of `api_key` this node decodes and serves, whatever release it presents
-/// ([`ADVERTISED_4_4`], the widest table).
+/// (the widest table).
 pub fn advertised(api_key: ApiKey) -> Option<ApiRange> {
-    ADVERTISED_4_4
-        .iter()
-        .copied()
-        .find(|r| r.api_key == api_key)
+    WIDEST.iter().copied().find(|r| r.api_key == api_key)
 }
 
 impl Release {
     /// The APIs advertised in ApiVersions, in ascending key order.
     pub fn advertised(self) -> &'static [ApiRange] {
         match self {
-            Self::Kafka4_1 => ADVERTISED,
-            Self::Kafka4_4 => ADVERTISED_4_4,
+            Self::Kafka4_0 => &TABLE_4_0,
+            Self::Kafka4_1 => &TABLE_4_1,
+            Self::Kafka4_2 => &TABLE_4_2,
+            Self::Kafka4_3 => &TABLE_4_3,
+            Self::Kafka4_4 => &TABLE_4_4,
         }
     }
 }
@@ -103,7 +105,7 @@ mod tests {
 
     #[test]
     fn advertised_ranges_are_within_what_the_codec_can_decode() {
-        for r in ADVERTISED_4_4 {
+        for r in WIDEST {
             let valid = r.api_key.valid_versions();
             assert!(
                 r.min_version >= valid.min && r.max_version <= valid.max,
@@ -118,8 +120,12 @@ mod tests {
 
     #[test]
     fn advertised_is_sorted_by_key_without_duplicates() {
-        for table in [ADVERTISED, ADVERTISED_4_4] {
-            let keys: Vec<i16> = table.iter().map(|r| r.api_key as i16).collect();
+        for release in Release::ALL {
+            let keys: Vec<i16> = release
+                .advertised()
+                .iter()
+                .map(|r| r.api_key as i16)
+                .collect();
             let mut sorted = keys.clone();
             sorted.sort_unstable();
             sorted.dedup();
@@ -131,7 +137,7 @@ mod tests {
     /// refuse to decode.
     #[test]
     fn every_release_advertises_within_what_is_decoded() {
-        for release in [Release::Kafka4_1, Release::Kafka4_4] {
+        for release in Release::ALL {
             for r in release.advertised() {
                 let served = advertised(r.api_key).expect("advertised API is decoded");
                 assert!(served.min_version <= r.min_version && r.max_version <= served.max_version);

@@ -147,31 +147,53 @@ pub fn transactions_supported(level: i16) -> bool {
 }
 
 /// The Kafka release whose controller a node presents itself as: which APIs, versions and
-/// feature ranges it advertises, and the metadata.version `ferrokraft format` picks by default.
-/// Ordered by age, so a fact true "from release X on" is `release >= X`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+/// feature ranges it advertises, which config keys and messages it uses, and the
+/// metadata.version `ferrokraft format` picks by default. Ordered by age, so a fact true
+/// "from release X on" is `release >= X`. Every release-dependent fact is a method here (or
+/// a column of the codec's API table), read from that release's own jars.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Hash)]
 pub enum Release {
+    /// Kafka 4.0 (4.0.2): metadata.version 3.3-IV3 to 4.0-IV3; Fetch up to v17, no share.version.
+    Kafka4_0,
     /// Kafka 4.1 (4.1.2): metadata.version 3.3-IV3 to 4.1-IV1.
     #[default]
     Kafka4_1,
-    /// Kafka 4.4 (4.4.0): metadata.version 3.3-IV3 to 4.4-IV2, share.version 2, streams.version 1.
+    /// Kafka 4.2 (4.2.2): metadata.version up to 4.2-IV1, streams.version, AddRaftVoter v1,
+    /// `controller.quorum.auto.join.enable`.
+    Kafka4_2,
+    /// Kafka 4.3 (4.3.2): metadata.version up to 4.3-IV0, BrokerHeartbeat v2 (cordoned log
+    /// directories, KIP-1066), the CreatePartitions cap, `controller.quorum.fetch.*.max.bytes`.
+    Kafka4_3,
+    /// Kafka 4.4 (4.4.0): metadata.version up to 4.4-IV2, share.version 2, ApiVersions v5,
+    /// UnregisterController, CIDR ACLs.
     Kafka4_4,
 }
 
 impl Release {
-    /// Parses `ferrokraft.kafka.release` (`4.1` or `4.4`).
+    /// Every release, oldest first.
+    pub const ALL: [Release; 5] = [
+        Self::Kafka4_0,
+        Self::Kafka4_1,
+        Self::Kafka4_2,
+        Self::Kafka4_3,
+        Self::Kafka4_4,
+    ];
+
+    /// The newest release.
+    pub const NEWEST: Release = Self::Kafka4_4;
+
+    /// Parses `ferrokraft.kafka.release` (`4.0` … `4.4`).
     pub fn parse(value: &str) -> Option<Self> {
-        match value.trim() {
-            "4.1" => Some(Self::Kafka4_1),
-            "4.4" => Some(Self::Kafka4_4),
-            _ => None,
-        }
+        Self::ALL.into_iter().find(|r| r.name() == value.trim())
     }
 
     /// The value as written in the config file.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
+            Self::Kafka4_0 => "4.0",
             Self::Kafka4_1 => "4.1",
+            Self::Kafka4_2 => "4.2",
+            Self::Kafka4_3 => "4.3",
             Self::Kafka4_4 => "4.4",
         }
     }
@@ -179,7 +201,10 @@ impl Release {
     /// The supported features, in the order of that release's ApiVersions answer.
     pub fn supported_features(self) -> &'static [SupportedFeature] {
         match self {
+            Self::Kafka4_0 => SUPPORTED_FEATURES_4_0,
             Self::Kafka4_1 => SUPPORTED_FEATURES,
+            Self::Kafka4_2 => SUPPORTED_FEATURES_4_2,
+            Self::Kafka4_3 => SUPPORTED_FEATURES_4_3,
             Self::Kafka4_4 => SUPPORTED_FEATURES_4_4,
         }
     }
@@ -192,13 +217,21 @@ impl Release {
             .find(|f| f.name == name)
     }
 
-    /// The order of the supported features in that release's ControllerRegistration.
+    /// The order of the supported features in that release's ControllerRegistration (a
+    /// `new HashMap<>(1)` filled with them, where ApiVersions uses a 16-bucket one).
     pub fn registration_order(self) -> &'static [&'static str] {
         match self {
+            Self::Kafka4_0 => &[
+                "group.version",
+                "transaction.version",
+                ELR_FEATURE,
+                KRAFT_VERSION_FEATURE,
+                METADATA_VERSION_FEATURE,
+            ],
             Self::Kafka4_1 => REGISTRATION_ORDER,
             // Seven features fill a 16-bucket HashMap whichever its initial capacity, so the
             // registration lists them in the ApiVersions order.
-            Self::Kafka4_4 => &[
+            Self::Kafka4_2 | Self::Kafka4_3 | Self::Kafka4_4 => &[
                 "group.version",
                 KRAFT_VERSION_FEATURE,
                 METADATA_VERSION_FEATURE,
@@ -210,27 +243,52 @@ impl Release {
         }
     }
 
-    /// The most partitions one CreatePartitions request may add in all (Kafka 4.4's
-    /// `ReplicationControlManager.validateTotalNumberOfPartitions`); `None` before 4.4.
+    /// The most partitions one CreatePartitions request may add in all (Kafka 4.3's
+    /// `ReplicationControlManager.validateTotalNumberOfPartitions` for CreatePartitions;
+    /// every release caps CreateTopics alike); `None` before 4.3.
     pub fn max_added_partitions_per_request(self) -> Option<u64> {
-        match self {
-            Self::Kafka4_1 => None,
-            Self::Kafka4_4 => Some(10_000),
-        }
+        (self >= Self::Kafka4_3).then_some(10_000)
     }
 
     /// Whether CreateAcls checks each host pattern (Kafka 4.4's `validateHostPattern`: not
-    /// empty, and a CIDR range only from metadata.version [`mv::CIDR_ACLS`]); 4.1 stores any.
+    /// empty, and a CIDR range only from metadata.version [`mv::CIDR_ACLS`]); older releases
+    /// store any.
     pub fn checks_acl_host_patterns(self) -> bool {
         self >= Self::Kafka4_4
     }
 
+    /// Whether the controller knows cordoned log directories (KIP-1066, Kafka 4.3): the
+    /// `cordoned.log.dirs` broker config and the placer's refusals naming them.
+    pub fn has_cordoned_log_dirs(self) -> bool {
+        self >= Self::Kafka4_3
+    }
+
+    /// Whether a refused metadata.version downgrade is worded `Unsupported metadata.version
+    /// downgrade from X to Y` (Kafka 4.2's `FeatureControlManager`) rather than `Invalid
+    /// metadata.version Y`.
+    pub fn names_both_levels_in_downgrade_refusal(self) -> bool {
+        self >= Self::Kafka4_2
+    }
+
     /// The latest production metadata.version: `kafka-storage format`'s default.
-    pub fn latest_production_level(self) -> i16 {
+    pub const fn latest_production_level(self) -> i16 {
         match self {
+            Self::Kafka4_0 => mv::V4_0_IV3,
             Self::Kafka4_1 => mv::LATEST_PRODUCTION_4_1,
+            Self::Kafka4_2 => mv::V4_2_IV1,
+            Self::Kafka4_3 => mv::V4_3_IV0,
             Self::Kafka4_4 => mv::LATEST_PRODUCTION_4_4,
         }
+    }
+
+    /// The release a node presents on a directory formatted at metadata.version `level`:
+    /// the one whose formatter defaults to it, else the newest (every release reads every
+    /// level from 3.3-IV3 up to its own latest).
+    pub fn for_bootstrap_level(level: i16) -> Release {
+        Self::ALL
+            .into_iter()
+            .find(|r| r.latest_production_level() == level)
+            .unwrap_or(Self::NEWEST)
     }
 }
 
@@ -256,6 +314,37 @@ pub const SUPPORTED_FEATURES: &[SupportedFeature] = &[
     feature(KRAFT_VERSION_FEATURE, 0, 1),
     feature(METADATA_VERSION_FEATURE, 7, mv::LATEST_PRODUCTION_4_1),
     feature("share.version", 0, 1),
+    feature("transaction.version", 0, 2),
+    feature(ELR_FEATURE, 0, 1),
+];
+
+/// Kafka 4.0.2's supported features (no share.version; its ApiVersions order).
+pub const SUPPORTED_FEATURES_4_0: &[SupportedFeature] = &[
+    feature("group.version", 0, 1),
+    feature(KRAFT_VERSION_FEATURE, 0, 1),
+    feature(METADATA_VERSION_FEATURE, 7, mv::V4_0_IV3),
+    feature("transaction.version", 0, 2),
+    feature(ELR_FEATURE, 0, 1),
+];
+
+/// Kafka 4.2.2's supported features (its ApiVersions order: seven entries in a `HashMap`).
+pub const SUPPORTED_FEATURES_4_2: &[SupportedFeature] = &[
+    feature("group.version", 0, 1),
+    feature(KRAFT_VERSION_FEATURE, 0, 1),
+    feature(METADATA_VERSION_FEATURE, 7, mv::V4_2_IV1),
+    feature("share.version", 0, 1),
+    feature("streams.version", 0, 1),
+    feature("transaction.version", 0, 2),
+    feature(ELR_FEATURE, 0, 1),
+];
+
+/// Kafka 4.3.2's supported features: 4.2's, metadata.version up to 4.3-IV0.
+pub const SUPPORTED_FEATURES_4_3: &[SupportedFeature] = &[
+    feature("group.version", 0, 1),
+    feature(KRAFT_VERSION_FEATURE, 0, 1),
+    feature(METADATA_VERSION_FEATURE, 7, mv::V4_3_IV0),
+    feature("share.version", 0, 1),
+    feature("streams.version", 0, 1),
     feature("transaction.version", 0, 2),
     feature(ELR_FEATURE, 0, 1),
 ];

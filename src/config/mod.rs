@@ -455,10 +455,13 @@ fn ferrokraft_keys(props: &Properties) -> Result<FerrokraftKeys, ConfigError> {
         },
         kafka_release: match get(props, "ferrokraft.kafka.release") {
             None | Some("") => None,
-            Some(v) => Some(
-                crate::codec::versions::Release::parse(v)
-                    .ok_or_else(|| invalid("ferrokraft.kafka.release", v, "expected 4.1 or 4.4"))?,
-            ),
+            Some(v) => Some(crate::codec::versions::Release::parse(v).ok_or_else(|| {
+                invalid(
+                    "ferrokraft.kafka.release",
+                    v,
+                    "expected 4.0, 4.1, 4.2, 4.3 or 4.4",
+                )
+            })?),
         },
         recovery_accept_data_loss: parse_bool(
             props,

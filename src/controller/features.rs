@@ -32,7 +32,6 @@ use super::configs::resource;
 use super::errors::{self, ApiError};
 use super::io::KRaftVersionAccessor;
 use super::result::{ControllerResult, RecordOut};
-use crate::codec::versions::Release;
 use crate::common::java::{java_hash_map_order, Built};
 use crate::common::release::{KRAFT_VERSION_FEATURE, METADATA_VERSION_FEATURE};
 use crate::metadata::image::{ConfigResource, MetadataImage, ELR_FEATURE};
@@ -245,13 +244,14 @@ impl Checker<'_> {
                         "Refusing to perform the requested downgrade because it might delete \
                          metadata information."
                     };
-                    // Kafka 4.4 words it `unsupportedMetadataDowngrade`.
-                    let message = match self.cfg.release {
-                        Release::Kafka4_1 => format!("Invalid metadata.version {level}. {reason}"),
-                        Release::Kafka4_4 => format!(
+                    // Kafka 4.2 words it `unsupportedMetadataDowngrade`.
+                    let message = if self.cfg.release.names_both_levels_in_downgrade_refusal() {
+                        format!(
                             "Unsupported metadata.version downgrade from {current} to {level}. \
                              {reason}"
-                        ),
+                        )
+                    } else {
+                        format!("Invalid metadata.version {level}. {reason}")
                     };
                     return Err(ApiError::new(errors::INVALID_UPDATE_VERSION, message));
                 }

@@ -48,16 +48,17 @@ pub struct Opened {
     pub release: Release,
 }
 
-/// The release a node presents: `ferrokraft.kafka.release` when set; otherwise 4.4 when the
-/// directory was formatted beyond Kafka 4.1's metadata.version levels (by Kafka 4.4's
-/// `kafka-storage format` with its defaults, say), else 4.1.
+/// The release a node presents: `ferrokraft.kafka.release` when set; otherwise the release
+/// whose `kafka-storage format` defaults to the directory's bootstrap metadata.version (a
+/// directory Kafka 4.3.2 formatted with its defaults presents 4.3), else the newest; 4.1
+/// when the directory has no bootstrap level.
 pub fn effective_release(
     configured: Option<Release>,
     bootstrap_metadata_version: Option<i16>,
 ) -> Release {
     configured.unwrap_or(match bootstrap_metadata_version {
-        Some(level) if level > Release::Kafka4_1.latest_production_level() => Release::Kafka4_4,
-        _ => Release::Kafka4_1,
+        Some(level) => Release::for_bootstrap_level(level),
+        None => Release::default(),
     })
 }
 
@@ -224,8 +225,13 @@ mod tests {
             Release::Kafka4_4
         );
         assert_eq!(effective_release(None, Some(33)), Release::Kafka4_4);
-        assert_eq!(effective_release(None, Some(28)), Release::Kafka4_4);
+        assert_eq!(effective_release(None, Some(30)), Release::Kafka4_3);
+        assert_eq!(effective_release(None, Some(29)), Release::Kafka4_2);
         assert_eq!(effective_release(None, Some(27)), Release::Kafka4_1);
+        assert_eq!(effective_release(None, Some(25)), Release::Kafka4_0);
+        // No release defaults to 4.2-IV0 or 3.9-IV0: the newest reads them.
+        assert_eq!(effective_release(None, Some(28)), Release::Kafka4_4);
+        assert_eq!(effective_release(None, Some(21)), Release::Kafka4_4);
         assert_eq!(effective_release(None, None), Release::Kafka4_1);
     }
 }

@@ -185,8 +185,9 @@ pub fn format(req: &FormatRequest) -> Result<FormatReport, StorageError> {
     let mv = match &req.release_version {
         Some(r) => MetadataVersion::parse_release(r, req.kafka_release).map_err(|e| {
             // Kafka's message, and the key that would make the level known here.
-            let newer = [Release::Kafka4_4]
+            let newer = Release::ALL
                 .into_iter()
+                .filter(|&newer| newer > req.kafka_release)
                 .find(|&newer| MetadataVersion::parse_release(r, newer).is_ok());
             bad(match newer {
                 Some(newer) if newer != req.kafka_release => format!(
@@ -203,6 +204,10 @@ pub fn format(req: &FormatRequest) -> Result<FormatReport, StorageError> {
     let dynamic = !matches!(req.mode, FormatMode::StaticVoters);
     let mut kraft_version = if dynamic { 1 } else { 0 };
     let mut features = mv.default_features();
+    // Kafka 4.0 knows neither share.version nor streams.version (its format refuses them).
+    if req.kafka_release < Release::Kafka4_1 {
+        features.retain(|name, _| req.kafka_release.supported_feature(name).is_some());
+    }
     for (name, level) in &req.feature_overrides {
         if name == KRAFT_VERSION_FEATURE {
             if *level != kraft_version {

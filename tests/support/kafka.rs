@@ -43,19 +43,20 @@ pub fn kafka_default_format() -> bool {
     std::env::var("KAFKA_DEFAULT_FORMAT").is_ok_and(|v| v == "1")
 }
 
-/// The `--release-version` every node of a mixed cluster is formatted with, so the bootstrap
-/// metadata.version is one both implementations run: Kafka 4.0.x stops at 4.0-IV3 (level 25)
-/// and dies on ferrokraft's default 4.1-IV1 (27); 4.2 and 4.3 default to levels ferrokraft
-/// does not present, so they are formatted at 4.1. `None`: both defaults (4.1.x, and 4.4.x
-/// where ferrokraft presents 4.4: both format at 4.4-IV2).
-pub fn cluster_release_version() -> Option<&'static str> {
-    if kafka_default_format() {
-        return None;
-    }
+/// The release line (`4.0` … `4.4`) of the Kafka under test, when ferrokraft presents it.
+fn presented_release() -> Option<&'static str> {
     let v = kafka_version();
-    if v.starts_with("4.0.") {
-        Some("4.0")
-    } else if v.starts_with("4.1.") || v.starts_with("4.4.") {
+    ["4.0", "4.1", "4.2", "4.3", "4.4"]
+        .into_iter()
+        .find(|r| v.starts_with(&format!("{r}.")))
+}
+
+/// The `--release-version` every node of a mixed cluster is formatted with, so the bootstrap
+/// metadata.version is one both implementations run. `None`: both defaults, equal for every
+/// release ferrokraft presents (4.0.x formats at 4.0-IV3, 4.3.x at 4.3-IV0, …); another
+/// Kafka is formatted at 4.1.
+pub fn cluster_release_version() -> Option<&'static str> {
+    if kafka_default_format() || presented_release().is_some() {
         None
     } else {
         Some("4.1")
@@ -63,13 +64,9 @@ pub fn cluster_release_version() -> Option<&'static str> {
 }
 
 /// The `ferrokraft.kafka.release` ferrokraft nodes get: the release of the Kafka under test
-/// where ferrokraft presents it (4.4 for 4.4.x), else 4.1.
+/// (4.3 for 4.3.2), else 4.1.
 pub fn ferrokraft_release() -> &'static str {
-    if kafka_version().starts_with("4.4.") {
-        "4.4"
-    } else {
-        "4.1"
-    }
+    presented_release().unwrap_or("4.1")
 }
 
 /// Resolves the jars once per test binary. Panics with a clear message when Java or Maven is

@@ -367,7 +367,7 @@ fn splittable(release: Release, resource_type: i8, key: &str) -> Option<&'static
         resource::TOPIC if is_list_topic_config(release, key) => {
             topic_config(release, key).map(|d| d.default)
         }
-        resource::BROKER if key == CORDONED_LOG_DIRS && release == Release::Kafka4_4 => Some(""),
+        resource::BROKER if key == CORDONED_LOG_DIRS && release.has_cordoned_log_dirs() => Some(""),
         resource::BROKER => validate::broker_list_default(key),
         _ => None,
     }
@@ -471,7 +471,7 @@ fn alter_resource(
                 ));
             }
         }
-        if ctx.release == Release::Kafka4_4
+        if ctx.release.has_cordoned_log_dirs()
             && key.resource_type == resource::BROKER
             && k == CORDONED_LOG_DIRS
         {

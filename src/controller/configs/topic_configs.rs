@@ -51,15 +51,24 @@ pub struct TopicConfigDef {
     pub at_most: Option<i64>,
     /// Allowed values (strings and lists), Kafka's `in`/`ValidList`.
     pub one_of: &'static [&'static str],
-    /// The first release whose `LogConfig` has the key.
+    /// The first release whose `LogConfig` has the key (with this definition).
     pub since: Release,
+    /// The last release whose `LogConfig` defines the key this way.
+    pub until: Release,
 }
 
 impl TopicConfigDef {
-    /// The same key, added by `release` (`LogConfig` of 4.1.2 and 4.4.0 diffed).
+    /// The same key, added by `release` (`LogConfig` of 4.0.2 … 4.4.0 diffed).
     const fn since(self, release: Release) -> Self {
         TopicConfigDef {
             since: release,
+            ..self
+        }
+    }
+    /// The same key, defined this way up to `release` only.
+    const fn until(self, release: Release) -> Self {
+        TopicConfigDef {
+            until: release,
             ..self
         }
     }
@@ -78,7 +87,8 @@ const fn def(
         at_least,
         at_most: None,
         one_of: &[],
-        since: Release::Kafka4_1,
+        since: Release::Kafka4_0,
+        until: Release::NEWEST,
     }
 }
 
@@ -96,7 +106,8 @@ const fn between(
         at_least: Some(min),
         at_most: Some(max),
         one_of: &[],
-        since: Release::Kafka4_1,
+        since: Release::Kafka4_0,
+        until: Release::NEWEST,
     }
 }
 
@@ -113,13 +124,15 @@ const fn one_of(
         at_least: None,
         at_most: None,
         one_of: values,
-        since: Release::Kafka4_1,
+        since: Release::Kafka4_0,
+        until: Release::NEWEST,
     }
 }
 
 const MAX_LONG: &str = "9223372036854775807";
 
-/// Every topic config key of Kafka 4.1 and 4.4, sorted by name.
+/// Every topic config key of Kafka 4.0 to 4.4 (each release's `LogConfig` read from its
+/// jar), sorted by name; a key whose definition changed has one row per definition.
 const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     one_of(
         "cleanup.policy",
@@ -157,7 +170,7 @@ const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     ),
     def("index.interval.bytes", ConfigType::Int, "4096", Some(0)),
     // Kafka 4.1's internal override of segment.bytes' lower bound (tests use it).
-    def("internal.segment.bytes", ConfigType::Int, "", None),
+    def("internal.segment.bytes", ConfigType::Int, "", None).since(Release::Kafka4_1),
     def(
         "leader.replication.throttled.replicas",
         ConfigType::List,
@@ -174,7 +187,7 @@ const TOPIC_CONFIGS: &[TopicConfigDef] = &[
         1,
         2_147_483_639,
     )
-    .since(Release::Kafka4_4),
+    .since(Release::Kafka4_2),
     def("max.message.bytes", ConfigType::Int, "1048588", Some(0)),
     def(
         "message.timestamp.after.max.ms",
@@ -215,12 +228,16 @@ const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     def("remote.storage.enable", ConfigType::Boolean, "false", None),
     def("retention.bytes", ConfigType::Long, "-1", None),
     def("retention.ms", ConfigType::Long, "604800000", Some(-1)),
+    // Kafka 4.0 bounds it at 14 bytes; 4.1 raised the bound to 1 MiB (and added
+    // internal.segment.bytes for tests that need smaller segments).
+    def("segment.bytes", ConfigType::Int, "1073741824", Some(14)).until(Release::Kafka4_0),
     def(
         "segment.bytes",
         ConfigType::Int,
         "1073741824",
         Some(1_048_576),
-    ),
+    )
+    .since(Release::Kafka4_1),
     def("segment.index.bytes", ConfigType::Int, "10485760", Some(4)),
     def("segment.jitter.ms", ConfigType::Long, "0", Some(0)),
     def("segment.ms", ConfigType::Long, "604800000", Some(1)),
@@ -339,7 +356,9 @@ pub fn is_list_topic_config(release: Release, name: &str) -> bool {
 
 /// The topic configs of `release`, sorted by name.
 pub fn topic_configs(release: Release) -> impl Iterator<Item = &'static TopicConfigDef> {
-    TOPIC_CONFIGS.iter().filter(move |d| d.since <= release)
+    TOPIC_CONFIGS
+        .iter()
+        .filter(move |d| d.since <= release && release <= d.until)
 }
 
 /// The definition of `name`, if it is a topic config of `release`.
@@ -507,12 +526,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn topic_configs_are_sorted_and_unique() {
-        let names: Vec<&str> = TOPIC_CONFIGS.iter().map(|d| d.name).collect();
-        let mut sorted = names.clone();
-        sorted.sort_unstable();
-        sorted.dedup();
-        assert_eq!(names, sorted);
+    fn topic_configs_are_sorted_and_unique_in_each_release() {
+        for release in Release::ALL {
+            let names: Vec<&str> = topic_configs(release).map(|d| d.name).collect();
+            let mut sorted = names.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(names, sorted, "{release:?}");
+        }
+    }
+
+    /// The number of keys in each release's `LogConfig` (4.0.2: 33 … 4.4.0: 38) and the
+    /// bound that changed.
+    #[test]
+    fn each_release_has_its_own_keys() {
+        let counts: Vec<usize> = Release::ALL
+            .iter()
+            .map(|&r| topic_configs(r).count())
+            .collect();
+        assert_eq!(counts, [33, 34, 35, 35, 38]);
+        assert!(validate_topic_config(Release::Kafka4_0, "segment.bytes", "1024").is_ok());
+        assert!(validate_topic_config(Release::Kafka4_1, "segment.bytes", "1024").is_err());
+        assert!(topic_config(Release::Kafka4_0, "internal.segment.bytes").is_none());
+        assert!(topic_config(Release::Kafka4_2, "max.decompressed.message.bytes").is_some());
+        assert!(topic_config(Release::Kafka4_3, "remote.copy.lag.ms").is_none());
     }
 
     #[test]

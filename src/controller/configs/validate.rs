@@ -205,8 +205,8 @@ pub(super) fn group(
         ));
     }
     match release {
-        Release::Kafka4_1 => group_4_1(all),
-        Release::Kafka4_4 => super::group_configs_4_4::validate(all),
+        Release::Kafka4_0 | Release::Kafka4_1 | Release::Kafka4_2 => group_4_1(all),
+        Release::Kafka4_3 | Release::Kafka4_4 => super::group_configs_4_4::validate(all),
     }
 }
 

@@ -105,8 +105,8 @@ impl<'a> Placer<'a> {
         rng: &mut Rng,
         release: Release,
     ) -> Result<Vec<Vec<i32>>, String> {
-        // Kafka 4.4's placer names cordoned log directories (KIP-1066) in its refusals.
-        let cordoned = release == Release::Kafka4_4;
+        // From Kafka 4.3 the placer names cordoned log directories (KIP-1066) in its refusals.
+        let cordoned = release.has_cordoned_log_dirs();
         if replication_factor <= 0 {
             return Err(format!(
                 "Invalid replication factor {replication_factor}: the replication factor must be positive."
