@@ -406,27 +406,66 @@ impl MetadataVersion {
             .map(|&(level, name)| MetadataVersion { level, name })
     }
 
-    /// Parses `--release-version`: a full name (`3.7-IV2`) or a release (`3.7`, meaning its
-    /// latest IV), as Kafka's `MetadataVersion.fromVersionString` does, among the levels
-    /// `release` knows.
+    /// Parses `--release-version` as `release`'s `kafka-storage format` does, with its
+    /// message on refusal. A release name (`3.7`) means its latest production IV.
+    /// - 4.0 and 4.1 (`MetadataVersion.fromVersionString`): a full name among every level they
+    ///   know, unstable ones included (4.1 knows 4.2-IV0/IV1), else `Version … is not a valid
+    ///   version …`; an unstable level is then refused as `not yet stable`.
+    /// - 4.2 on: production levels only, else `Unknown metadata.version '…'. Supported
+    ///   metadata.version are: <every production level>`.
     pub fn parse_release(s: &str, release: Release) -> Result<Self, String> {
-        let latest = release.latest_production_level();
-        let known: Vec<(i16, &str)> = METADATA_VERSIONS
+        let up_to = |top: i16| -> Vec<(i16, &'static str)> {
+            METADATA_VERSIONS
+                .iter()
+                .copied()
+                .filter(|(l, _)| *l <= top)
+                .collect()
+        };
+        let production = up_to(release.latest_production_level());
+        let by_release = |known: &[(i16, &'static str)]| {
+            let prefix = format!("{s}-IV");
+            known
+                .iter()
+                .rev()
+                .find(|(_, n)| n.starts_with(&prefix))
+                .copied()
+        };
+        let make = |(level, name): (i16, &'static str)| MetadataVersion { level, name };
+        if release >= Release::Kafka4_2 {
+            let found = production
+                .iter()
+                .copied()
+                .find(|(_, n)| *n == s)
+                .or_else(|| by_release(&production));
+            return found.map(make).ok_or_else(|| {
+                let names: Vec<&str> = production.iter().map(|(_, n)| *n).collect();
+                format!(
+                    "Unknown metadata.version '{s}'. Supported metadata.version are: {}",
+                    names.join(", ")
+                )
+            });
+        }
+        // The newest level 4.0 and 4.1 know, unstable (`MetadataVersion.latestTesting`).
+        let testing = up_to(match release {
+            Release::Kafka4_0 => mv::V4_1_IV0,
+            _ => mv::V4_2_IV1,
+        });
+        let found = testing
             .iter()
             .copied()
-            .filter(|(l, _)| *l <= latest)
-            .collect();
-        let found = known.iter().find(|(_, n)| *n == s).or_else(|| {
-            let prefix = format!("{s}-IV");
-            known.iter().rev().find(|(_, n)| n.starts_with(&prefix))
-        });
-        match (found, known.first(), known.last()) {
-            (Some(&(level, name)), _, _) => Ok(MetadataVersion { level, name }),
-            (None, Some(first), Some(last)) => Err(format!(
-                "Unknown release version '{s}'. Supported versions are: {} to {}",
-                first.1, last.1
+            .find(|(_, n)| *n == s)
+            .or_else(|| by_release(&production));
+        match found {
+            Some((level, name)) if level > release.latest_production_level() => {
+                Err(format!("metadata.version {name} is not yet stable."))
+            }
+            Some(found) => Ok(make(found)),
+            None => Err(format!(
+                "Version {s} is not a valid version. The minimum version is {} and the maximum \
+                 version is {}",
+                testing.first().map_or("", |v| v.1),
+                testing.last().map_or("", |v| v.1)
             )),
-            _ => Err(format!("Unknown release version '{s}'.")),
         }
     }
 
@@ -480,7 +519,16 @@ mod tests {
         );
         assert_eq!(
             MetadataVersion::parse_release("4.2", r41).unwrap_err(),
-            "Unknown release version '4.2'. Supported versions are: 3.3-IV3 to 4.1-IV1"
+            "Version 4.2 is not a valid version. The minimum version is 3.3-IV3 and the maximum \
+             version is 4.2-IV1"
+        );
+        assert_eq!(
+            MetadataVersion::parse_release("4.2-IV1", r41).unwrap_err(),
+            "metadata.version 4.2-IV1 is not yet stable."
+        );
+        assert_eq!(
+            MetadataVersion::parse_release("4.1-IV0", Release::Kafka4_0).unwrap_err(),
+            "metadata.version 4.1-IV0 is not yet stable."
         );
         assert_eq!(MetadataVersion::latest_production(r41).name, "4.1-IV1");
         let r44 = Release::Kafka4_4;
@@ -496,7 +544,20 @@ mod tests {
         );
         assert_eq!(
             MetadataVersion::parse_release("4.5", r44).unwrap_err(),
-            "Unknown release version '4.5'. Supported versions are: 3.3-IV3 to 4.4-IV2"
+            "Unknown metadata.version '4.5'. Supported metadata.version are: 3.3-IV3, 3.4-IV0, \
+             3.5-IV0, 3.5-IV1, 3.5-IV2, 3.6-IV0, 3.6-IV1, 3.6-IV2, 3.7-IV0, 3.7-IV1, 3.7-IV2, \
+             3.7-IV3, 3.7-IV4, 3.8-IV0, 3.9-IV0, 4.0-IV0, 4.0-IV1, 4.0-IV2, 4.0-IV3, 4.1-IV0, \
+             4.1-IV1, 4.2-IV0, 4.2-IV1, 4.3-IV0, 4.4-IV0, 4.4-IV1, 4.4-IV2"
+        );
+        // 4.2.2 knows 4.3-IV0 as unstable and names only its production levels.
+        assert!(MetadataVersion::parse_release("4.3-IV0", Release::Kafka4_2)
+            .unwrap_err()
+            .ends_with("4.1-IV1, 4.2-IV0, 4.2-IV1"));
+        assert_eq!(
+            MetadataVersion::parse_release("4.3", Release::Kafka4_3)
+                .unwrap()
+                .level,
+            30
         );
         assert_eq!(MetadataVersion::latest_production(r44).name, "4.4-IV2");
     }

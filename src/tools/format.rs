@@ -19,7 +19,9 @@ use kafka_protocol::messages::VotersRecord;
 use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
 
-use crate::common::release::{MetadataVersion, Release, KRAFT_VERSION_FEATURE};
+use crate::common::release::{
+    MetadataVersion, Release, KRAFT_VERSION_FEATURE, METADATA_VERSION_FEATURE,
+};
 use crate::common::uuid::{
     parse_kafka_uuid, random_directory_id, random_kafka_uuid, uuid_to_kafka_string,
 };
@@ -168,6 +170,26 @@ pub struct FormatReport {
     pub formatted: Vec<(PathBuf, Uuid)>,
 }
 
+/// The features (other than metadata.version and kraft.version) `release`'s formatter knows,
+/// with the highest level it accepts: the controller's supported features, and 4.1's
+/// streams.version, which its formatter knows before its controller supports it.
+fn formatter_features(release: Release) -> impl Iterator<Item = (&'static str, i16)> {
+    let streams_early = (release == Release::Kafka4_1).then_some(("streams.version", 1));
+    release
+        .supported_features()
+        .iter()
+        .filter(|f| f.name != METADATA_VERSION_FEATURE && f.name != KRAFT_VERSION_FEATURE)
+        .map(|f| (f.name, f.max_version))
+        .chain(streams_early)
+}
+
+/// The highest level of feature `name` that `release`'s formatter accepts.
+fn formatter_max_level(release: Release, name: &str) -> Option<i16> {
+    formatter_features(release)
+        .find(|(n, _)| *n == name)
+        .map(|(_, max)| max)
+}
+
 /// Formats the directories as `kafka-storage format` does.
 pub fn format(req: &FormatRequest) -> Result<FormatReport, StorageError> {
     let bad = |m: String| StorageError::InvalidRequest(m);
@@ -205,9 +227,7 @@ pub fn format(req: &FormatRequest) -> Result<FormatReport, StorageError> {
     let mut kraft_version = if dynamic { 1 } else { 0 };
     let mut features = mv.default_features();
     // Kafka 4.0 knows neither share.version nor streams.version (its format refuses them).
-    if req.kafka_release < Release::Kafka4_1 {
-        features.retain(|name, _| req.kafka_release.supported_feature(name).is_some());
-    }
+    features.retain(|name, _| formatter_max_level(req.kafka_release, name).is_some());
     for (name, level) in &req.feature_overrides {
         if name == KRAFT_VERSION_FEATURE {
             if *level != kraft_version {
@@ -216,10 +236,21 @@ pub fn format(req: &FormatRequest) -> Result<FormatReport, StorageError> {
                 )));
             }
             kraft_version = *level;
-        } else if features.contains_key(name) {
+        } else if let Some(max) = formatter_max_level(req.kafka_release, name) {
+            if *level > max {
+                return Err(bad(format!("No feature:{name} with feature level {level}")));
+            }
             features.insert(name.clone(), *level);
         } else {
-            return Err(bad(format!("Unsupported feature: {name}.")));
+            let mut names: Vec<&str> = formatter_features(req.kafka_release)
+                .map(|(n, _)| n)
+                .chain([KRAFT_VERSION_FEATURE])
+                .collect();
+            names.sort_unstable();
+            return Err(bad(format!(
+                "Unsupported feature: {name}. Supported features are: {}",
+                names.join(", ")
+            )));
         }
     }
     if kraft_version >= 1 && mv.default_kraft_version() < 1 {
@@ -462,7 +493,8 @@ mod tests {
     }
 
     /// A 4.4 level on a node presenting 4.1: Kafka 4.1.2's refusal, then the key that makes
-    /// ferrokraft present 4.4; nothing formatted.
+    /// ferrokraft present 4.4; nothing formatted. Features are refused with each release's
+    /// words (Kafka 4.0.2's and 4.4.0's `kafka-storage format --feature`).
     #[test]
     fn a_newer_release_version_names_the_release_key() {
         let d = tempfile::tempdir().unwrap();
@@ -470,13 +502,37 @@ mod tests {
         r.release_version = Some("4.4".into());
         let e = format(&r).unwrap_err().to_string();
         assert!(
-            e.contains("Unknown release version '4.4'. Supported versions are: 3.3-IV3 to 4.1-IV1 (ferrokraft presents Kafka 4.1's controller here; set ferrokraft.kafka.release=4.4 to format and present Kafka 4.4)"),
+            e.contains("Version 4.4 is not a valid version. The minimum version is 3.3-IV3 and the maximum version is 4.2-IV1 (ferrokraft presents Kafka 4.1's controller here; set ferrokraft.kafka.release=4.4 to format and present Kafka 4.4)"),
             "{e}"
         );
         assert!(!d.path().join("meta.properties").exists());
+        // An unstable 4.1 level is a 4.2 production one: the hint names the oldest release
+        // that formats it.
+        r.release_version = Some("4.2-IV1".into());
+        let e = format(&r).unwrap_err().to_string();
+        assert!(
+            e.contains("metadata.version 4.2-IV1 is not yet stable. (ferrokraft presents Kafka 4.1's controller here; set ferrokraft.kafka.release=4.2"),
+            "{e}"
+        );
         r.release_version = Some("9.9".into());
         let e = format(&r).unwrap_err().to_string();
         assert!(!e.contains("ferrokraft.kafka.release"), "{e}");
+
+        r.release_version = None;
+        r.kafka_release = Release::Kafka4_0;
+        r.feature_overrides = vec![("share.version".into(), 1)];
+        assert!(format(&r).unwrap_err().to_string().contains(
+            "Unsupported feature: share.version. Supported features are: \
+             eligible.leader.replicas.version, group.version, kraft.version, transaction.version"
+        ));
+        r.kafka_release = Release::Kafka4_4;
+        r.feature_overrides = vec![("share.version".into(), 3)];
+        assert!(format(&r)
+            .unwrap_err()
+            .to_string()
+            .contains("No feature:share.version with feature level 3"));
+        r.feature_overrides = vec![("share.version".into(), 2)];
+        assert!(format(&r).is_ok());
     }
 
     /// `--add-scram` puts the credentials after the features in bootstrap.checkpoint, read

@@ -53,11 +53,13 @@ fn presented_release() -> Option<&'static str> {
 
 /// The `--release-version` every node of a mixed cluster is formatted with, so the bootstrap
 /// metadata.version is one both implementations run. `None`: both defaults, equal for every
-/// release ferrokraft presents (4.0.x formats at 4.0-IV3, 4.3.x at 4.3-IV0, …); another
-/// Kafka is formatted at 4.1.
+/// release ferrokraft presents (4.0.x formats at 4.0-IV3, 4.3.x at 4.3-IV0, …); 3.9.x (whose
+/// brokers run on ferrokraft controllers) at 3.9, another Kafka at 4.1.
 pub fn cluster_release_version() -> Option<&'static str> {
     if kafka_default_format() || presented_release().is_some() {
         None
+    } else if kafka_version().starts_with("3.9.") {
+        Some("3.9")
     } else {
         Some("4.1")
     }
