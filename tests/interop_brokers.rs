@@ -1,5 +1,5 @@
 //! Real Apache Kafka brokers and clients on a controller quorum: three brokers register and
-//! unfence, a replicated topic is created, Kafka's VerifiableProducer (acks=all, idempotent)
+//! unfence, a replicated topic is created and a config of it altered, Kafka's VerifiableProducer (acks=all, idempotent)
 //! and VerifiableConsumer move data through it, and every acked message is read back, also
 //! across a SIGKILLed broker (fenced, its ISR membership and leaderships moved, restarted on
 //! its directory, back in every ISR) and a SIGTERMed one (controlled shutdown). Default Kafka
@@ -162,6 +162,8 @@ fn brokers_keep_every_acked_message_across_broker_failures() {
         fully_replicated,
     );
     clock.step(&format!("topic {TOPIC} created: {parts:?}"));
+    alter_and_describe_topic_config(&c, &all);
+    clock.step("topic config altered through a broker and described back");
     assert!(
         parts.iter().any(|p| p.leader == Some(101)),
         "replica placement spreads leaders over the brokers, so 101 leads a partition: {parts:?}"
@@ -423,6 +425,44 @@ fn delivery_check_finds_loss_and_duplicates() {
 }
 
 /// A producer of 300 messages/s to the topic (values prefixed `prefix`), until stopped.
+/// `kafka-configs --alter` of a topic config through a broker (forwarded to the active
+/// controller as IncrementalAlterConfigs), then `--describe` until the brokers' metadata shows
+/// it.
+fn alter_and_describe_topic_config(c: &Cluster, all: &str) {
+    let class = support::clients::config_command();
+    let target = ["--entity-type", "topics", "--entity-name", TOPIC];
+    let out = c.admin_tool(
+        all,
+        "alter-topic-config",
+        class,
+        &[
+            &target[..],
+            &["--alter", "--add-config", "retention.ms=3600000"],
+        ]
+        .concat(),
+    );
+    out.assert_ok("kafka-configs --alter --add-config retention.ms=3600000");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let out = c.admin_tool(
+            all,
+            "describe-topic-config",
+            class,
+            &[&target[..], &["--describe"]].concat(),
+        );
+        if out.status.success() && out.stdout.contains("retention.ms=3600000") {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "kafka-configs --describe never showed retention.ms=3600000:\n{}{}",
+            out.stdout,
+            out.stderr
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
 fn background_producer(c: &Cluster, bootstrap: &str, prefix: u32) -> support::clients::Producer {
     c.start_producer(
         bootstrap,
