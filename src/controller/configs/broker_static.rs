@@ -1,4 +1,4 @@
-//! DescribeConfigs of a BROKER resource as Kafka 4.1's controller answers it (`ConfigHelper`
+//! DescribeConfigs of a BROKER resource as the presented release's controller answers it (`ConfigHelper`
 //! over the node's `KafkaConfig` and `DynamicBrokerConfig`): this node's whole configuration,
 //! or the cluster-wide dynamic defaults.
 //!
@@ -8,8 +8,8 @@
 //!   image BROKER id ─┘ no unprefixed security key, no per-broker key at cluster level)
 //!        │ merged: static ◀ cluster default ◀ this node (a key replaces its synonyms)
 //!        ▼
-//!   keys: every ConfigDef key that is not internal (broker_static_table.rs, generated from
-//!         Kafka's jars) ∪ every merged key (unknown keys too, as Kafka lists its originals)
+//!   keys: every ConfigDef key of the presented release that is not internal
+//!         (broker_static_table.rs, generated from the jars of Kafka 4.0.2 … 4.4.0) ∪ every merged key (unknown keys too, as Kafka lists its originals)
 //!   each: value (a ConfigDef key's parsed value printed back; others as given), type,
 //!         sensitive (PASSWORD or no known type: value null), read-only (not dynamic),
 //!         synonyms (this node's dynamic ▸ cluster default ▸ static ▸ default, per name,
@@ -29,6 +29,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::broker_static_table::{CLUSTER_LEVEL_LISTENER, DYNAMIC_ONLY, KEYS, LISTENER_MECHANISM};
 use crate::common::java::java_double_string;
+use crate::common::release::Release;
 
 /// A ConfigDef type (`ConfigDef.Type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,6 +99,17 @@ impl Flags {
     }
 }
 
+/// The releases a generated row holds for: bit i is `Release::ALL[i]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Releases(pub u8);
+
+impl Releases {
+    /// Whether the row holds for `release`.
+    pub const fn has(self, release: Release) -> bool {
+        self.0 & (1 << release as u8) != 0
+    }
+}
+
 /// One key of Kafka's broker ConfigDef.
 #[derive(Debug)]
 pub struct StaticKey {
@@ -109,6 +121,8 @@ pub struct StaticKey {
     pub default: Option<&'static str>,
     /// What else Kafka says of it.
     pub flags: Flags,
+    /// The releases whose ConfigDef defines it so.
+    pub releases: Releases,
 }
 
 /// ConfigSource ids.
@@ -119,10 +133,24 @@ mod source {
     pub const DEFAULT_CONFIG: i8 = 5;
 }
 
-fn key(name: &str) -> Option<&'static StaticKey> {
-    KEYS.binary_search_by(|k| k.name.cmp(name))
-        .ok()
-        .and_then(|i| KEYS.get(i))
+/// `release`'s ConfigDef keys.
+fn keys(release: Release) -> impl Iterator<Item = &'static StaticKey> {
+    KEYS.iter().filter(move |k| k.releases.has(release))
+}
+
+/// `name`'s definition in `release`'s ConfigDef.
+fn key(release: Release, name: &str) -> Option<&'static StaticKey> {
+    // The rows of one name are adjacent (sorted by name): find the first, then the release's.
+    let first = KEYS.partition_point(|k| k.name < name);
+    KEYS.get(first..)?
+        .iter()
+        .take_while(|k| k.name == name)
+        .find(|k| k.releases.has(release))
+}
+
+/// Whether `name` is in one of the generated name lists for `release`.
+fn listed(list: &[(&str, Releases)], release: Release, name: &str) -> bool {
+    list.iter().any(|(n, r)| *n == name && r.has(release))
 }
 
 /// `listener.name.<listener>.<base>` → base (Kafka's `ListenerConfigRegex`).
@@ -134,7 +162,7 @@ fn listener_base(name: &str) -> Option<&str> {
 
 /// The names whose values stand for `name` (Kafka's `brokerConfigSynonyms`), most specific
 /// first.
-fn synonyms_of(name: &str, match_listener_override: bool) -> Vec<String> {
+fn synonyms_of(release: Release, name: &str, match_listener_override: bool) -> Vec<String> {
     const ROLL: [&str; 2] = ["log.roll.ms", "log.roll.hours"];
     const JITTER: [&str; 2] = ["log.roll.jitter.ms", "log.roll.jitter.hours"];
     const RETENTION: [&str; 3] = [
@@ -160,8 +188,8 @@ fn synonyms_of(name: &str, match_listener_override: bool) -> Vec<String> {
         if let Some(base) = listener_base(name) {
             let base = LISTENER_MECHANISM
                 .iter()
-                .find(|m| base.ends_with(**m))
-                .map_or(base, |m| *m);
+                .find(|(m, r)| r.has(release) && base.ends_with(*m))
+                .map_or(base, |(m, _)| *m);
             return vec![name.to_string(), base.to_string()];
         }
     }
@@ -170,19 +198,19 @@ fn synonyms_of(name: &str, match_listener_override: bool) -> Vec<String> {
 
 /// Kafka's `KafkaConfig.configType`: the key's type, a dynamic-only key's, else its
 /// synonyms' (a listener-prefixed key has its base's).
-fn kind_of(name: &str) -> Option<Kind> {
+fn kind_of(release: Release, name: &str) -> Option<Kind> {
     let exact = |n: &str| {
-        key(n).map(|k| k.kind).or_else(|| {
+        key(release, n).map(|k| k.kind).or_else(|| {
             DYNAMIC_ONLY
                 .iter()
-                .find(|(d, _)| *d == n)
-                .map(|(_, kind)| *kind)
+                .find(|(d, _, r)| *d == n && r.has(release))
+                .map(|(_, kind, _)| *kind)
         })
     };
     exact(name).or_else(|| {
-        synonyms_of(name, true)
+        synonyms_of(release, name, true)
             .iter()
-            .find_map(|n| key(n).map(|k| k.kind))
+            .find_map(|n| key(release, n).map(|k| k.kind))
     })
 }
 
@@ -220,12 +248,16 @@ fn printed(kind: Kind, raw: &str) -> String {
 }
 
 /// The dynamic configs Kafka keeps of one stored resource (`fromPersistentProps`).
-fn kept(stored: Option<&BTreeMap<String, String>>, per_broker: bool) -> BTreeMap<String, String> {
+fn kept(
+    release: Release,
+    stored: Option<&BTreeMap<String, String>>,
+    per_broker: bool,
+) -> BTreeMap<String, String> {
     stored
         .into_iter()
         .flatten()
         .filter(|(k, _)| {
-            let flags = key(k).map_or(Flags::NONE, |d| d.flags);
+            let flags = key(release, k).map_or(Flags::NONE, |d| d.flags);
             if flags.has(Flags::NON_DYNAMIC) || flags.has(Flags::SECURITY) {
                 return false;
             }
@@ -233,7 +265,7 @@ fn kept(stored: Option<&BTreeMap<String, String>>, per_broker: bool) -> BTreeMap
                 return true;
             }
             let listener_per_broker =
-                listener_base(k).is_some_and(|b| !CLUSTER_LEVEL_LISTENER.contains(&b));
+                listener_base(k).is_some_and(|b| !listed(CLUSTER_LEVEL_LISTENER, release, b));
             !flags.has(Flags::PER_BROKER) && !listener_per_broker
         })
         .map(|(k, v)| (k.clone(), v.clone()))
@@ -242,6 +274,8 @@ fn kept(stored: Option<&BTreeMap<String, String>>, per_broker: bool) -> BTreeMap
 
 /// This node's configuration as Kafka's `DynamicBrokerConfig` holds it.
 pub struct NodeConfigs<'a> {
+    /// The release whose ConfigDef describes the keys.
+    release: Release,
     /// The static properties (Kafka's originals).
     statics: BTreeMap<&'a str, &'a str>,
     /// This node's dynamic configs, kept.
@@ -251,8 +285,10 @@ pub struct NodeConfigs<'a> {
 }
 
 impl<'a> NodeConfigs<'a> {
-    /// From the node's static properties and its and the cluster's stored dynamic configs.
+    /// From the node's static properties and its and the cluster's stored dynamic configs, as
+    /// `release`'s controller describes them.
     pub fn new(
+        release: Release,
         properties: &'a BTreeMap<String, String>,
         node: Option<&BTreeMap<String, String>>,
         cluster: Option<&BTreeMap<String, String>>,
@@ -274,9 +310,10 @@ impl<'a> NodeConfigs<'a> {
             _ => {}
         }
         NodeConfigs {
+            release,
             statics,
-            node: kept(node, true),
-            cluster: kept(cluster, false),
+            node: kept(release, node, true),
+            cluster: kept(release, cluster, false),
         }
     }
 
@@ -290,7 +327,7 @@ impl<'a> NodeConfigs<'a> {
             .collect();
         for layer in [&self.cluster, &self.node] {
             for (k, v) in layer {
-                for s in synonyms_of(k, false) {
+                for s in synonyms_of(self.release, k, false) {
                     out.remove(&s);
                 }
                 out.insert(k.clone(), v.clone());
@@ -306,7 +343,7 @@ impl<'a> NodeConfigs<'a> {
         sensitive: bool,
         per_broker: bool,
     ) -> Vec<(String, Option<String>, i8)> {
-        let names = synonyms_of(name, true);
+        let names = synonyms_of(self.release, name, true);
         let mut out = Vec::new();
         let lookup = |map: &dyn Fn(&str) -> Option<String>, src: i8, out: &mut Vec<_>| {
             for n in &names {
@@ -331,7 +368,11 @@ impl<'a> NodeConfigs<'a> {
             &mut out,
         );
         lookup(
-            &|n| key(n).and_then(|k| k.default).map(str::to_string),
+            &|n| {
+                key(self.release, n)
+                    .and_then(|k| k.default)
+                    .map(str::to_string)
+            },
             source::DEFAULT_CONFIG,
             &mut out,
         );
@@ -353,13 +394,13 @@ impl<'a> NodeConfigs<'a> {
         per_broker: bool,
         include_synonyms: bool,
     ) -> DescribeConfigsResourceResult {
-        let kind = kind_of(name);
+        let kind = kind_of(self.release, name);
         let sensitive = matches!(kind, None | Some(Kind::Password));
         let synonyms = self.synonyms(name, sensitive, per_broker);
         let config_source = synonyms
             .first()
             .map_or(source::DEFAULT_CONFIG, |(_, _, src)| *src);
-        let read_only = !key(name).is_some_and(|k| k.flags.has(Flags::DYNAMIC));
+        let read_only = !key(self.release, name).is_some_and(|k| k.flags.has(Flags::DYNAMIC));
         let synonyms = if include_synonyms {
             synonyms
                 .into_iter()
@@ -396,7 +437,7 @@ impl<'a> NodeConfigs<'a> {
         for (k, v) in &merged {
             values.insert(k.as_str(), Some(v.clone()));
         }
-        for k in KEYS.iter().filter(|k| !k.flags.has(Flags::INTERNAL)) {
+        for k in keys(self.release).filter(|k| !k.flags.has(Flags::INTERNAL)) {
             let value = match merged.get(k.name) {
                 Some(raw) => Some(printed(k.kind, raw)),
                 None => k.default.map(str::to_string),

@@ -45,16 +45,28 @@ const BASE: &[(&str, &str)] = &[
 
 #[test]
 fn the_table_is_sorted_and_lists_kafkas_316_public_keys() {
-    assert!(KEYS.windows(2).all(|w| w[0].name < w[1].name));
-    let public = KEYS
-        .iter()
-        .filter(|k| !k.flags.has(Flags::INTERNAL))
-        .count();
-    assert_eq!(public, 316);
+    assert!(KEYS.windows(2).all(|w| w[0].name <= w[1].name));
+    // Each release's ConfigDef, read from its jars: one definition per name, and its count
+    // of public keys (Kafka 4.0.2: 289 … 4.4.0: 350).
+    let mut counts = Vec::new();
+    for release in Release::ALL {
+        let of_release: Vec<&StaticKey> = KEYS.iter().filter(|k| k.releases.has(release)).collect();
+        assert!(
+            of_release.windows(2).all(|w| w[0].name < w[1].name),
+            "{release:?}"
+        );
+        counts.push(
+            of_release
+                .iter()
+                .filter(|k| !k.flags.has(Flags::INTERNAL))
+                .count(),
+        );
+    }
+    assert_eq!(counts, [289, 316, 321, 341, 350]);
     // broker.id is added from node.id, as Kafka's populateSynonyms does; the other given keys
     // are all ConfigDef keys.
     let p = props(BASE);
-    let entries = NodeConfigs::new(&p, None, None).describe_node(true);
+    let entries = NodeConfigs::new(Release::Kafka4_1, &p, None, None).describe_node(true);
     assert_eq!(entries.len(), 316);
     let broker_id = find(&entries, "broker.id");
     assert_eq!(value(broker_id), Some("1"));
@@ -64,7 +76,7 @@ fn the_table_is_sorted_and_lists_kafkas_316_public_keys() {
 #[test]
 fn static_values_are_printed_back_as_parsed_and_synonyms_keep_the_raw_text() {
     let p = props(BASE);
-    let entries = NodeConfigs::new(&p, None, None).describe_node(true);
+    let entries = NodeConfigs::new(Release::Kafka4_1, &p, None, None).describe_node(true);
     let dirs = find(&entries, "log.dirs");
     // A STRING in Kafka 4.1: trimmed, not split.
     assert_eq!(value(dirs), Some("/tmp/a , /tmp/b"));
@@ -96,7 +108,7 @@ fn unknown_keys_are_listed_as_sensitive_and_passwords_hidden() {
         "listener.name.controller.ssl.keystore.location".into(),
         "/k.p12".into(),
     );
-    let entries = NodeConfigs::new(&p, None, None).describe_node(true);
+    let entries = NodeConfigs::new(Release::Kafka4_1, &p, None, None).describe_node(true);
     let own = find(&entries, "ferrokraft.kafka.release");
     assert!(own.is_sensitive);
     assert_eq!(value(own), None);
@@ -131,7 +143,7 @@ fn dynamic_values_win_and_synonyms_run_from_the_name_on() {
         ("ssl.protocol", "TLSv1.2"),
         ("unknown.key", "x"),
     ]);
-    let configs = NodeConfigs::new(&p, Some(&node), Some(&cluster));
+    let configs = NodeConfigs::new(Release::Kafka4_1, &p, Some(&node), Some(&cluster));
     let entries = configs.describe_node(true);
     let threads = find(&entries, "log.cleaner.threads");
     assert_eq!(value(threads), Some("2"));
@@ -195,4 +207,26 @@ fn values_print_as_kafka_parses_them() {
     assert_eq!(printed(Kind::List, "a , b,,"), "a,b,,");
     assert_eq!(printed(Kind::List, "  "), "");
     assert_eq!(printed(Kind::String, " v "), "v");
+}
+
+/// Each release describes its own ConfigDef: Kafka 4.3 added `cordoned.log.dirs`, and
+/// `advertised.listeners` is a STRING up to 4.1 and a LIST from 4.2.
+#[test]
+fn each_release_describes_its_own_keys() {
+    let p = props(BASE);
+    let describe = |release| NodeConfigs::new(release, &p, None, None).describe_node(false);
+    let names = |entries: &[DescribeConfigsResourceResult]| -> Vec<String> {
+        entries.iter().map(|e| e.name.to_string()).collect()
+    };
+    let type_of =
+        |entries: &[DescribeConfigsResourceResult], name: &str| find(entries, name).config_type;
+    let (r40, r42, r43) = (
+        describe(Release::Kafka4_0),
+        describe(Release::Kafka4_2),
+        describe(Release::Kafka4_3),
+    );
+    assert!(!names(&r42).contains(&"cordoned.log.dirs".to_string()));
+    assert!(names(&r43).contains(&"cordoned.log.dirs".to_string()));
+    assert_eq!(type_of(&r40, "advertised.listeners"), Kind::String.id());
+    assert_eq!(type_of(&r42, "advertised.listeners"), Kind::List.id());
 }

@@ -161,7 +161,8 @@ pub struct DescribeContext<'a> {
     pub log_levels: &'a LogLevels,
     /// Its configuration as given (its BROKER resource; `broker_static`).
     pub static_properties: &'a BTreeMap<String, String>,
-    /// The release presented: which topic configs a TOPIC lists.
+    /// The release presented: which topic configs a TOPIC lists, which broker configs a
+    /// BROKER does.
     pub release: Release,
 }
 
@@ -389,7 +390,7 @@ fn broker(
 ) -> Result<Vec<DescribeConfigsResourceResult>, ApiError> {
     let cluster = stored(image, resource::BROKER, "");
     if name.is_empty() {
-        let configs = NodeConfigs::new(ctx.static_properties, None, cluster);
+        let configs = NodeConfigs::new(ctx.release, ctx.static_properties, None, cluster);
         return Ok(configs.describe_cluster_default(include_synonyms));
     }
     let Ok(id) = name.parse::<i32>() else {
@@ -408,7 +409,7 @@ fn broker(
         ));
     }
     let node = stored(image, resource::BROKER, name);
-    let configs = NodeConfigs::new(ctx.static_properties, node, cluster);
+    let configs = NodeConfigs::new(ctx.release, ctx.static_properties, node, cluster);
     Ok(configs.describe_node(include_synonyms))
 }
 

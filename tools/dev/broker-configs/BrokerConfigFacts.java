@@ -1,5 +1,5 @@
 // Prints the facts of Kafka's broker configuration that a controller's DescribeConfigs of its
-// own BROKER resource depends on, as a Rust table (see gen.sh). Run against a Kafka release's
+// own BROKER resource depends on, one per line (gen.py merges every release's into a Rust table). Run against a Kafka release's
 // jars: it reads that release's KafkaConfig ConfigDef and DynamicBrokerConfig sets; nothing of
 // Kafka is copied, only the names, types, defaults and flags it reports.
 import java.lang.reflect.Method;
@@ -22,34 +22,39 @@ public class BrokerConfigFacts {
         return call(target, name, new Class<?>[0]);
     }
 
-    static boolean contains(Object scalaSet, String name) throws Exception {
-        Method m = scalaSet.getClass().getMethod("contains", Object.class);
-        return (Boolean) m.invoke(scalaSet, name);
+    // Kafka up to 4.2 keeps these sets in Scala objects, 4.3 on in Java classes.
+    static boolean contains(Object set, String name) throws Exception {
+        if (set instanceof java.util.Set) return ((java.util.Set<?>) set).contains(name);
+        Method m = set.getClass().getMethod("contains", Object.class);
+        return (Boolean) m.invoke(set, name);
     }
 
-    static int size(Object scalaSet) throws Exception {
-        return (Integer) scalaSet.getClass().getMethod("size").invoke(scalaSet);
-    }
-
-    static List<String> sorted(Object scalaSet) throws Exception {
-        Object it = scalaSet.getClass().getMethod("iterator").invoke(scalaSet);
-        Method hasNext = it.getClass().getMethod("hasNext");
-        Method next = it.getClass().getMethod("next");
-        hasNext.setAccessible(true);
-        next.setAccessible(true);
+    static List<String> sorted(Object set) throws Exception {
         List<String> out = new ArrayList<>();
-        while ((Boolean) hasNext.invoke(it)) out.add((String) next.invoke(it));
+        if (set instanceof java.util.Set) {
+            for (Object o : (java.util.Set<?>) set) out.add((String) o);
+        } else {
+            Object it = set.getClass().getMethod("iterator").invoke(set);
+            Method hasNext = it.getClass().getMethod("hasNext");
+            Method next = it.getClass().getMethod("next");
+            hasNext.setAccessible(true);
+            next.setAccessible(true);
+            while ((Boolean) hasNext.invoke(it)) out.add((String) next.invoke(it));
+        }
         java.util.Collections.sort(out);
         return out;
     }
 
-    static String rust(String s) {
-        StringBuilder b = new StringBuilder("\"");
-        for (char c : s.toCharArray()) {
-            if (c == '"' || c == '\\') b.append('\\');
-            b.append(c);
-        }
-        return b.append('"').toString();
+    static Object staticField(Class<?> c, String name) throws Exception {
+        java.lang.reflect.Field f = c.getDeclaredField(name);
+        f.setAccessible(true);
+        return f.get(null);
+    }
+
+    static Object staticCall(Class<?> c, String name) throws Exception {
+        Method m = c.getDeclaredMethod(name);
+        m.setAccessible(true);
+        return m.invoke(null);
     }
 
     static String kind(ConfigDef.Type t) {
@@ -67,71 +72,75 @@ public class BrokerConfigFacts {
         }
     }
 
+    // Prints one fact per line, tab-separated, for gen.py to merge across releases:
+    //   version <kafka version> <java version>
+    //   key <name> <kind> <default or \N> <flags, comma-separated or ->
+    //   dynamic-only <name> <kind>
+    //   cluster-level-listener <name>
+    //   listener-mechanism <name>
     public static void main(String[] args) throws Exception {
         Class<?> kc = Class.forName("kafka.server.KafkaConfig$");
         Object kafkaConfig = kc.getField("MODULE$").get(null);
         ConfigDef def = (ConfigDef) get(kafkaConfig, "configDef");
-        Class<?> dc = Class.forName("kafka.server.DynamicBrokerConfig$");
-        Object dyn = dc.getField("MODULE$").get(null);
-        Object allDynamic = get(dyn, "AllDynamicConfigs");
-        Object perBroker = get(dyn, "PerBrokerConfigs");
-        Object security = get(dyn, "DynamicSecurityConfigs");
-        Object clusterLevelListener = get(dyn, "ClusterLevelListenerConfigs");
-        Object mechanism = get(dyn, "ListenerMechanismConfigs");
-        Class<?> bc = Class.forName("kafka.server.DynamicConfig$Broker$");
-        Object broker = bc.getField("MODULE$").get(null);
-        Object nonDynamic = get(broker, "nonDynamicProps");
-        @SuppressWarnings("unchecked")
-        Map<String, ConfigDef.ConfigKey> dynamicOnly =
-            (Map<String, ConfigDef.ConfigKey>) get(broker, "configKeys");
+        Object allDynamic, perBroker, security, clusterLevelListener, mechanism, nonDynamic;
+        Map<String, ConfigDef.ConfigKey> dynamicOnly;
+        Class<?> javaDyn = null;
+        try {
+            javaDyn = Class.forName("org.apache.kafka.server.config.DynamicBrokerConfig");
+        } catch (ClassNotFoundException e) {
+            // Kafka up to 4.2: Scala objects.
+        }
+        if (javaDyn != null) {
+            allDynamic = staticField(javaDyn, "ALL_DYNAMIC_CONFIGS");
+            perBroker = staticField(javaDyn, "PER_BROKER_CONFIGS");
+            security = staticField(javaDyn, "DYNAMIC_SECURITY_CONFIGS");
+            clusterLevelListener = staticField(javaDyn, "CLUSTER_LEVEL_LISTENER_CONFIGS");
+            mechanism = staticField(javaDyn, "LISTENER_MECHANISM_CONFIGS");
+            Class<?> broker = Class.forName("org.apache.kafka.server.config.DynamicConfig$Broker");
+            nonDynamic = staticCall(broker, "nonDynamicProps");
+            @SuppressWarnings("unchecked")
+            Map<String, ConfigDef.ConfigKey> m = (Map<String, ConfigDef.ConfigKey>) staticCall(broker, "configKeys");
+            dynamicOnly = m;
+        } else {
+            Class<?> dc = Class.forName("kafka.server.DynamicBrokerConfig$");
+            Object dyn = dc.getField("MODULE$").get(null);
+            allDynamic = get(dyn, "AllDynamicConfigs");
+            perBroker = get(dyn, "PerBrokerConfigs");
+            security = get(dyn, "DynamicSecurityConfigs");
+            clusterLevelListener = get(dyn, "ClusterLevelListenerConfigs");
+            mechanism = get(dyn, "ListenerMechanismConfigs");
+            Class<?> bc = Class.forName("kafka.server.DynamicConfig$Broker$");
+            Object broker = bc.getField("MODULE$").get(null);
+            nonDynamic = get(broker, "nonDynamicProps");
+            @SuppressWarnings("unchecked")
+            Map<String, ConfigDef.ConfigKey> m = (Map<String, ConfigDef.ConfigKey>) get(broker, "configKeys");
+            dynamicOnly = m;
+        }
 
         Map<String, ConfigDef.ConfigKey> keys = new TreeMap<>(def.configKeys());
-        String version = org.apache.kafka.common.utils.AppInfoParser.getVersion();
-        System.out.println("//! Kafka " + version + "'s broker configuration (`KafkaConfig`'s ConfigDef) as its");
-        System.out.println("//! controller describes it: generated by tools/dev/broker-configs/gen.sh from that");
-        System.out.println("//! release's jars (Java " + System.getProperty("java.version") + "); do not edit.");
-        System.out.println("//! Defaults that Kafka takes from the JVM (the TLS protocol lists) are this JVM's.");
-        System.out.println();
-        System.out.println("use super::broker_static::{Flags, Kind as T, StaticKey};");
-        System.out.println();
-        System.out.println("/// Every key of the broker ConfigDef, sorted by name.");
-        System.out.println("pub const KEYS: &[StaticKey] = &[");
+        // The release is gen.sh's argument (AppInfoParser moved in 4.4).
+        System.out.println("version\t" + args[0] + "\t" + System.getProperty("java.version"));
         for (Map.Entry<String, ConfigDef.ConfigKey> e : keys.entrySet()) {
             String name = e.getKey();
             ConfigDef.ConfigKey k = e.getValue();
             Object d = k.defaultValue;
             String dflt = (d == null || d == ConfigDef.NO_DEFAULT_VALUE)
-                ? "None"
-                : "Some(" + rust(ConfigDef.convertToString(d, k.type)) + ")";
+                ? "\\N"
+                : ConfigDef.convertToString(d, k.type);
             List<String> flags = new ArrayList<>();
-            if (k.internalConfig) flags.add("Flags::INTERNAL");
-            if (contains(allDynamic, name)) flags.add("Flags::DYNAMIC");
-            if (contains(perBroker, name)) flags.add("Flags::PER_BROKER");
-            if (contains(security, name)) flags.add("Flags::SECURITY");
-            if (contains(nonDynamic, name)) flags.add("Flags::NON_DYNAMIC");
-            String f = flags.isEmpty() ? "Flags::NONE" : String.join(".or(", flags) + ")".repeat(flags.size() - 1);
-            System.out.println("    StaticKey { name: " + rust(name) + ", kind: T::" + kind(k.type)
-                + ", default: " + dflt + ", flags: " + f + " },");
+            if (k.internalConfig) flags.add("INTERNAL");
+            if (contains(allDynamic, name)) flags.add("DYNAMIC");
+            if (contains(perBroker, name)) flags.add("PER_BROKER");
+            if (contains(security, name)) flags.add("SECURITY");
+            if (contains(nonDynamic, name)) flags.add("NON_DYNAMIC");
+            System.out.println("key\t" + name + "\t" + kind(k.type) + "\t" + dflt + "\t"
+                + (flags.isEmpty() ? "-" : String.join(",", flags)));
         }
-        System.out.println("];");
-        System.out.println();
-        System.out.println("/// Keys Kafka knows the type of only as dynamic broker configs (quotas), with that type;");
-        System.out.println("/// dynamic, not in the broker ConfigDef.");
-        System.out.println("pub const DYNAMIC_ONLY: &[(&str, T)] = &[");
         for (Map.Entry<String, ConfigDef.ConfigKey> e : new TreeMap<>(dynamicOnly).entrySet()) {
             if (keys.containsKey(e.getKey())) continue;
-            System.out.println("    (" + rust(e.getKey()) + ", T::" + kind(e.getValue().type) + "),");
+            System.out.println("dynamic-only\t" + e.getKey() + "\t" + kind(e.getValue().type));
         }
-        System.out.println("];");
-        System.out.println();
-        System.out.println("/// Listener configs that may be set at the cluster level (not per broker only).");
-        System.out.println("pub const CLUSTER_LEVEL_LISTENER: &[&str] = &[");
-        for (String s : sorted(clusterLevelListener)) System.out.println("    " + rust(s) + ",");
-        System.out.println("];");
-        System.out.println();
-        System.out.println("/// SASL configs named `listener.name.<l>.<mechanism>.<config>`.");
-        System.out.println("pub const LISTENER_MECHANISM: &[&str] = &[");
-        for (String s : sorted(mechanism)) System.out.println("    " + rust(s) + ",");
-        System.out.println("];");
+        for (String s : sorted(clusterLevelListener)) System.out.println("cluster-level-listener\t" + s);
+        for (String s : sorted(mechanism)) System.out.println("listener-mechanism\t" + s);
     }
 }
