@@ -396,7 +396,7 @@ impl RaftCore {
                 )
                 .with_max_wait_ms(self.cfg.fetch_max_wait_ms())
                 .with_min_bytes(0)
-                .with_max_bytes(MAX_BATCH_SIZE_BYTES as i32)
+                .with_max_bytes(self.cfg.fetch_max_bytes)
                 .with_isolation_level(0)
                 .with_session_id(0)
                 .with_session_epoch(-1)
@@ -439,7 +439,7 @@ impl RaftCore {
         if self.log_refresh_needed {
             return;
         }
-        if self.maybe_send_update_voter(now_ms) {
+        if self.maybe_send_update_voter(now_ms) || self.maybe_auto_join(now_ms) {
             return;
         }
         let fetching_snapshot = match &self.role {
