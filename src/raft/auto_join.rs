@@ -8,7 +8,8 @@
 //!                                                     else ─▶ AddRaftVoter(us, AckWhenCommitted=false)
 //!   answer ─▶ NONE / REQUEST_TIMED_OUT / DUPLICATE_VOTER (add), VOTER_NOT_FOUND (remove):
 //!               the period restarts (next try one fetch timeout later)
-//!          ─▶ any other error: logged, retried after the retry backoff
+//!          ─▶ any other error: logged, the leader backs off (retry backoff); the next try
+//!             is one period after the failed one went out
 //! ```
 //!
 //! While the period is due no Fetch goes out: the request waits for the Fetch in flight (one
@@ -18,8 +19,8 @@
 //! the VotersRecord naming it reaches its log, like any voter change.
 
 use kafka_protocol::messages::{
-    add_raft_voter_request, AddRaftVoterRequest, AddRaftVoterResponse, RemoveRaftVoterRequest,
-    RemoveRaftVoterResponse,
+    add_raft_voter_request, AddRaftVoterRequest, AddRaftVoterResponse, ApiKey,
+    RemoveRaftVoterRequest, RemoveRaftVoterResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 
@@ -159,7 +160,7 @@ impl RaftCore {
             errors::REQUEST_TIMED_OUT,
             errors::DUPLICATE_VOTER,
         ];
-        self.handle_auto_join_answer(now_ms, from, "ADD_RAFT_VOTER", resp.error_code, &done);
+        self.handle_auto_join_answer(now_ms, from, ApiKey::AddRaftVoter, resp.error_code, &done);
     }
 
     /// `handleRemoveVoterResponse`.
@@ -174,33 +175,34 @@ impl RaftCore {
             errors::REQUEST_TIMED_OUT,
             errors::VOTER_NOT_FOUND,
         ];
-        self.handle_auto_join_answer(now_ms, from, "REMOVE_RAFT_VOTER", resp.error_code, &done);
+        self.handle_auto_join_answer(
+            now_ms,
+            from,
+            ApiKey::RemoveRaftVoter,
+            resp.error_code,
+            &done,
+        );
     }
 
     /// An answer in `done` (success, or the leader cannot act now) restarts the period; any
     /// other error is Kafka's `handleUnexpectedError`: logged, and the leader backs off for the
-    /// retry backoff while the period stays due, so the request goes again after it.
+    /// retry backoff; the period, restarted when the request went out, stands, so the next
+    /// try is one period after that send.
     fn handle_auto_join_answer(
         &mut self,
         now_ms: u64,
         from: i32,
-        api: &str,
+        api: ApiKey,
         error: i16,
         done: &[i16],
     ) {
         if !done.contains(&error) {
-            tracing::error!(
-                node_id = self.local.id,
-                "Unexpected error {} in {api} response from {from}",
-                errors::error_name(error)
-            );
-            self.requests
-                .on_error(from, now_ms + self.cfg.retry_backoff_ms);
+            self.handle_top_level_error(now_ms, from, api, error);
             return;
         }
         tracing::info!(
             node_id = self.local.id,
-            "Auto-join: {api} answered {}; next check in {} ms",
+            "Auto-join: {api:?} answered {}; next check in {} ms",
             errors::error_name(error),
             self.cfg.fetch_timeout_ms
         );

@@ -700,3 +700,22 @@ fn follower_fetch_max_wait_is_kafkas_500_ms_or_half_the_fetch_timeout() {
         );
     }
 }
+
+/// Not a Kafka test: FetchSnapshot asks for `controller.quorum.fetch.snapshot.max.bytes`
+/// (KIP-1219).
+#[test]
+fn fetch_snapshot_carries_the_configured_max_bytes() {
+    let mut ctx = Builder::new(1, &[1, 2, 3])
+        .with_elected_leader(5, 2)
+        .with_config(|c| c.fetch_snapshot_max_bytes = 54_321)
+        .build();
+    ctx.poll();
+    let f = ctx.take_sent(ApiKey::Fetch);
+    let id = OffsetAndEpoch::new(10, 4);
+    ctx.deliver_response(f[0].correlation_id, snapshot_id_fetch_response(2, 5, id));
+    let s = ctx.take_sent(ApiKey::FetchSnapshot);
+    let RequestBody::FetchSnapshot(req) = &s[0].request else {
+        panic!("not a FetchSnapshot: {s:?}")
+    };
+    assert_eq!(req.max_bytes, 54_321);
+}
