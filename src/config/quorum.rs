@@ -3,7 +3,7 @@
 //! FetchSnapshot (KIP-1219). The voters and bootstrap servers are addresses
 //! (`listeners.rs`).
 
-use super::properties::{get, parse_bool, parse_num, positive, ConfigError, Properties};
+use super::properties::{get, invalid, parse_bool, parse_num, ConfigError, Properties};
 
 /// The `controller.quorum.*` timings and `controller.quorum.auto.join.enable`.
 pub(super) struct Timeouts {
@@ -21,12 +21,17 @@ pub(super) struct Timeouts {
     pub(super) fetch_snapshot_max_bytes: Option<i32>,
 }
 
-/// An `atLeast(1)` int key that may be absent (its default is the release's).
+/// An INT key with Kafka's `atLeast(1)` bound that may be absent (its default is the
+/// release's). Kafka's message shows the parsed value, not its spelling.
 fn optional_positive(props: &Properties, key: &str) -> Result<Option<i32>, ConfigError> {
     if get(props, key).is_none() {
         return Ok(None);
     }
-    positive(props, key, 1).map(Some)
+    let value: i32 = parse_num(props, key, 1)?;
+    if value < 1 {
+        return Err(invalid(key, &value.to_string(), "Value must be at least 1"));
+    }
+    Ok(Some(value))
 }
 
 /// Reads them, with Kafka's defaults.
