@@ -246,6 +246,15 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
 mod tests {
     use super::*;
 
+    /// Auto-join is Kafka 4.2's, KIP-1219's 1 MiB fetch size 4.3's: presenting 4.1 neither.
+    #[test]
+    fn release_dependent_raft_settings() {
+        assert!(!auto_join_supported(Release::Kafka4_1));
+        assert!(auto_join_supported(Release::Kafka4_4));
+        assert_eq!(default_quorum_fetch_max_bytes(Release::Kafka4_1), 8_388_608);
+        assert_eq!(default_quorum_fetch_max_bytes(Release::Kafka4_4), 1_048_576);
+    }
+
     #[test]
     fn the_release_follows_the_key_else_the_bootstrap_metadata_version() {
         assert_eq!(
