@@ -68,12 +68,16 @@ pub fn auto_join_supported(release: Release) -> bool {
     release >= Release::Kafka4_4
 }
 
+/// The first release with KIP-1219 (the fetch size keys; a leader reads at most a Fetch's
+/// MaxBytes): Kafka 4.3, which is not in the release table yet, so 4.4 for now.
+const KIP_1219_RELEASE: Release = Release::Kafka4_4;
+
 /// MaxBytes of a follower's Fetch and FetchSnapshot when `controller.quorum.fetch.max.bytes` /
 /// `controller.quorum.fetch.snapshot.max.bytes` are not set: Kafka 4.3's QuorumConfig
 /// defaults (1 MiB, KIP-1219), before 4.3 the fixed `MAX_FETCH_SIZE_BYTES` (8 MiB). Kafka 4.3
 /// is not in the release table yet, so this is 4.4 for now (`release >= Kafka4_3` once it is).
 pub fn default_quorum_fetch_max_bytes(release: Release) -> i32 {
-    if release >= Release::Kafka4_4 {
+    if release >= KIP_1219_RELEASE {
         1024 * 1024
     } else {
         8 * 1024 * 1024
@@ -214,6 +218,7 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
         fetch_snapshot_max_bytes: config
             .quorum_fetch_snapshot_max_bytes
             .unwrap_or_else(|| default_quorum_fetch_max_bytes(release)),
+        leader_reads_fetch_max_bytes: release >= KIP_1219_RELEASE,
         rng_seed,
     };
     let core = RaftCore::new(raft_config, stored, &store, now_ms);

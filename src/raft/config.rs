@@ -45,6 +45,9 @@ pub struct RaftConfig {
     pub fetch_max_bytes: i32,
     /// MaxBytes of its FetchSnapshot requests (`controller.quorum.fetch.snapshot.max.bytes`).
     pub fetch_snapshot_max_bytes: i32,
+    /// As leader, answer a Fetch with at most its MaxBytes (at least one batch), as Kafka 4.3
+    /// does (KIP-1219); false: up to 8 MiB whatever it asks, as Kafka 4.1.
+    pub leader_reads_fetch_max_bytes: bool,
     /// Seed of the election jitter.
     pub rng_seed: u64,
 }

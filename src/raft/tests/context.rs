@@ -74,6 +74,7 @@ pub fn config(local_id: i32, voters: &[i32]) -> RaftConfig {
         auto_join: false,
         fetch_max_bytes: crate::raft::types::MAX_BATCH_SIZE_BYTES as i32,
         fetch_snapshot_max_bytes: crate::raft::types::MAX_BATCH_SIZE_BYTES as i32,
+        leader_reads_fetch_max_bytes: false,
         rng_seed: 7,
     }
 }

@@ -719,3 +719,35 @@ fn fetch_snapshot_carries_the_configured_max_bytes() {
     };
     assert_eq!(req.max_bytes, 54_321);
 }
+
+/// Not a Kafka test: a leader presenting Kafka 4.3+ answers at most the Fetch's MaxBytes,
+/// still at least one batch (KIP-1219's `tryCompleteFetchRequest`); presenting 4.1 it answers
+/// up to 8 MiB whatever was asked.
+#[test]
+fn leader_reads_at_most_the_fetch_max_bytes_from_kafka_4_3() {
+    for honour in [true, false] {
+        let mut ctx = Builder::new(1, &[1, 2, 3])
+            .with_unknown_leader(4)
+            .append_to_log(1, 3)
+            .append_to_log(3, 3)
+            .with_config(move |c| c.leader_reads_fetch_max_bytes = honour)
+            .build();
+        ctx.become_leader();
+        let epoch = ctx.epoch();
+        let mut body = fetch_request_body(epoch, 2, 0, 0, 0);
+        if let RequestBody::Fetch(f) = &mut body {
+            f.max_bytes = 1;
+        }
+        let id = ctx.deliver(body);
+        let p = fetch_partition(ctx.response(id));
+        let got = p.records.clone().unwrap_or_default();
+        let one_batch = ctx.log.read(0, 1).unwrap();
+        let everything = ctx
+            .log
+            .read(0, crate::raft::types::MAX_BATCH_SIZE_BYTES)
+            .unwrap();
+        assert!(one_batch.len() < everything.len());
+        let expected = if honour { one_batch } else { everything };
+        assert_eq!(got, expected, "honour MaxBytes: {honour}");
+    }
+}
