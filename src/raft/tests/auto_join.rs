@@ -9,7 +9,7 @@ use kafka_protocol::messages::{AddRaftVoterResponse, ApiKey, RemoveRaftVoterResp
 use super::context::*;
 use super::reconfig_ctx::*;
 use crate::codec::{RequestBody, ResponseBody};
-use crate::raft::errors;
+use crate::raft::{errors, ResponseResult};
 
 const EPOCH: i32 = 4;
 const LEADER: i32 = 2;
@@ -212,15 +212,26 @@ fn test_unexpected_error_backs_off_the_leader() {
         "not retried at once"
     );
 
-    // No answer at all (connection failed): the same.
-    let mut ctx = new_observer(true);
-    let first = one_change(&mut ctx);
-    ctx.deliver_result(first.correlation_id, crate::raft::ResponseResult::Failed);
-    ctx.advance(RETRY_BACKOFF_MS);
-    assert!(
-        ctx.take_sent(ApiKey::AddRaftVoter).is_empty(),
-        "a failed request waits for the next period"
-    );
+    // No answer at all (connection failed), or a leader that only takes AddRaftVoter v0
+    // (Kafka 4.1: AckWhenCommitted false cannot be carried): the same, every period.
+    for result in [ResponseResult::Failed, ResponseResult::UnsupportedVersion] {
+        let mut ctx = new_observer(true);
+        let first = one_change(&mut ctx);
+        let sent_at = ctx.now_ms;
+        ctx.deliver_result(first.correlation_id, result.clone());
+        ctx.advance(RETRY_BACKOFF_MS);
+        assert!(
+            ctx.take_sent(ApiKey::AddRaftVoter).is_empty(),
+            "{result:?}: waits for the next period"
+        );
+        let next = run_for(&mut ctx, FETCH_TIMEOUT_MS + 5_000);
+        assert_eq!(next.len(), 1, "{result:?}: tried again");
+        assert!(
+            next[0].0 >= sent_at + FETCH_TIMEOUT_MS - 1_000,
+            "{result:?}"
+        );
+        assert!(ctx.core.fatal_error().is_none(), "{result:?}");
+    }
 }
 
 #[test]
