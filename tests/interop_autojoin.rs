@@ -107,6 +107,44 @@ fn a_standalone_quorum_grows_to_three_voters_by_auto_join() {
     assert!(c.node(4).is_running());
 }
 
+/// CI: ferrokraft alone. A voter whose disk is replaced (same node id, a fresh directory id,
+/// formatted `--no-initial-controllers`) comes back as an observer whose id is a voter under
+/// its old directory id: auto-join removes that stale voter, then adds the node as it is now.
+#[test]
+fn a_reformatted_voter_removes_its_stale_self_and_joins_again_by_auto_join() {
+    let _serial = serial();
+    let mut c = standalone_with_auto_join(
+        "autojoin-reformatted",
+        &[Impl::Ferrokraft, Impl::Ferrokraft, Impl::Ferrokraft],
+        &[],
+    );
+    assert_voters_everywhere(&c, &[1, 2, 3], &[1, 2, 3]);
+    let old_dir = c.directory_id(3);
+    c.node(3).kill();
+    c.wipe_and_format(3);
+    let new_dir = c.directory_id(3);
+    assert_ne!(new_dir, old_dir);
+    c.start(3);
+    // Until then the voter set still names node 3 with its old directory.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while std::time::Instant::now() < deadline
+        && !c
+            .voters(1)
+            .is_some_and(|v| v.contains(&(3, new_dir.clone())) && v.len() == 3)
+    {
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert_voters_everywhere(&c, &[1, 2, 3], &[1, 2, 3]);
+    let voters = c.voters(1).unwrap();
+    assert!(
+        voters.contains(&(3, new_dir)) && !voters.iter().any(|(_, d)| *d == old_dir),
+        "{voters:?}"
+    );
+    assert!(c.nodes[2]
+        .all_logs_text()
+        .contains("Auto-join: removing the stale voter"));
+}
+
 /// Kafka 4.2+ controllers run next to ferrokraft's: false on older Kafka (printed).
 fn kafka_auto_joins() -> bool {
     let v = support::kafka::kafka_version();
