@@ -1,5 +1,6 @@
-//! Auto-join (`controller.quorum.auto.join.enable`), mirroring Kafka 4.2's
-//! `KafkaRaftClientAutoJoinTest`: an observer of a kraft.version 1 quorum asks the leader to
+//! Auto-join (`controller.quorum.auto.join.enable`), checked against Kafka 4.2.2's
+//! `KafkaRaftClient` bytecode (the fetched source predates auto-join, so Kafka's own tests
+//! could not be read; the test names are ours): an observer of a kraft.version 1 quorum asks the leader to
 //! add it every update-voter period (the fetch timeout), first removing a voter that holds its
 //! id under another directory id; answers that mean "done or not now" wait a period, others
 //! the retry backoff. Also the follower's Fetch/FetchSnapshot MaxBytes (KIP-1219).
