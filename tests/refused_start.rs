@@ -269,3 +269,50 @@ fn the_properties_file_may_be_given_positionally() {
     );
     assert!(!dir.exists());
 }
+
+/// KIP-1219's keys (Kafka 4.3's QuorumConfig, `atLeast(1)`): 0 is refused by `format` and by
+/// `start` with Kafka's ConfigException message, before anything is written.
+#[test]
+fn a_zero_quorum_fetch_max_bytes_is_refused_before_anything_is_written() {
+    for key in [
+        "controller.quorum.fetch.max.bytes",
+        "controller.quorum.fetch.snapshot.max.bytes",
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("data");
+        let props = tmp.path().join("server.properties");
+        let expect = format!("Invalid value 0 for configuration {key}: Value must be at least 1");
+        properties(&props, &dir, 1);
+        let out = ferrokraft(&["format", "-t", CLUSTER_ID, "-c", props.to_str().unwrap()]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let before = contents(&dir);
+        let good = fs::read_to_string(&props).unwrap();
+        fs::write(&props, format!("{good}{key}=0\n")).unwrap();
+        let out = ferrokraft(&["start", "-c", props.to_str().unwrap()]);
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(!out.status.success(), "start with {key}=0: {said}");
+        assert!(said.contains(&expect), "start said: {said}");
+        assert_eq!(contents(&dir), before, "start changed the directory");
+
+        let fresh = tmp.path().join("fresh");
+        fs::write(
+            &props,
+            format!("{good}{key}=0\n")
+                .replace(&dir.display().to_string(), &fresh.display().to_string()),
+        )
+        .unwrap();
+        let out = ferrokraft(&["format", "-t", CLUSTER_ID, "-c", props.to_str().unwrap()]);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "format with {key}=0: {said}");
+        assert!(said.contains(&expect), "format said: {said}");
+        assert!(!fresh.exists(), "format created {}", fresh.display());
+    }
+}

@@ -42,6 +42,8 @@ const KNOWN_KEYS: &[&str] = &[
     "controller.quorum.request.timeout.ms",
     "controller.quorum.retry.backoff.ms",
     "controller.quorum.auto.join.enable",
+    "controller.quorum.fetch.max.bytes",
+    "controller.quorum.fetch.snapshot.max.bytes",
     "socket.request.max.bytes",
     "max.connections",
     "max.connections.per.ip",

@@ -108,8 +108,13 @@ pub struct Config {
     pub quorum_request_timeout_ms: u64,
     /// `controller.quorum.retry.backoff.ms`.
     pub quorum_retry_backoff_ms: u64,
-    /// `controller.quorum.auto.join.enable` (Kafka 4.4's). Parsed, not yet used.
+    /// `controller.quorum.auto.join.enable` (Kafka 4.2's): an observer adds itself as a voter.
     pub quorum_auto_join_enable: bool,
+    /// `controller.quorum.fetch.max.bytes` (Kafka 4.3's, KIP-1219) when given; unset, the
+    /// presented release's default.
+    pub quorum_fetch_max_bytes: Option<i32>,
+    /// `controller.quorum.fetch.snapshot.max.bytes` (Kafka 4.3's, KIP-1219) when given.
+    pub quorum_fetch_snapshot_max_bytes: Option<i32>,
     /// `socket.request.max.bytes`.
     pub socket_request_max_bytes: usize,
     /// Connection and request-memory limits (`max.connections`, `max.connections.per.ip`,
@@ -224,6 +229,8 @@ impl Config {
             quorum_request_timeout_ms: quorum.request_timeout_ms,
             quorum_retry_backoff_ms: quorum.retry_backoff_ms,
             quorum_auto_join_enable: quorum.auto_join_enable,
+            quorum_fetch_max_bytes: quorum.fetch_max_bytes,
+            quorum_fetch_snapshot_max_bytes: quorum.fetch_snapshot_max_bytes,
             socket_request_max_bytes,
             connections,
             metrics_listener: own.metrics_listener,

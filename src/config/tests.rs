@@ -238,3 +238,44 @@ fn delegation_tokens_are_on_only_with_a_secret_key() {
     let e = Config::from_properties(&p).unwrap_err().to_string();
     assert!(e.contains("delegation.token.max.lifetime.ms"), "{e}");
 }
+
+/// KIP-1219's keys (Kafka 4.3's QuorumConfig: INT, atLeast(1), default 1 MiB — the default is
+/// the presented release's, so unset stays unset here).
+#[test]
+fn quorum_fetch_max_bytes_keys() {
+    let c = Config::from_properties(&base()).unwrap();
+    assert_eq!(
+        (c.quorum_fetch_max_bytes, c.quorum_fetch_snapshot_max_bytes),
+        (None, None)
+    );
+    let mut p = base();
+    p.insert("controller.quorum.fetch.max.bytes".into(), "65536".into());
+    p.insert(
+        "controller.quorum.fetch.snapshot.max.bytes".into(),
+        " 1 ".into(),
+    );
+    let c = Config::from_properties(&p).unwrap();
+    assert_eq!(
+        (c.quorum_fetch_max_bytes, c.quorum_fetch_snapshot_max_bytes),
+        (Some(65536), Some(1))
+    );
+    assert!(c.unknown_keys.is_empty());
+    for key in [
+        "controller.quorum.fetch.max.bytes",
+        "controller.quorum.fetch.snapshot.max.bytes",
+    ] {
+        for value in ["0", "-00", "-5"] {
+            let mut p = base();
+            p.insert(key.into(), value.into());
+            let parsed: i32 = value.parse().unwrap();
+            assert_eq!(
+                Config::from_properties(&p).unwrap_err().to_string(),
+                format!("Invalid value {parsed} for configuration {key}: Value must be at least 1")
+            );
+        }
+        let mut p = base();
+        p.insert(key.into(), "2147483648".into());
+        let e = Config::from_properties(&p).unwrap_err().to_string();
+        assert!(e.contains(key) && e.contains("2147483648"), "{e}");
+    }
+}

@@ -151,6 +151,7 @@ pub const FERROKRAFT_LOGGERS: &[&str] = &[
     "ferrokraft::node::snapshot_policy",
     "ferrokraft::raft",
     "ferrokraft::raft::add_voter",
+    "ferrokraft::raft::auto_join",
     "ferrokraft::raft::config",
     "ferrokraft::raft::core",
     "ferrokraft::raft::describe",

@@ -36,6 +36,18 @@ pub struct RaftConfig {
     pub retry_backoff_ms: u64,
     /// `controller.quorum.append.linger.ms`.
     pub append_linger_ms: u64,
+    /// `controller.quorum.auto.join.enable`: as an observer of a kraft.version ≥ 1 quorum,
+    /// add itself as a voter (`auto_join.rs`). Every ferrokraft node is a controller, so it is
+    /// always a replica that can become a voter (Kafka's `canBecomeVoter`).
+    pub auto_join: bool,
+    /// MaxBytes of this follower's Fetch requests (`controller.quorum.fetch.max.bytes`,
+    /// KIP-1219; before Kafka 4.3 a fixed 8 MiB).
+    pub fetch_max_bytes: i32,
+    /// MaxBytes of its FetchSnapshot requests (`controller.quorum.fetch.snapshot.max.bytes`).
+    pub fetch_snapshot_max_bytes: i32,
+    /// As leader, answer a Fetch with at most its MaxBytes (at least one batch), as Kafka 4.3
+    /// does (KIP-1219); false: up to 8 MiB whatever it asks, as Kafka 4.1.
+    pub leader_reads_fetch_max_bytes: bool,
     /// Seed of the election jitter.
     pub rng_seed: u64,
 }

@@ -360,7 +360,8 @@ impl RaftCore {
             Role::Follower(s) if !self.is_voter() && s.fetch_deadline_ms <= self.now_ms => None,
             Role::Follower(s) => Some(
                 s.fetch_deadline_ms
-                    .min(self.update_voter_deadline_ms().unwrap_or(u64::MAX)),
+                    .min(self.update_voter_deadline_ms().unwrap_or(u64::MAX))
+                    .min(self.auto_join_deadline_ms().unwrap_or(u64::MAX)),
             ),
             Role::Leader(s) => Some(
                 s.begin_quorum_deadline_ms

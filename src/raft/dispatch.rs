@@ -160,6 +160,10 @@ impl RaftCore {
             ResponseBody::UpdateRaftVoter(r) => {
                 self.handle_update_raft_voter_response(now_ms, log, from, &r)
             }
+            ResponseBody::AddRaftVoter(r) => self.handle_add_raft_voter_response(now_ms, from, &r),
+            ResponseBody::RemoveRaftVoter(r) => {
+                self.handle_remove_raft_voter_response(now_ms, from, &r)
+            }
             _ => {
                 self.requests.on_success(from);
             }

@@ -100,7 +100,7 @@ impl RaftCore {
         );
         let fetcher_hw =
             (req.api_version >= 18 && p.high_watermark != i64::MAX).then_some(p.high_watermark);
-        let outcome = self.try_complete_fetch(now_ms, log, key, p);
+        let outcome = self.try_complete_fetch(now_ms, log, key, p, body.max_bytes);
         let must_answer = outcome.error != errors::NONE
             || outcome.records.as_ref().is_some_and(|r| !r.is_empty())
             || body.max_wait_ms == 0
@@ -126,13 +126,14 @@ impl RaftCore {
         }
     }
 
-    /// Kafka's `tryCompleteFetchRequest`.
+    /// Kafka's `tryCompleteFetchRequest`; `max_bytes` is the request's MaxBytes.
     fn try_complete_fetch(
         &mut self,
         now_ms: u64,
         log: &dyn LogReader,
         key: ReplicaKey,
         p: &FetchPartition,
+        max_bytes: i32,
     ) -> FetchOutcome {
         if let Some(error) = self.validate_leader_only_request(p.current_leader_epoch) {
             return FetchOutcome {
@@ -177,7 +178,14 @@ impl RaftCore {
                 snapshot: None,
             },
             ValidOffsetAndEpoch::Valid => {
-                let records = match log.read(p.fetch_offset, MAX_BATCH_SIZE_BYTES) {
+                // Kafka 4.3 (KIP-1219) reads at most the follower's MaxBytes (still at least
+                // one batch); before, always up to 8 MiB whatever it asked.
+                let read_bytes = if self.cfg.leader_reads_fetch_max_bytes {
+                    usize::try_from(max_bytes).unwrap_or(0)
+                } else {
+                    MAX_BATCH_SIZE_BYTES
+                };
+                let records = match log.read(p.fetch_offset, read_bytes) {
                     Ok(r) => r,
                     Err(e) => {
                         // Kafka's raft thread dies on a failed read of its own log; answering
@@ -327,7 +335,7 @@ impl RaftCore {
                 uuid::Uuid::nil()
             },
         );
-        let outcome = self.try_complete_fetch(now_ms, log, key, p);
+        let outcome = self.try_complete_fetch(now_ms, log, key, p, body.max_bytes);
         let resp = self.fetch_response(log, &parked.request, outcome);
         self.respond(&parked.request, ResponseBody::Fetch(resp));
     }
@@ -396,7 +404,7 @@ impl RaftCore {
                 )
                 .with_max_wait_ms(self.cfg.fetch_max_wait_ms())
                 .with_min_bytes(0)
-                .with_max_bytes(MAX_BATCH_SIZE_BYTES as i32)
+                .with_max_bytes(self.cfg.fetch_max_bytes)
                 .with_isolation_level(0)
                 .with_session_id(0)
                 .with_session_epoch(-1)
@@ -439,7 +447,7 @@ impl RaftCore {
         if self.log_refresh_needed {
             return;
         }
-        if self.maybe_send_update_voter(now_ms) {
+        if self.maybe_send_update_voter(now_ms) || self.maybe_auto_join(now_ms) {
             return;
         }
         let fetching_snapshot = match &self.role {

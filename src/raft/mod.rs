@@ -19,6 +19,7 @@
 //! Follower, Resigned; observers are followers that are not voters. One type per role lives in
 //! `state.rs`; every transition, with what it persists, is in `transitions.rs`.
 mod add_voter;
+mod auto_join;
 mod config;
 mod core;
 mod describe;

@@ -13,9 +13,7 @@ use super::errors;
 use super::io::Output;
 use super::log::LogReader;
 use super::state::Role;
-use super::types::{
-    Endpoint, OffsetAndEpoch, MAX_BATCH_SIZE_BYTES, METADATA_PARTITION, METADATA_TOPIC_NAME,
-};
+use super::types::{Endpoint, OffsetAndEpoch, METADATA_PARTITION, METADATA_TOPIC_NAME};
 use crate::codec::RequestBody;
 
 impl RaftCore {
@@ -81,7 +79,7 @@ impl RaftCore {
             FetchSnapshotRequest::default()
                 .with_cluster_id(Some(StrBytes::from_string(self.cfg.cluster_id.clone())))
                 .with_replica_id(BrokerId(self.local.id))
-                .with_max_bytes(MAX_BATCH_SIZE_BYTES as i32)
+                .with_max_bytes(self.cfg.fetch_snapshot_max_bytes)
                 .with_topics(vec![TopicSnapshot::default()
                     .with_name(TopicName(StrBytes::from_static_str(METADATA_TOPIC_NAME)))
                     .with_partitions(vec![partition])]),

@@ -71,6 +71,10 @@ pub fn config(local_id: i32, voters: &[i32]) -> RaftConfig {
         request_timeout_ms: REQUEST_TIMEOUT_MS,
         retry_backoff_ms: RETRY_BACKOFF_MS,
         append_linger_ms: 0,
+        auto_join: false,
+        fetch_max_bytes: crate::raft::types::MAX_BATCH_SIZE_BYTES as i32,
+        fetch_snapshot_max_bytes: crate::raft::types::MAX_BATCH_SIZE_BYTES as i32,
+        leader_reads_fetch_max_bytes: false,
         rng_seed: 7,
     }
 }

@@ -700,3 +700,54 @@ fn follower_fetch_max_wait_is_kafkas_500_ms_or_half_the_fetch_timeout() {
         );
     }
 }
+
+/// Not a Kafka test: FetchSnapshot asks for `controller.quorum.fetch.snapshot.max.bytes`
+/// (KIP-1219).
+#[test]
+fn fetch_snapshot_carries_the_configured_max_bytes() {
+    let mut ctx = Builder::new(1, &[1, 2, 3])
+        .with_elected_leader(5, 2)
+        .with_config(|c| c.fetch_snapshot_max_bytes = 54_321)
+        .build();
+    ctx.poll();
+    let f = ctx.take_sent(ApiKey::Fetch);
+    let id = OffsetAndEpoch::new(10, 4);
+    ctx.deliver_response(f[0].correlation_id, snapshot_id_fetch_response(2, 5, id));
+    let s = ctx.take_sent(ApiKey::FetchSnapshot);
+    let RequestBody::FetchSnapshot(req) = &s[0].request else {
+        panic!("not a FetchSnapshot: {s:?}")
+    };
+    assert_eq!(req.max_bytes, 54_321);
+}
+
+/// Not a Kafka test: a leader presenting Kafka 4.3+ answers at most the Fetch's MaxBytes,
+/// still at least one batch (KIP-1219's `tryCompleteFetchRequest`); presenting 4.1 it answers
+/// up to 8 MiB whatever was asked.
+#[test]
+fn leader_reads_at_most_the_fetch_max_bytes_from_kafka_4_3() {
+    for honour in [true, false] {
+        let mut ctx = Builder::new(1, &[1, 2, 3])
+            .with_unknown_leader(4)
+            .append_to_log(1, 3)
+            .append_to_log(3, 3)
+            .with_config(move |c| c.leader_reads_fetch_max_bytes = honour)
+            .build();
+        ctx.become_leader();
+        let epoch = ctx.epoch();
+        let mut body = fetch_request_body(epoch, 2, 0, 0, 0);
+        if let RequestBody::Fetch(f) = &mut body {
+            f.max_bytes = 1;
+        }
+        let id = ctx.deliver(body);
+        let p = fetch_partition(ctx.response(id));
+        let got = p.records.clone().unwrap_or_default();
+        let one_batch = ctx.log.read(0, 1).unwrap();
+        let everything = ctx
+            .log
+            .read(0, crate::raft::types::MAX_BATCH_SIZE_BYTES)
+            .unwrap();
+        assert!(one_batch.len() < everything.len());
+        let expected = if honour { one_batch } else { everything };
+        assert_eq!(got, expected, "honour MaxBytes: {honour}");
+    }
+}

@@ -3,6 +3,7 @@
 //! the Kafka test it mirrors (tests marked "Not a Kafka test" are ours). `sim/`
 //! is the cluster simulation (Kafka's `RaftEventSimulationTest`), `props` the property tests.
 mod add_voter;
+mod auto_join;
 pub(crate) mod context;
 mod election;
 mod fetch;

@@ -99,6 +99,8 @@ pub struct Cluster {
     pub dynamic: bool,
     /// Answers to admin requests, by the correlation id they were sent with.
     pub admin_answers: BTreeMap<u64, crate::codec::ResponseBody>,
+    /// `controller.quorum.auto.join.enable` on every node.
+    pub auto_join: bool,
 }
 
 impl Cluster {
@@ -134,6 +136,7 @@ impl Cluster {
             live_trace: crate::sim_env::trace_enabled(),
             dynamic: false,
             admin_answers: BTreeMap::new(),
+            auto_join: false,
         }
     }
 
@@ -185,6 +188,7 @@ impl Cluster {
         cfg.election_backoff_max_ms = ELECTION_BACKOFF_MAX_MS;
         cfg.append_linger_ms = 0;
         cfg.rng_seed = self.rng.next_u64();
+        cfg.auto_join = self.auto_join;
         if self.dynamic {
             super::reconfig::make_dynamic(&mut cfg, &self.voter_ids);
         }

@@ -7,6 +7,7 @@
 //! One seed drives a run. `SIM_SEEDS` (runs per scenario) and `SIM_SEED_BASE` pick the seeds;
 //! a failure prints the command that replays it; `SIM_TRACE=1` prints every event.
 
+mod auto_join;
 mod cluster;
 mod invariants;
 mod network;
