@@ -8,8 +8,9 @@
 //!
 //! ferrokraft auto-joins when it presents Kafka 4.2 or later, and Kafka's auto-join sends
 //! AddRaftVoter v1 (AckWhenCommitted false), which only a leader presenting 4.2 or later
-//! takes. Until the release table has 4.2 and 4.3, every ferrokraft node here presents 4.4
-//! (`ferrokraft.kafka.release=4.4`) on a directory formatted at the cluster's usual level.
+//! takes. Every ferrokraft node here presents the release under test, at least 4.2
+//! (`ferrokraft.kafka.release=4.2` in CI, where Kafka is 4.1.2), on a directory formatted at
+//! the cluster's usual level.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -25,8 +26,17 @@ use support::cluster::{serial, Cluster, Impl, Quorum};
 
 const AUTO_JOIN: (&str, &str) = ("controller.quorum.auto.join.enable", "true");
 
+/// The release ferrokraft nodes present: the one under test, or 4.2 (the first that
+/// auto-joins) under an older Kafka.
+fn auto_join_release() -> &'static str {
+    match support::kafka::ferrokraft_release() {
+        "4.0" | "4.1" => "4.2",
+        newer => newer,
+    }
+}
+
 /// Formats `kinds` (node 1 `--standalone`, the others `--no-initial-controllers`), every node
-/// with auto-join on but those in `off`, every ferrokraft node presenting 4.4; starts node 1
+/// with auto-join on but those in `off`, every ferrokraft node presenting 4.2 or later; starts node 1
 /// and waits for it to lead alone, then starts the rest.
 fn standalone_with_auto_join(test: &str, kinds: &[Impl], off: &[i32]) -> Cluster {
     let mut c = Cluster::with_quorum(test, kinds, &[AUTO_JOIN], Quorum::Dynamic { standalone: 1 });
@@ -34,7 +44,7 @@ fn standalone_with_auto_join(test: &str, kinds: &[Impl], off: &[i32]) -> Cluster
         let node = c.node(id);
         if node.kind == Impl::Ferrokraft {
             // Appended after the line the cluster helper writes: the last one wins.
-            node.add_props(&[("ferrokraft.kafka.release", "4.4")]);
+            node.add_props(&[("ferrokraft.kafka.release", auto_join_release())]);
         }
         if off.contains(&id) {
             node.add_props(&[("controller.quorum.auto.join.enable", "false")]);

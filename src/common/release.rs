@@ -270,6 +270,29 @@ impl Release {
         self >= Self::Kafka4_2
     }
 
+    /// Whether the controller auto-joins the quorum as a voter
+    /// (`controller.quorum.auto.join.enable`, Kafka 4.2's key; 4.0 and 4.1 do not know it).
+    pub fn has_auto_join(self) -> bool {
+        self >= Self::Kafka4_2
+    }
+
+    /// Whether `controller.quorum.fetch.max.bytes` and `.fetch.snapshot.max.bytes` exist
+    /// (KIP-1219, Kafka 4.3): a follower asks for 1 MiB by default and a leader reads at most a
+    /// Fetch's MaxBytes. Before, followers ask for 8 MiB and leaders answer up to 8 MiB.
+    pub fn has_fetch_max_bytes_keys(self) -> bool {
+        self >= Self::Kafka4_3
+    }
+
+    /// MaxBytes of a follower's Fetch and FetchSnapshot when the KIP-1219 keys are not set:
+    /// Kafka 4.3's `QuorumConfig` default (1 MiB), before 4.3 the fixed 8 MiB.
+    pub fn default_quorum_fetch_max_bytes(self) -> i32 {
+        if self.has_fetch_max_bytes_keys() {
+            1024 * 1024
+        } else {
+            8 * 1024 * 1024
+        }
+    }
+
     /// The latest production metadata.version: `kafka-storage format`'s default.
     pub const fn latest_production_level(self) -> i16 {
         match self {
@@ -560,6 +583,26 @@ mod tests {
             30
         );
         assert_eq!(MetadataVersion::latest_production(r44).name, "4.4-IV2");
+    }
+
+    /// Auto-join is Kafka 4.2's, KIP-1219's 1 MiB fetch size 4.3's.
+    #[test]
+    fn release_dependent_raft_settings() {
+        assert!(!Release::Kafka4_1.has_auto_join());
+        assert!(Release::Kafka4_2.has_auto_join());
+        assert!(!Release::Kafka4_2.has_fetch_max_bytes_keys());
+        assert_eq!(
+            Release::Kafka4_2.default_quorum_fetch_max_bytes(),
+            8_388_608
+        );
+        assert_eq!(
+            Release::Kafka4_3.default_quorum_fetch_max_bytes(),
+            1_048_576
+        );
+        assert_eq!(
+            Release::Kafka4_4.default_quorum_fetch_max_bytes(),
+            1_048_576
+        );
     }
 
     /// What `kafka-storage format` 4.4.0 writes with no `--release-version`:

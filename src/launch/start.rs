@@ -62,29 +62,6 @@ pub fn effective_release(
     })
 }
 
-/// Whether the presented release's controller auto-joins (`controller.quorum.auto.join.enable`
-/// is Kafka 4.2's key; 4.1 does not know it). Kafka 4.2 is not in the release table yet, so
-/// this is 4.4 for now (`release >= Kafka4_2` once it is).
-pub fn auto_join_supported(release: Release) -> bool {
-    release >= Release::Kafka4_4
-}
-
-/// The first release with KIP-1219 (the fetch size keys; a leader reads at most a Fetch's
-/// MaxBytes): Kafka 4.3, which is not in the release table yet, so 4.4 for now.
-const KIP_1219_RELEASE: Release = Release::Kafka4_4;
-
-/// MaxBytes of a follower's Fetch and FetchSnapshot when `controller.quorum.fetch.max.bytes` /
-/// `controller.quorum.fetch.snapshot.max.bytes` are not set: Kafka 4.3's QuorumConfig
-/// defaults (1 MiB, KIP-1219), before 4.3 the fixed `MAX_FETCH_SIZE_BYTES` (8 MiB). Kafka 4.3
-/// is not in the release table yet, so this is 4.4 for now (`release >= Kafka4_3` once it is).
-pub fn default_quorum_fetch_max_bytes(release: Release) -> i32 {
-    if release >= KIP_1219_RELEASE {
-        1024 * 1024
-    } else {
-        8 * 1024 * 1024
-    }
-}
-
 /// The static voter set from `controller.quorum.voters`, on the first controller listener.
 pub fn static_voters(config: &Config) -> VoterSet {
     let listener = config
@@ -143,7 +120,7 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
             bootstrap_metadata_version.unwrap_or_default()
         );
     }
-    if config.quorum_auto_join_enable && !auto_join_supported(release) {
+    if config.quorum_auto_join_enable && !release.has_auto_join() {
         tracing::warn!(
             "controller.quorum.auto.join.enable is set but Kafka {}'s controller does not \
              auto-join (Kafka 4.2 and later do); set ferrokraft.kafka.release to a later release",
@@ -212,14 +189,14 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
         request_timeout_ms: config.quorum_request_timeout_ms,
         retry_backoff_ms: config.quorum_retry_backoff_ms,
         append_linger_ms: config.quorum_append_linger_ms,
-        auto_join: config.quorum_auto_join_enable && auto_join_supported(release),
+        auto_join: config.quorum_auto_join_enable && release.has_auto_join(),
         fetch_max_bytes: config
             .quorum_fetch_max_bytes
-            .unwrap_or_else(|| default_quorum_fetch_max_bytes(release)),
+            .unwrap_or_else(|| release.default_quorum_fetch_max_bytes()),
         fetch_snapshot_max_bytes: config
             .quorum_fetch_snapshot_max_bytes
-            .unwrap_or_else(|| default_quorum_fetch_max_bytes(release)),
-        leader_reads_fetch_max_bytes: release >= KIP_1219_RELEASE,
+            .unwrap_or_else(|| release.default_quorum_fetch_max_bytes()),
+        leader_reads_fetch_max_bytes: release.has_fetch_max_bytes_keys(),
         rng_seed,
     };
     let core = RaftCore::new(raft_config, stored, &store, now_ms);
@@ -251,15 +228,6 @@ pub fn open(config: &Config, now_ms: u64, rng_seed: u64) -> Result<Opened, Start
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Auto-join is Kafka 4.2's, KIP-1219's 1 MiB fetch size 4.3's: presenting 4.1 neither.
-    #[test]
-    fn release_dependent_raft_settings() {
-        assert!(!auto_join_supported(Release::Kafka4_1));
-        assert!(auto_join_supported(Release::Kafka4_4));
-        assert_eq!(default_quorum_fetch_max_bytes(Release::Kafka4_1), 8_388_608);
-        assert_eq!(default_quorum_fetch_max_bytes(Release::Kafka4_4), 1_048_576);
-    }
 
     #[test]
     fn the_release_follows_the_key_else_the_bootstrap_metadata_version() {

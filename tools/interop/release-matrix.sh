@@ -18,6 +18,8 @@ scenarios=(
   "tools-mixed|--test tool_parity mixed_quorum_tools_show_the_same"
   "brokers|--test interop_brokers brokers_keep_every_acked_message"
   "rolling|--test interop_brokers controllers_are_replaced_one_by_one"
+  "admin-differential|--test interop_differential"
+  "describe-broker|--test interop_describe_static"
 )
 
 echo "| Release | $(for s in "${scenarios[@]}"; do printf '%s | ' "${s%%|*}"; done)"
