@@ -45,7 +45,7 @@ pub mod broker_logger;
 mod broker_static;
 mod broker_static_table;
 pub mod describe;
-mod group_configs_4_4;
+mod group_configs;
 pub mod topic_configs;
 mod validate;
 
