@@ -8,6 +8,11 @@
 // controller runs on an AlterConfigs/IncrementalAlterConfigs of a GROUP resource: the whole
 // config after the change.
 //
+// With `--bootstrap-controller host:port` the cases go instead to a running controller (Kafka's
+// or ferrokraft's), one IncrementalAlterConfigs (validate only) each through Kafka's Admin
+// client; the answer names the exception the client raised (a ConfigException on the
+// controller reaches the client as InvalidConfigurationException, both INVALID_CONFIG).
+//
 // Compile and run against a release's jars:
 //   javac -cp 'interop/.kafka/4.3.2/lib/*' -d /tmp/oracle interop/java/GroupConfigOracle.java
 //   java -cp '/tmp/oracle:interop/.kafka/4.3.2/lib/*' GroupConfigOracle < cases
@@ -18,12 +23,85 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
 
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.concurrent.ExecutionException;
+
 import kafka.server.ControllerConfigurationValidator;
 import kafka.server.KafkaConfig;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.AlterConfigsOptions;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.common.config.ConfigResource;
 
 public class GroupConfigOracle {
+    /** One way of answering a case: OK, or the refusal's exception. */
+    interface Check {
+        void check(ConfigResource resource, Map<String, String> config) throws Exception;
+    }
+
     public static void main(String[] args) throws Exception {
+        Check check;
+        Admin admin = null;
+        if (args.length == 2 && args[0].equals("--bootstrap-controller")) {
+            Properties client = new Properties();
+            client.put("bootstrap.controllers", args[1]);
+            client.put("request.timeout.ms", "20000");
+            client.put("default.api.timeout.ms", "30000");
+            Admin a = Admin.create(client);
+            admin = a;
+            check = (resource, config) -> {
+                Collection<AlterConfigOp> ops = new ArrayList<>();
+                for (Map.Entry<String, String> e : config.entrySet()) {
+                    ops.add(new AlterConfigOp(new ConfigEntry(e.getKey(), e.getValue()),
+                        AlterConfigOp.OpType.SET));
+                }
+                try {
+                    a.incrementalAlterConfigs(Map.of(resource, ops),
+                        new AlterConfigsOptions().validateOnly(true)).all().get();
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof RuntimeException r) {
+                        throw r;
+                    }
+                    throw e;
+                }
+            };
+        } else {
+            check = inProcess();
+        }
+        BufferedReader in = new BufferedReader(
+            new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null) {
+            if (line.isEmpty()) {
+                continue;
+            }
+            String[] fields = line.split("\t", -1);
+            // Kept in the order the case lists them (what a client sends).
+            Map<String, String> config = new java.util.LinkedHashMap<>();
+            if (fields.length > 2 && !fields[2].isEmpty()) {
+                for (String pair : fields[2].split("\\|", -1)) {
+                    int eq = pair.indexOf('=');
+                    config.put(pair.substring(0, eq), pair.substring(eq + 1));
+                }
+            }
+            ConfigResource resource = new ConfigResource(ConfigResource.Type.GROUP, fields[1]);
+            try {
+                check.check(resource, config);
+                System.out.println(fields[0] + "\tOK");
+            } catch (RuntimeException e) {
+                System.out.println(fields[0] + "\t" + e.getClass().getSimpleName() + "\t"
+                    + e.getMessage());
+            }
+        }
+        if (admin != null) {
+            admin.close();
+        }
+    }
+
+    /** The release's ControllerConfigurationValidator on a default controller config. */
+    static Check inProcess() {
         // The least a KRaft controller needs to start; every group bound keeps its default.
         Properties props = new Properties();
         props.put("process.roles", "controller");
@@ -34,29 +112,7 @@ public class GroupConfigOracle {
         props.put("log.dirs", "/tmp/group-config-oracle");
         ControllerConfigurationValidator validator =
             new ControllerConfigurationValidator(new KafkaConfig(props));
-        BufferedReader in = new BufferedReader(
-            new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        String line;
-        while ((line = in.readLine()) != null) {
-            if (line.isEmpty()) {
-                continue;
-            }
-            String[] fields = line.split("\t", -1);
-            Map<String, String> config = new HashMap<>();
-            if (fields.length > 2 && !fields[2].isEmpty()) {
-                for (String pair : fields[2].split("\\|", -1)) {
-                    int eq = pair.indexOf('=');
-                    config.put(pair.substring(0, eq), pair.substring(eq + 1));
-                }
-            }
-            ConfigResource resource = new ConfigResource(ConfigResource.Type.GROUP, fields[1]);
-            try {
-                validator.validate(resource, config, new HashMap<>());
-                System.out.println(fields[0] + "\tOK");
-            } catch (RuntimeException e) {
-                System.out.println(fields[0] + "\t" + e.getClass().getSimpleName() + "\t"
-                    + e.getMessage());
-            }
-        }
+        return (resource, config) -> validator.validate(resource, new HashMap<>(config),
+            new HashMap<>());
     }
 }
