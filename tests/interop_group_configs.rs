@@ -92,7 +92,11 @@ fn differences(left: &str, right: &str, left_name: &str, right_name: &str) -> Ve
     let (l, r): (Vec<&str>, Vec<&str>) = (left.lines().collect(), right.lines().collect());
     let mut out = Vec::new();
     if l.len() != r.len() {
-        out.push(format!("{left_name}: {} lines, {right_name}: {}", l.len(), r.len()));
+        out.push(format!(
+            "{left_name}: {} lines, {right_name}: {}",
+            l.len(),
+            r.len()
+        ));
     }
     for (a, b) in l.iter().zip(&r) {
         if a != b {
@@ -107,7 +111,13 @@ fn differences(left: &str, right: &str, left_name: &str, right_name: &str) -> Ve
 fn as_client_sees(answers: &str) -> String {
     answers
         .lines()
-        .map(|l| l.replacen("\tConfigException\t", "\tInvalidConfigurationException\t", 1))
+        .map(|l| {
+            l.replacen(
+                "\tConfigException\t",
+                "\tInvalidConfigurationException\t",
+                1,
+            )
+        })
         .map(|l| l + "\n")
         .collect()
 }

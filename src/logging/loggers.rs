@@ -63,6 +63,7 @@ pub const FERROKRAFT_LOGGERS: &[&str] = &[
     "ferrokraft::controller::configs::broker_static_table",
     "ferrokraft::controller::configs::describe",
     "ferrokraft::controller::configs::group_configs",
+    "ferrokraft::controller::configs::group_configs_java_order",
     "ferrokraft::controller::configs::topic_configs",
     "ferrokraft::controller::configs::validate",
     "ferrokraft::controller::delegation_tokens",

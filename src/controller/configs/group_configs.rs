@@ -23,11 +23,9 @@
 
 use std::collections::BTreeMap;
 
+use super::group_configs_java_order as java_order;
 use crate::common::release::Release;
 use crate::controller::errors::{self, ApiError};
-
-#[path = "group_configs_java_order.rs"]
-mod java_order;
 
 use Release::{Kafka4_0, Kafka4_1, Kafka4_2, Kafka4_3, Kafka4_4};
 

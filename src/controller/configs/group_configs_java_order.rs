@@ -121,11 +121,11 @@ fn hash_map_capacity(first: usize, second: usize, added: usize) -> usize {
 
 /// The first key of `all` that `unknown` picks, in the iteration order of the map `release`
 /// checks the names of.
-pub(super) fn first<'a>(
+pub(super) fn first(
     release: Release,
-    all: &'a BTreeMap<String, String>,
+    all: &BTreeMap<String, String>,
     unknown: impl Fn(&str) -> bool,
-) -> Option<&'a String> {
+) -> Option<&String> {
     let defaults = broker_defaults(release);
     // The group's keys that are not broker defaults are the entries it adds.
     let added = all

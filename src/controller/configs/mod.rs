@@ -46,6 +46,7 @@ mod broker_static;
 mod broker_static_table;
 pub mod describe;
 mod group_configs;
+mod group_configs_java_order;
 pub mod topic_configs;
 mod validate;
 

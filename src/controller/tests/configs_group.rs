@@ -37,12 +37,15 @@ const ANSWERS: &[(Release, &str)] = &[
     ),
 ];
 
-/// (id, group name, pairs) of each case line.
-fn cases() -> Vec<(
+/// A case: its id, the group's name and its whole config.
+type Case = (
     &'static str,
     &'static str,
     Vec<(&'static str, &'static str)>,
-)> {
+);
+
+/// Each case line.
+fn cases() -> Vec<Case> {
     CASES
         .lines()
         .filter(|l| !l.is_empty())
