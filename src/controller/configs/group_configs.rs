@@ -16,7 +16,9 @@
 //! keys are bounded (4.0–4.3: every key, unset ones with their default; 4.4: only those set),
 //! how a bound refusal is worded (4.0–4.3 name the broker config, 4.4 gives the numbers), and
 //! 4.0's wording of the `share.auto.offset.reset` refusal. The tag, assignor and DLQ checks
-//! exist only for keys 4.4 added. Every refusal is INVALID_CONFIG.
+//! exist only for keys 4.4 added. Of several unknown keys, the one named is the first in the
+//! order of the Java map the release checks (`group_configs_java_order`). Every refusal is
+//! INVALID_CONFIG.
 //!
 //! The facts come from each release's jars (`javap`, and `interop/java/GroupConfigOracle.java`
 //! run on the cases of `tests/group_configs/`).
