@@ -189,3 +189,54 @@ fn kafka_and_ferrokraft_controllers_answer_group_configs_alike() {
     );
     assert!(diff.is_empty(), "{}", diff.join("\n"));
 }
+
+/// The oracle's describe mode against `address`: DescribeConfigs of a group, before and after
+/// one key is stored.
+fn describe_via(art: &Artifacts, cp: &str, name: &str, address: &str) -> String {
+    let k = kafka();
+    let out = Command::new("java")
+        .args(["-Xmx256m", "-XX:+UseSerialGC"])
+        .arg(format!(
+            "-Dlog4j2.configurationFile={}",
+            k.repo
+                .join("interop/kafka/log4j2-tools.properties")
+                .display()
+        ))
+        .args([
+            "-cp",
+            cp,
+            "GroupConfigOracle",
+            "--describe-controller",
+            address,
+        ])
+        .output()
+        .expect("java");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    fs::write(art.path(&format!("{name}.out")), &stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn kafka_and_ferrokraft_controllers_describe_a_group_alike() {
+    let _serial = serial();
+    let art = Artifacts::new("group-configs-describe");
+    let cp = compile_oracle(&art);
+    let k = controller("group-describe-kafka", Impl::Kafka);
+    let kafka_answer = describe_via(&art, &cp, "kafka-describe", &k.controller_address(1));
+    drop(k);
+    let f = controller("group-describe-ferrokraft", Impl::Ferrokraft);
+    let ferrokraft_answer =
+        describe_via(&art, &cp, "ferrokraft-describe", &f.controller_address(1));
+    drop(f);
+    let diff = differences(&kafka_answer, &ferrokraft_answer, "Kafka", "ferrokraft");
+    assert!(
+        diff.is_empty(),
+        "{}\n--- Kafka\n{kafka_answer}",
+        diff.join("\n")
+    );
+}

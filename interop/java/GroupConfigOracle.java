@@ -20,6 +20,7 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 
@@ -42,6 +43,10 @@ public class GroupConfigOracle {
     }
 
     public static void main(String[] args) throws Exception {
+        if (args.length == 2 && args[0].equals("--describe-controller")) {
+            describe(args[1]);
+            return;
+        }
         Check check;
         Admin admin = null;
         if (args.length == 2 && args[0].equals("--bootstrap-controller")) {
@@ -97,6 +102,52 @@ public class GroupConfigOracle {
         }
         if (admin != null) {
             admin.close();
+        }
+    }
+
+    /**
+     * `--describe-controller host:port`: DescribeConfigs of group `g` with nothing stored, then
+     * after `consumer.session.timeout.ms=50000` is stored; one line per entry by name, `name
+     * TAB value TAB source TAB type TAB synonyms`.
+     */
+    static void describe(String bootstrap) throws Exception {
+        Properties client = new Properties();
+        client.put("bootstrap.controllers", bootstrap);
+        try (Admin admin = Admin.create(client)) {
+            ConfigResource g = new ConfigResource(ConfigResource.Type.GROUP, "g");
+            for (int round = 0; round < 2; round++) {
+                if (round == 1) {
+                    admin.incrementalAlterConfigs(Map.of(g, List.of(new AlterConfigOp(
+                        new ConfigEntry("consumer.session.timeout.ms", "50000"),
+                        AlterConfigOp.OpType.SET)))).all().get();
+                }
+                // A controller describes from its published image, which may trail the
+                // write: after it, ask until the stored value shows (5 s at most).
+                org.apache.kafka.clients.admin.Config config = null;
+                for (int attempt = 0; attempt < 20; attempt++) {
+                    config = admin.describeConfigs(List.of(g),
+                        new org.apache.kafka.clients.admin.DescribeConfigsOptions()
+                            .includeSynonyms(true)).all().get().get(g);
+                    ConfigEntry set = config.get("consumer.session.timeout.ms");
+                    if (round == 0 || (set != null && "50000".equals(set.value()))) {
+                        break;
+                    }
+                    Thread.sleep(250);
+                }
+                System.out.println("round " + round);
+                // The client keeps the entries in a hash map: by name, to compare.
+                List<ConfigEntry> entries = new ArrayList<>(config.entries());
+                entries.sort(java.util.Comparator.comparing(ConfigEntry::name));
+                for (ConfigEntry e : entries) {
+                    StringBuilder synonyms = new StringBuilder();
+                    for (ConfigEntry.ConfigSynonym syn : e.synonyms()) {
+                        synonyms.append(syn.name()).append('=').append(syn.value()).append('/')
+                            .append(syn.source()).append(' ');
+                    }
+                    System.out.println(e.name() + "\t" + e.value() + "\t" + e.source() + "\t"
+                        + e.type() + "\t" + synonyms.toString().trim());
+                }
+            }
         }
     }
 

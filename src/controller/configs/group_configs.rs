@@ -50,7 +50,8 @@ enum Kind {
 }
 
 /// A GROUP config key: its ConfigDef type and lower bound, its default (the value an unset
-/// key is bounded with where every key is), and the first release that defines it.
+/// key is bounded with where every key is, and the value DescribeConfigs shows for it), and
+/// the first release that defines it.
 #[derive(Debug, Clone, Copy)]
 struct Key {
     name: &'static str,
@@ -66,6 +67,69 @@ const fn key(name: &'static str, kind: Kind, default: &'static str, since: Relea
         default,
         since,
     }
+}
+
+/// The broker config DescribeConfigs names as a key's synonym from 4.3 on (4.3.0's
+/// `GroupConfig.ALL_GROUP_CONFIG_SYNONYMS`): `group.` and the key, but for the keys listed
+/// here (`None`: no broker synonym).
+const BROKER_SYNONYMS: &[(&str, Option<&str>)] = &[
+    ("share.auto.offset.reset", None),
+    ("share.isolation.level", None),
+    ("share.renew.acknowledge.enable", None),
+    (ASSIGNOR_NAME, Some("group.streams.assignors")),
+    (DLQ_TOPIC_NAME, None),
+    ("errors.deadletterqueue.copy.record.enable", None),
+];
+
+/// A GROUP key as DescribeConfigs lists it.
+#[derive(Debug, Clone)]
+pub(super) struct Described {
+    pub name: &'static str,
+    /// The value shown when the group sets none (the broker's, where a synonym names it).
+    pub default: &'static str,
+    /// `ConfigEntry.ConfigType` id.
+    pub type_id: i8,
+    /// The broker config named as its synonym (4.3 on).
+    pub broker_synonym: Option<String>,
+}
+
+/// 4.4.0's internal GROUP keys (`ConfigDef.defineInternal`): checked, never described.
+const INTERNAL: &[&str] = &[
+    "consumer.assignor.offload.enable",
+    "share.assignor.offload.enable",
+    "streams.assignor.offload.enable",
+    "streams.task.offset.interval.ms",
+    "streams.num.warmup.replicas",
+    "streams.acceptable.recovery.lag",
+];
+
+/// `release`'s GROUP keys by name, as its DescribeConfigs lists them.
+pub(super) fn described(release: Release) -> Vec<Described> {
+    let mut keys: Vec<Described> = KEYS
+        .iter()
+        .filter(|k| k.since <= release && !INTERNAL.contains(&k.name))
+        .map(|k| Described {
+            name: k.name,
+            default: k.default,
+            type_id: match k.kind {
+                Kind::Boolean => 1,
+                Kind::Str | Kind::OneOf(_) | Kind::AutoOffsetReset => 2,
+                Kind::Int(_) => 3,
+                Kind::Long(_) => 5,
+                Kind::NonEmptyItems => 7,
+            },
+            broker_synonym: (release >= Kafka4_3)
+                .then(
+                    || match BROKER_SYNONYMS.iter().find(|(n, _)| *n == k.name) {
+                        Some((_, named)) => named.map(str::to_string),
+                        None => Some(format!("group.{}", k.name)),
+                    },
+                )
+                .flatten(),
+        })
+        .collect();
+    keys.sort_by_key(|k| k.name);
+    keys
 }
 
 const RACK_AWARE_TAGS: &str = "streams.rack.aware.assignment.tags";
@@ -194,7 +258,8 @@ const KEYS: &[Key] = &[
         "10000",
         Kafka4_4,
     ),
-    key(ASSIGNOR_NAME, Kind::Str, "", Kafka4_4),
+    // ConfigDef default null; DescribeConfigs shows the broker's `group.streams.assignors`.
+    key(ASSIGNOR_NAME, Kind::Str, "sticky", Kafka4_4),
     key(DLQ_TOPIC_NAME, Kind::Str, "", Kafka4_4),
     key(
         "errors.deadletterqueue.copy.record.enable",

@@ -208,3 +208,95 @@ fn unknown_keys_bounds_and_order_per_release() {
         )
     );
 }
+
+/// DescribeConfigs of a GROUP lists the release's keys (4.4's internal ones left out); from
+/// 4.3 each key with a broker config names it as its last synonym, with the broker's value
+/// (`streams.assignor.name` shows `group.streams.assignors`' `sticky`). As each release's
+/// controller answered `tests/interop_group_configs.rs`.
+#[test]
+fn group_describe_per_release() {
+    use super::describe_configs::describe;
+    for (release, count) in [
+        (Release::Kafka4_0, 6),
+        (Release::Kafka4_1, 10),
+        (Release::Kafka4_2, 11),
+        (Release::Kafka4_3, 17),
+        (Release::Kafka4_4, 21),
+    ] {
+        let mut c2 = ctx(release);
+        // Stored for real (alter_one only validates).
+        let r = super::configuration::alter(
+            &mut c2,
+            vec![super::configuration::res(
+                GROUP,
+                "g",
+                &[(
+                    "consumer.session.timeout.ms",
+                    super::configuration::SET,
+                    Some("50000"),
+                )],
+            )],
+            false,
+        );
+        assert_eq!(r.responses[0].error_code, 0);
+        let d = describe(&mut c2, &[(GROUP, "g", None)], true);
+        let configs = &d.results[0].configs;
+        assert_eq!(configs.len(), count, "{release:?}");
+        let shown = |name: &str| {
+            let e = configs.iter().find(|e| e.name.as_str() == name).unwrap();
+            let synonyms: Vec<String> = e
+                .synonyms
+                .iter()
+                .map(|s| {
+                    format!(
+                        "{}={}/{}",
+                        s.name.as_str(),
+                        s.value.as_ref().map_or("", |v| v.as_str()),
+                        s.source
+                    )
+                })
+                .collect();
+            (
+                e.value.as_ref().map_or("", |v| v.as_str()).to_string(),
+                e.config_source,
+                synonyms.join(" "),
+            )
+        };
+        let broker_synonyms = release >= Release::Kafka4_3;
+        assert_eq!(
+            shown("consumer.session.timeout.ms"),
+            (
+                "50000".to_string(),
+                8,
+                if broker_synonyms {
+                    "consumer.session.timeout.ms=50000/8 group.consumer.session.timeout.ms=45000/5"
+                } else {
+                    "consumer.session.timeout.ms=50000/8"
+                }
+                .to_string()
+            ),
+            "{release:?}"
+        );
+        assert_eq!(
+            shown("share.auto.offset.reset"),
+            (
+                "latest".to_string(),
+                5,
+                "share.auto.offset.reset=latest/5".to_string()
+            )
+        );
+        if release == Release::Kafka4_4 {
+            assert_eq!(
+                shown("streams.assignor.name"),
+                (
+                    "sticky".to_string(),
+                    5,
+                    "group.streams.assignors=sticky/5".to_string()
+                )
+            );
+            assert!(!configs
+                .iter()
+                .any(|e| e.name.as_str() == "streams.num.warmup.replicas"));
+        }
+    }
+}
