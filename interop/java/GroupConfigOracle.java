@@ -1,6 +1,7 @@
 // Asks one Kafka release's controller-side GROUP config check (its
 // ControllerConfigurationValidator, built on a controller KafkaConfig with the release's
-// defaults) about each case it reads, for tests/interop_group_configs.rs.
+// defaults) about each case it reads, or a running controller, for
+// tests/interop_group_configs.rs.
 //
 // Data flow: one case a line on stdin, `<id> TAB <group name> TAB <k=v> (| <k=v>)*` (an empty
 // third field is an empty config; no value may hold a `|`); one answer a line on stdout,
@@ -12,6 +13,8 @@
 // or ferrokraft's), one IncrementalAlterConfigs (validate only) each through Kafka's Admin
 // client; the answer names the exception the client raised (a ConfigException on the
 // controller reaches the client as InvalidConfigurationException, both INVALID_CONFIG).
+// With `--describe-controller host:port` (no stdin) it prints that controller's DescribeConfigs
+// of group `g` before and after one key is stored.
 //
 // Compile and run against a release's jars:
 //   javac -cp 'interop/.kafka/4.3.2/lib/*' -d /tmp/oracle interop/java/GroupConfigOracle.java
