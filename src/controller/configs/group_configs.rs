@@ -20,6 +20,8 @@
 //! order of the Java map the release checks (`group_configs_java_order`). Every refusal is
 //! INVALID_CONFIG.
 //!
+//! The same table gives DescribeConfigs of a GROUP its keys per release ([`described`]).
+//!
 //! The facts come from each release's jars (`javap`, and `interop/java/GroupConfigOracle.java`
 //! run on the cases of `tests/group_configs/`).
 
