@@ -136,20 +136,6 @@ const CLIENT_METRICS_KEYS: &[(&str, &str, i8)] = &[
     ("metrics", "", 7),
 ];
 
-/// GROUP keys: (name, default, type id).
-const GROUP_KEYS: &[(&str, &str, i8)] = &[
-    ("consumer.heartbeat.interval.ms", "5000", 3),
-    ("consumer.session.timeout.ms", "45000", 3),
-    ("share.auto.offset.reset", "latest", 2),
-    ("share.heartbeat.interval.ms", "5000", 3),
-    ("share.isolation.level", "read_uncommitted", 2),
-    ("share.record.lock.duration.ms", "30000", 3),
-    ("share.session.timeout.ms", "45000", 3),
-    ("streams.heartbeat.interval.ms", "5000", 3),
-    ("streams.num.standby.replicas", "0", 3),
-    ("streams.session.timeout.ms", "45000", 3),
-];
-
 /// What DescribeConfigs is answered with besides the image.
 #[derive(Debug, Clone, Copy)]
 pub struct DescribeContext<'a> {
@@ -161,8 +147,7 @@ pub struct DescribeContext<'a> {
     pub log_levels: &'a LogLevels,
     /// Its configuration as given (its BROKER resource; `broker_static`).
     pub static_properties: &'a BTreeMap<String, String>,
-    /// The release presented: which topic configs a TOPIC lists, which broker configs a
-    /// BROKER does.
+    /// The release presented: which configs a TOPIC, a GROUP and a BROKER list.
     pub release: Release,
 }
 
@@ -278,15 +263,7 @@ pub fn describe_configs(
                     source::CLIENT_METRICS_CONFIG,
                     false,
                 ),
-                _ => keyed(
-                    image,
-                    resource::GROUP,
-                    name,
-                    "Group name must not be empty",
-                    GROUP_KEYS,
-                    source::GROUP_CONFIG,
-                    req.include_synonyms,
-                ),
+                _ => group(image, ctx.release, name, req.include_synonyms),
             };
             let base = DescribeConfigsResult::default()
                 .with_resource_type(r.resource_type)
@@ -413,7 +390,45 @@ fn broker(
     Ok(configs.describe_node(include_synonyms))
 }
 
-/// CLIENT_METRICS and GROUP: every key, stored (`stored_source`) or its default.
+/// GROUP: every key of the release, stored or its default; from 4.3 a key's broker config is
+/// its last synonym (with the broker's value, a default: the controller's own `group.*`
+/// settings are not read).
+fn group(
+    image: &MetadataImage,
+    release: Release,
+    name: &str,
+    include_synonyms: bool,
+) -> Result<Vec<DescribeConfigsResourceResult>, ApiError> {
+    if name.is_empty() {
+        return Err(ApiError::new(
+            errors::INVALID_REQUEST,
+            "Group name must not be empty",
+        ));
+    }
+    let own = stored(image, resource::GROUP, name);
+    Ok(super::group_configs::described(release)
+        .into_iter()
+        .map(|k| {
+            let set = own.and_then(|c| c.get(k.name));
+            let (v, src) = match set {
+                Some(v) => (v.as_str(), source::GROUP_CONFIG),
+                None => (k.default, source::DEFAULT_CONFIG),
+            };
+            let mut synonyms = Vec::new();
+            if include_synonyms {
+                if set.is_some() || k.broker_synonym.is_none() {
+                    synonyms.push(synonym(k.name, v, src));
+                }
+                if let Some(b) = &k.broker_synonym {
+                    synonyms.push(synonym(b, k.default, source::DEFAULT_CONFIG));
+                }
+            }
+            entry(k.name, v, src, k.type_id, synonyms)
+        })
+        .collect())
+}
+
+/// CLIENT_METRICS: every key, stored (`stored_source`) or its default.
 fn keyed(
     image: &MetadataImage,
     resource_type: i8,

@@ -45,7 +45,8 @@ pub mod broker_logger;
 mod broker_static;
 mod broker_static_table;
 pub mod describe;
-mod group_configs_4_4;
+mod group_configs;
+mod group_configs_java_order;
 pub mod topic_configs;
 mod validate;
 

@@ -18,7 +18,7 @@ use crate::records::feature_level::feature_level_record;
 
 /// An active controller presenting `release` with broker 0 and topic `t`, at
 /// metadata.version 4.1-IV1 for both (the keys follow the release, not the level).
-fn ctx(release: Release) -> Ctx {
+pub(super) fn ctx(release: Release) -> Ctx {
     let mut cfg = ControllerConfig::new(1, CLUSTER_ID);
     cfg.rng_seed = 42;
     cfg.release = release;
@@ -33,7 +33,12 @@ fn ctx(release: Release) -> Ctx {
 }
 
 /// (code, message) of altering one resource with `pairs`.
-fn alter_one(ctx: &mut Ctx, kind: i8, name: &str, pairs: &[(&str, &str)]) -> (i16, String) {
+pub(super) fn alter_one(
+    ctx: &mut Ctx,
+    kind: i8,
+    name: &str,
+    pairs: &[(&str, &str)],
+) -> (i16, String) {
     let ops: Vec<(&str, i8, Option<&str>)> =
         pairs.iter().map(|(k, v)| (*k, SET, Some(*v))).collect();
     let r: IncrementalAlterConfigsResponse = alter(ctx, vec![res(kind, name, &ops)], true);

@@ -9,7 +9,7 @@ use crate::codec::{RequestBody, ResponseBody};
 use crate::controller::configs::resource::{BROKER, CLIENT_METRICS, GROUP, TOPIC};
 use crate::controller::errors;
 
-fn describe(
+pub(super) fn describe(
     ctx: &mut Ctx,
     resources: &[(i8, &str, Option<&[&str]>)],
     include_synonyms: bool,

@@ -10,6 +10,7 @@ mod broker_logger;
 mod client_quotas;
 mod cluster;
 mod configs_4_4;
+mod configs_group;
 mod configuration;
 pub(crate) mod context;
 mod delegation_tokens;
