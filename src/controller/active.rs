@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use super::heartbeats::BrokerHeartbeatManager;
+use super::replication::{self, placement::UsableBroker};
 use super::sharing::TopicSharing;
 use crate::codec::{RequestBody, ResponseBody};
 use crate::metadata::image::MetadataImage;
@@ -100,6 +101,16 @@ impl ActiveController {
     /// (their copies in the two images are equal then).
     pub(super) fn share_committed(&mut self, committed: &MetadataImage) {
         self.sharing.share_committed(&mut self.image, committed);
+    }
+
+    /// The brokers placement may use now: Kafka's `usableBrokers` reads the heartbeat
+    /// sessions' controlled-shutdown state, not the registrations'.
+    pub(super) fn usable_brokers(&self) -> Vec<UsableBroker> {
+        replication::usable_brokers(&self.image, |id| {
+            self.heartbeats
+                .session(id)
+                .is_some_and(|s| s.state().in_controlled_shutdown())
+        })
     }
 }
 

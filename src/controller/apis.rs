@@ -487,9 +487,11 @@ impl ActiveController {
             None => (None, Vec::new()),
         };
         let mut quota = mutation_quota(cx.quotas, cx.committed, cx.request, 6, cx.now_ms);
+        let brokers = self.usable_brokers();
         let mut result = replication::create_topics(
             &self.image,
             cx.cfg,
+            &brokers,
             cx.rng,
             kept.as_ref().unwrap_or(req),
             &mut quota,
@@ -521,9 +523,11 @@ impl ActiveController {
 
     fn create_partitions(&mut self, cx: &mut Cx<'_>, req: &CreatePartitionsRequest) {
         let mut quota = mutation_quota(cx.quotas, cx.committed, cx.request, 3, cx.now_ms);
+        let brokers = self.usable_brokers();
         let mut result = replication::create_partitions(
             &self.image,
             cx.cfg.release,
+            &brokers,
             cx.rng,
             req,
             Allowance {

@@ -18,10 +18,8 @@ use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
 use kafka_protocol::messages::create_partitions_response::CreatePartitionsTopicResult;
 use kafka_protocol::messages::{CreatePartitionsRequest, CreatePartitionsResponse};
 
-use super::create_topics::{
-    active_replicas, new_partition_record, usable_brokers, validate_manual_assignment,
-};
-use super::placement::place;
+use super::create_topics::{active_replicas, new_partition_record, validate_manual_assignment};
+use super::placement::{place, UsableBroker};
 use crate::common::java::{java_hash_map_order, Built};
 use crate::controller::errors::{self, ApiError};
 use crate::controller::result::{ControllerResult, RecordOut};
@@ -32,6 +30,7 @@ use crate::raft::Rng;
 pub fn create_partitions(
     image: &MetadataImage,
     release: Release,
+    brokers: &[UsableBroker],
     rng: &mut Rng,
     req: &CreatePartitionsRequest,
     allowance: Allowance<'_>,
@@ -101,17 +100,18 @@ pub fn create_partitions(
         let Some(topic) = req.topics.iter().find(|t| t.name.0.as_str() == name) else {
             continue;
         };
-        let error = match create_partitions_of(image, release, rng, topic, quota, &mut records) {
-            Ok(()) => ApiError::code(errors::NONE),
-            Err(e) => {
-                tracing::info!(
-                    "CreatePartitions refused {name}: error {} ({:?})",
-                    e.code,
-                    e.message
-                );
-                e
-            }
-        };
+        let error =
+            match create_partitions_of(image, release, brokers, rng, topic, quota, &mut records) {
+                Ok(()) => ApiError::code(errors::NONE),
+                Err(e) => {
+                    tracing::info!(
+                        "CreatePartitions refused {name}: error {} ({:?})",
+                        e.code,
+                        e.message
+                    );
+                    e
+                }
+            };
         results.push(create_partitions_topic_result(name, &error));
     }
     if records.len() > crate::controller::result::MAX_RECORDS_PER_USER_OP {
@@ -134,6 +134,7 @@ pub fn create_partitions(
 fn create_partitions_of(
     image: &MetadataImage,
     release: Release,
+    brokers: &[UsableBroker],
     rng: &mut Rng,
     topic: &CreatePartitionsTopic,
     quota: &mut dyn PartitionChangeQuota,
@@ -210,7 +211,7 @@ fn create_partitions_of(
             }
             placed
         }
-        None => place(&usable_brokers(image), additional, rf, rng, release)
+        None => place(brokers, additional, rf, rng, release)
             // Unlike CreateTopics, Kafka passes the placer's message on as it is.
             .map_err(|m| ApiError::new(errors::INVALID_REPLICATION_FACTOR, m))?
             .into_iter()

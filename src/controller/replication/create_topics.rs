@@ -69,12 +69,19 @@ fn requested_partitions(t: &CreatableTopic, default_partitions: i32) -> u64 {
     }
 }
 
-/// Brokers placement may use: registered, not in controlled shutdown.
-pub(super) fn usable_brokers(image: &MetadataImage) -> Vec<UsableBroker> {
+/// Brokers placement may use (Kafka's `BrokerHeartbeatManager.usableBrokers`): registered,
+/// not shutting down as the active controller's heartbeat sessions say (`shutting_down`).
+/// Not the image's `in_controlled_shutdown`: Kafka's session forgets a controlled shutdown
+/// when a heartbeat fences the broker and on failover, while the registration keeps the flag,
+/// so such a broker is usable (as a fenced replica) and counted as registered.
+pub fn usable_brokers(
+    image: &MetadataImage,
+    shutting_down: impl Fn(i32) -> bool,
+) -> Vec<UsableBroker> {
     image
         .brokers
         .values()
-        .filter(|b| !b.in_controlled_shutdown && super::directories::has_uncordoned_dirs(b))
+        .filter(|b| !shutting_down(b.broker_id) && super::directories::has_uncordoned_dirs(b))
         .map(|b| UsableBroker {
             id: b.broker_id,
             rack: b.rack.clone(),
@@ -87,6 +94,7 @@ pub(super) fn usable_brokers(image: &MetadataImage) -> Vec<UsableBroker> {
 pub fn create_topics(
     image: &MetadataImage,
     cfg: &ControllerConfig,
+    brokers: &[UsableBroker],
     rng: &mut Rng,
     req: &CreateTopicsRequest,
     quota: &mut dyn PartitionChangeQuota,
@@ -116,8 +124,7 @@ pub fn create_topics(
     let mut results = Vec::new();
     let mut planned: Vec<(String, Uuid)> = Vec::new();
     let mut record_count = 0usize;
-    let brokers = usable_brokers(image);
-    let placer = Placer::new(&brokers);
+    let placer = Placer::new(brokers);
     for t in &req.topics {
         let name = t.name.0.to_string();
         if duplicates.contains(&name) || name == METADATA_TOPIC {

@@ -29,7 +29,7 @@ use kafka_protocol::messages::{
 
 pub use alter_partition::alter_partition;
 pub use create_partitions::create_partitions;
-pub use create_topics::create_topics;
+pub use create_topics::{create_topics, usable_brokers};
 pub use delete_topics::delete_topics;
 pub use elect_leaders::{
     are_partition_leaders_imbalanced, balance_partition_leaders, elect_leaders,

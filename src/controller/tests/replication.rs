@@ -367,3 +367,38 @@ fn test_controlled_shutdown_moves_leaders_first() {
     assert!(hb.should_shut_down && hb.is_fenced);
     assert!(ctx.image().brokers[&0].fenced);
 }
+
+/// Differential fuzz D8: Kafka places replicas on the brokers its heartbeat sessions call
+/// usable, and a session forgets the controlled shutdown once a heartbeat fences the broker,
+/// while the registration keeps `in_controlled_shutdown`. So a broker that finished its
+/// controlled shutdown counts as registered again and may hold a (fenced) replica.
+#[test]
+fn a_broker_fenced_after_its_controlled_shutdown_is_usable_for_placement() {
+    let mut ctx = Ctx::active(27);
+    let e: Vec<i64> = (0..3).map(|id| ctx.register_unfenced(id, None)).collect();
+    ctx.create_topic("t", 3, 3);
+    let end = ctx.log.end();
+    ctx.heartbeat(0, e[0], end, false, true);
+    let now = ctx.log.end();
+    ctx.heartbeat(1, e[1], now, false, false);
+    ctx.heartbeat(2, e[2], now, false, false);
+    let hb = ctx.heartbeat(0, e[0], now, false, true);
+    assert!(hb.should_shut_down && hb.is_fenced);
+    let broker0 = &ctx.image().brokers[&0];
+    assert!(broker0.fenced && broker0.in_controlled_shutdown);
+    let r = ctx.create_topic("u", 1, 3);
+    assert_eq!(
+        (
+            r.topics[0].error_code,
+            r.topics[0].error_message.as_deref().map(|m| m.to_string())
+        ),
+        (0, None),
+        "three registered, usable brokers: no 'only 2 broker(s) are registered'"
+    );
+    let p = ctx.partition("u", 0);
+    assert!(
+        p.replicas.contains(&0),
+        "the fenced broker holds a replica: {p:?}"
+    );
+    assert!(!p.isr.contains(&0) && p.leader != 0, "{p:?}");
+}
