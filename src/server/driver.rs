@@ -503,6 +503,9 @@ impl Driver {
         if total > 0.0 {
             m.poll_idle_ratio.record(now, idle_ms / total);
         }
+        let ns = |ms: f64| (ms * 1e6) as u64;
+        m.thread_ns.0 += ns(idle_ms);
+        m.thread_ns.1 += ns(total);
         m.voter_lag.clear();
         if let Some(voters) = progress {
             for r in voters {
