@@ -140,6 +140,8 @@ pub struct NetStats {
     requests: Mutex<BTreeMap<RequestMetric, RequestStats>>,
     /// The raft channel (voter-to-voter requests).
     pub raft_channel: std::sync::Arc<ChannelCounts>,
+    /// Skip the per-request metrics (without a metrics listener nothing reads them).
+    requests_off: bool,
 }
 
 /// Seconds on the process's monotonic clock, for the histograms' decay.
@@ -150,6 +152,15 @@ pub fn monotonic_s() -> f64 {
 }
 
 impl NetStats {
+    /// Stats that keep no per-request metrics (`RequestMetrics`): for a node without a
+    /// metrics listener, whose requests then cost no histogram updates.
+    pub fn without_request_metrics() -> Self {
+        Self {
+            requests_off: true,
+            ..Self::default()
+        }
+    }
+
     fn with_listener(&self, listener: &str, f: impl FnOnce(&mut ListenerCounts)) {
         if let Ok(mut map) = self.listeners.lock() {
             match map.get_mut(listener) {
@@ -185,7 +196,7 @@ impl NetStats {
     /// A response to an `api` request is about to be sent with these error codes (Kafka's
     /// `RequestChannel.updateErrorMetrics`, at `sendResponse`, before the write).
     pub fn response_errors(&self, api: ApiKey, errors: &[(i16, u32)]) {
-        if errors.is_empty() {
+        if errors.is_empty() || self.requests_off {
             return;
         }
         if let Ok(mut map) = self.requests.lock() {
@@ -206,6 +217,9 @@ impl NetStats {
         times: RequestTimes,
         request_bytes: usize,
     ) {
+        if self.requests_off {
+            return;
+        }
         let now = monotonic_s();
         let Ok(mut map) = self.requests.lock() else {
             return;
@@ -338,6 +352,13 @@ mod tests {
         assert_eq!(
             (c.requests, c.responses, c.bytes_out, c.bytes_in),
             (1, 1, 10, 20)
+        );
+        let off = NetStats::without_request_metrics();
+        off.request_done(ApiKey::Fetch, 17, false, t, 100);
+        off.response_errors(ApiKey::Fetch, &[(0, 1)]);
+        assert!(
+            off.requests().is_empty(),
+            "nothing kept without a metrics listener"
         );
     }
 }

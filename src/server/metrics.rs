@@ -102,6 +102,9 @@ pub struct RaftMetrics {
     pub append_records: Window,
     /// Idle fractions of each poll (for `poll-idle-ratio-avg`).
     pub poll_idle_ratio: Window,
+    /// Whether the raft thread records these at all: false without a metrics listener,
+    /// since nothing could read them (a node without one pays nothing for its metrics).
+    pub recording: bool,
     /// Raft thread time since it started, idle and in all (ns), for
     /// `RequestHandlerAvgIdlePercent`: Kafka's meter of its handler threads' idle time.
     pub thread_ns: (u64, u64),
@@ -215,6 +218,7 @@ impl Default for RaftMetrics {
             fetch_records: Window::default(),
             append_records: Window::default(),
             poll_idle_ratio: Window::default(),
+            recording: true,
             thread_ns: (0, 0),
             voter_lag: BTreeMap::new(),
             now_ms: 0,
