@@ -303,7 +303,10 @@ fn controller_benchmark_runs_at_smoke_sizes() {
         "{text}"
     );
     assert!(text.contains("## 6. 20 brokers heartbeating"), "{text}");
-    assert!(text.contains("## 6b. Metrics cost: ferrokraft, 20 brokers"), "{text}");
+    assert!(
+        text.contains("## 6b. Metrics cost: ferrokraft, 20 brokers"),
+        "{text}"
+    );
     assert!(text.contains("the metrics add"), "{text}");
     assert!(text.contains("## 4. Active-controller failover"), "{text}");
     assert!(

@@ -654,3 +654,7 @@ fn is_follower_fetch(request: &WireRequest) -> bool {
 fn queued_now() -> std::time::Instant {
     std::time::Instant::now()
 }
+
+#[cfg(test)]
+#[path = "handler_tests.rs"]
+mod tests;
