@@ -321,6 +321,24 @@ fn controller_benchmark_runs_at_smoke_sizes() {
     // No measurement is missing a figure for either implementation (the tables after the
     // floors).
     let (_, measurements) = text.split_once("\n## ").expect("measurement sections");
+    // The metrics' cost is ferrokraft's alone, in a table of its own, checked after.
+    let (measurements, cost) = measurements
+        .split_once("\n## 6b.")
+        .expect("the metrics' cost section");
+    for line in cost
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| Run"))
+    {
+        // | run | off/on | heartbeats | p99 | CPU | scrapes | bytes per scrape |
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        assert!(matches!(cells[2], "off" | "on"), "{line}");
+        for figure in &cells[3..6] {
+            assert!(
+                figure.parse::<f64>().is_ok_and(f64::is_finite),
+                "a figure is missing: {line}\n{text}"
+            );
+        }
+    }
     for line in measurements
         .lines()
         .filter(|l| l.starts_with("| ") && !l.starts_with("| Measurement"))

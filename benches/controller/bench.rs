@@ -64,6 +64,9 @@ pub struct Params {
     /// Also measure the metrics' cost at each heartbeat size: ferrokraft with the metrics
     /// listener off, on, off, on (#39).
     pub metrics_cost: bool,
+    /// How often the metrics-cost runs scrape `/metrics`: 1 s by default, 15 times as often
+    /// as Strimzi's and Prometheus's usual 15 s, to be on the safe side.
+    pub scrape_secs: u64,
     /// The Kafka controller's heap (-Xmx/-Xms).
     pub kafka_heap: String,
     /// SIGKILLs of the leader in the failover measurement (4).
@@ -91,6 +94,7 @@ impl Params {
             heartbeat_brokers: vec![1_000, 10_000],
             heartbeat_secs: 600,
             metrics_cost: false,
+            scrape_secs: 1,
             kafka_heap: "4G".into(),
             failover_trials: 5,
             observers: 3,
@@ -111,6 +115,7 @@ impl Params {
             heartbeat_brokers: vec![20],
             heartbeat_secs: 3,
             metrics_cost: true,
+            scrape_secs: 1,
             kafka_heap: "512M".into(),
             failover_trials: 2,
             observers: 3,

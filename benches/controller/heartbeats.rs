@@ -6,7 +6,7 @@
 //! ```
 //!
 //! The metrics' cost (`--metrics-cost`, #39) runs ferrokraft's measurement with the metrics
-//! listener off and on (scraped every [`SCRAPE_EVERY`] meanwhile), interleaved off, on, off,
+//! listener off and on (scraped every `--scrape-secs`, 1 s by default), interleaved off, on, off,
 //! on so drift on a shared machine falls on both alike; each run is a fresh controller.
 
 use std::collections::BTreeSet;
@@ -43,10 +43,6 @@ pub struct HeartbeatRun {
     pub scrapes: Option<(usize, usize)>,
 }
 
-/// How often the metrics-cost run scrapes `/metrics`: 15x Strimzi's and Prometheus's usual
-/// 15 s, to be on the safe side.
-pub const SCRAPE_EVERY: Duration = Duration::from_secs(1);
-
 /// The metrics' cost: ferrokraft's heartbeat measurement with `brokers` brokers, listener off,
 /// on, off, on (each a fresh controller), in that order.
 pub fn metrics_cost(
@@ -59,7 +55,7 @@ pub fn metrics_cost(
 ) -> Result<Vec<HeartbeatRun>, String> {
     let mut runs = Vec::new();
     for round in 0..4 {
-        let scrape = (round % 2 == 1).then_some(SCRAPE_EVERY);
+        let scrape = (round % 2 == 1).then_some(Duration::from_secs(p.scrape_secs));
         let name = format!("fk-cost-{brokers}-{round}");
         eprintln!(
             "ferrokraft with {brokers} heartbeating brokers, metrics {} …",

@@ -210,13 +210,13 @@ pub fn markdown(r: &Results, p: &Params, kafka_version: &str) -> String {
         row(&mut out, "spurious fencings (must be 0)", "brokers", a, b);
         out.push('\n');
     }
-    metrics_cost_table(&mut out, &r.metrics_cost);
+    metrics_cost_table(&mut out, &r.metrics_cost, p.scrape_secs);
     out
 }
 
 /// The metrics' cost (#39): ferrokraft's heartbeat runs with the metrics listener off and on,
 /// in the order run, and the CPU the metrics add (mean on / mean off − 1).
-fn metrics_cost_table(out: &mut String, runs: &[HeartbeatRun]) {
+fn metrics_cost_table(out: &mut String, runs: &[HeartbeatRun], scrape_secs: u64) {
     let mut counts: Vec<usize> = runs.iter().map(|h| h.brokers).collect();
     counts.dedup();
     for brokers in counts {
@@ -228,7 +228,7 @@ fn metrics_cost_table(out: &mut String, runs: &[HeartbeatRun]) {
              metrics listener off and on (scraped every {} s), interleaved\n\n\
              | Run | metrics | heartbeats answered | reply p99 (ms) | controller CPU (s) | \
              scrapes | bytes per scrape |\n|---|---|---|---|---|---|---|",
-            super::heartbeats::SCRAPE_EVERY.as_secs()
+            scrape_secs
         );
         for (i, h) in these.iter().enumerate() {
             let (on, scrapes, per) = match h.scrapes {
