@@ -173,7 +173,11 @@ pub fn start(args: StartArgs) -> Result<()> {
         // Every socket bound and every store opened before the log directory is touched: a
         // start that fails here leaves the directory as it was.
         let bound = launch::bind(&config).await?;
-        let net_stats = Arc::new(ferrokraft::network::stats::NetStats::default());
+        // Without a metrics listener nothing reads the request metrics: none are kept.
+        let net_stats = Arc::new(match config.metrics_listener {
+            Some(_) => ferrokraft::network::stats::NetStats::default(),
+            None => ferrokraft::network::stats::NetStats::without_request_metrics(),
+        });
         let peer_config = PeerConfig {
             client_id: format!("raft-client-{node_id}"),
             request_timeout_ms: config.quorum_request_timeout_ms,
@@ -224,6 +228,12 @@ pub fn start(args: StartArgs) -> Result<()> {
             },
             tokio::runtime::Handle::current(),
         )?;
+        if config.metrics_listener.is_none() {
+            // Nothing reads the raft thread's metrics either: it skips them.
+            if let Ok(mut m) = raft.metrics.lock() {
+                m.recording = false;
+            }
+        }
         let handler = Arc::new(Handler::new(
             node_id,
             cluster_id,

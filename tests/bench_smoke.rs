@@ -202,7 +202,7 @@ fn controller_benchmark_runs_at_smoke_sizes() {
     let p = controller::Params::smoke();
     let mut steps = 0;
     let r = controller::run(&env, tmp.path(), &p, &mut |_| steps += 1).unwrap();
-    assert_eq!(steps, 7, "progress after the floors and every measurement");
+    assert_eq!(steps, 8, "progress after the floors and every measurement");
     // The machine's floors, measured first in the same run.
     assert!(r.floors.fsync_4k.p50 > std::time::Duration::ZERO);
     assert!(r.floors.seq_write_mb_s > 0.0 && r.floors.memcpy_mb_s > 0.0);
@@ -284,6 +284,18 @@ fn controller_benchmark_runs_at_smoke_sizes() {
         );
         assert!(h.cpu_seconds >= 0.0 && h.rss_kib > 0, "{h:?}");
         assert_eq!(h.spurious_fencings, 0, "{h:?}");
+        assert_eq!(h.scrapes, None, "the comparison runs keep the listener off");
+    }
+    // The metrics' cost: ferrokraft off, on, off, on; every "on" run was scraped (3 s at one
+    // scrape a second) and every run answered its heartbeats.
+    let on: Vec<_> = r.metrics_cost.iter().map(|h| h.scrapes.is_some()).collect();
+    assert_eq!(on, [false, true, false, true]);
+    for h in &r.metrics_cost {
+        assert_eq!(h.kind, Kind::Ferrokraft);
+        assert!(h.heartbeats >= 20 && h.spurious_fencings == 0, "{h:?}");
+        if let Some((scrapes, bytes)) = h.scrapes {
+            assert!(scrapes >= 2 && bytes > scrapes * 1000, "{h:?}");
+        }
     }
     let text = controller::report::markdown(&r, &p, "4.1.2");
     assert!(
@@ -291,6 +303,11 @@ fn controller_benchmark_runs_at_smoke_sizes() {
         "{text}"
     );
     assert!(text.contains("## 6. 20 brokers heartbeating"), "{text}");
+    assert!(
+        text.contains("## 6b. Metrics cost: ferrokraft, 20 brokers"),
+        "{text}"
+    );
+    assert!(text.contains("the metrics add"), "{text}");
     assert!(text.contains("## 4. Active-controller failover"), "{text}");
     assert!(
         text.contains("| 7. propagation: CreateTopics answer to 3 observers"),
@@ -304,6 +321,24 @@ fn controller_benchmark_runs_at_smoke_sizes() {
     // No measurement is missing a figure for either implementation (the tables after the
     // floors).
     let (_, measurements) = text.split_once("\n## ").expect("measurement sections");
+    // The metrics' cost is ferrokraft's alone, in a table of its own, checked after.
+    let (measurements, cost) = measurements
+        .split_once("\n## 6b.")
+        .expect("the metrics' cost section");
+    for line in cost
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| Run"))
+    {
+        // | run | off/on | heartbeats | p99 | CPU | scrapes | bytes per scrape |
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        assert!(matches!(cells[2], "off" | "on"), "{line}");
+        for figure in &cells[3..6] {
+            assert!(
+                figure.parse::<f64>().is_ok_and(f64::is_finite),
+                "a figure is missing: {line}\n{text}"
+            );
+        }
+    }
     for line in measurements
         .lines()
         .filter(|l| l.starts_with("| ") && !l.starts_with("| Measurement"))

@@ -133,6 +133,20 @@ const EVERY_SERIES: &[&str] = &[
     "kafka_network_requestmetrics_responsesendtimems_count",
     "kafka_network_requestmetrics_requestbytes",
     "kafka_network_requestmetrics_requestbytes_count",
+    "kafka_network_requestmetrics_requestqueuetimems",
+    "kafka_network_requestmetrics_requestqueuetimems_count",
+    "kafka_network_requestmetrics_remotetimems",
+    "kafka_network_requestmetrics_remotetimems_count",
+    "kafka_network_requestmetrics_throttletimems",
+    "kafka_network_requestmetrics_throttletimems_count",
+    "kafka_network_requestmetrics_responsequeuetimems",
+    "kafka_network_requestmetrics_responsequeuetimems_count",
+    // Kafka counts NONE too; a replica's Fetch is also a FetchFollower.
+    r#"kafka_network_requestmetrics_errors_total{request="BrokerHeartbeat",error="NONE"}"#,
+    r#"kafka_network_requestmetrics_requests_total{request="FetchFollower"}"#,
+    r#"kafka_network_requestmetrics_totaltimems{request="FetchFollower",quantile="0.99"}"#,
+    "kafka_server_kafkarequesthandlerpool_requesthandleravgidle_percent",
+    "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_count",
 ];
 
 /// The labels Strimzi's PodMonitor relabelling gives a controller pod's series.

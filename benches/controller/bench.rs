@@ -61,6 +61,12 @@ pub struct Params {
     pub heartbeat_brokers: Vec<usize>,
     /// How long each heartbeat measurement runs.
     pub heartbeat_secs: u64,
+    /// Also measure the metrics' cost at each heartbeat size: ferrokraft with the metrics
+    /// listener off, on, off, on (#39).
+    pub metrics_cost: bool,
+    /// How often the metrics-cost runs scrape `/metrics`: 1 s by default, 15 times as often
+    /// as Strimzi's and Prometheus's usual 15 s, to be on the safe side.
+    pub scrape_secs: u64,
     /// The Kafka controller's heap (-Xmx/-Xms).
     pub kafka_heap: String,
     /// SIGKILLs of the leader in the failover measurement (4).
@@ -87,6 +93,8 @@ impl Params {
             in_flight: 4,
             heartbeat_brokers: vec![1_000, 10_000],
             heartbeat_secs: 600,
+            metrics_cost: false,
+            scrape_secs: 1,
             kafka_heap: "4G".into(),
             failover_trials: 5,
             observers: 3,
@@ -106,6 +114,8 @@ impl Params {
             in_flight: 2,
             heartbeat_brokers: vec![20],
             heartbeat_secs: 3,
+            metrics_cost: true,
+            scrape_secs: 1,
             kafka_heap: "512M".into(),
             failover_trials: 2,
             observers: 3,
@@ -138,6 +148,8 @@ pub struct Results {
     pub sizes: Vec<phases::SizeRun>,
     pub failovers: Vec<failover::FailoverRun>,
     pub heartbeats: Vec<heartbeats::HeartbeatRun>,
+    /// The metrics' cost runs, in the order run.
+    pub metrics_cost: Vec<heartbeats::HeartbeatRun>,
 }
 
 /// Runs every measurement in `dir`, the implementations taking turns at each size;
@@ -182,6 +194,17 @@ pub fn run(
                 env,
                 dir,
                 kind,
+                brokers,
+                p.heartbeat_secs,
+                p,
+            )?);
+            progress(&r);
+        }
+        if p.metrics_cost {
+            r.metrics_cost.extend(heartbeats::metrics_cost(
+                &rt,
+                env,
+                dir,
                 brokers,
                 p.heartbeat_secs,
                 p,

@@ -11,7 +11,11 @@
 //!                                   [--heartbeat-brokers N,…|none] [--heartbeat-secs S]
 //!                                   [--failover-trials N] [--kafka-version V]
 //!                                   [--kafka-heap 4G] [--out FILE] [--only-ferrokraft]
+//!                                   [--metrics-cost] [--scrape-secs 1]
 //! ```
+//!
+//! `--metrics-cost` adds, at each heartbeat size, ferrokraft with its metrics listener off,
+//! on (scraped every `--scrape-secs`, default 1), off, on, and the CPU the metrics add (#39).
 //!
 //! `--smoke` runs every measurement at tiny sizes; tests/bench_smoke.rs runs it under
 //! `cargo test` so the harness cannot rot. Results are in docs/benchmarks.md.
@@ -45,6 +49,8 @@ fn main() -> std::process::ExitCode {
     let mut kafka_heap = None;
     let mut failover_trials = None;
     let mut only_ferrokraft = false;
+    let mut metrics_cost = false;
+    let mut scrape_secs = None;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--smoke" => smoke = true,
@@ -58,6 +64,8 @@ fn main() -> std::process::ExitCode {
             "--failover-trials" => failover_trials = args.next().and_then(|v| v.parse().ok()),
             // For profiling ferrokraft alone; a result needs both, in one run.
             "--only-ferrokraft" => only_ferrokraft = true,
+            "--metrics-cost" => metrics_cost = true,
+            "--scrape-secs" => scrape_secs = args.next().and_then(|v| v.parse().ok()),
             // cargo bench passes --bench; filters are meaningless here.
             _ => {}
         }
@@ -72,6 +80,8 @@ fn main() -> std::process::ExitCode {
     p.heartbeat_secs = heartbeat_secs.unwrap_or(p.heartbeat_secs);
     p.kafka_heap = kafka_heap.unwrap_or(p.kafka_heap);
     p.failover_trials = failover_trials.unwrap_or(p.failover_trials);
+    p.metrics_cost |= metrics_cost;
+    p.scrape_secs = scrape_secs.unwrap_or(p.scrape_secs).max(1);
     if only_ferrokraft {
         p.kinds.retain(|k| *k == bench::procs::Kind::Ferrokraft);
     }

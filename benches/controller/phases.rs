@@ -60,6 +60,18 @@ impl Controller {
         kind: Kind,
         kafka_heap: &str,
     ) -> Result<Controller, String> {
+        Self::start_with(env, dir, name, kind, kafka_heap, &[])
+    }
+
+    /// [`Controller::start`] with `props` added to its properties.
+    pub fn start_with(
+        env: &Env,
+        dir: &Path,
+        name: &str,
+        kind: Kind,
+        kafka_heap: &str,
+        props: &[(&str, String)],
+    ) -> Result<Controller, String> {
         let setup = Setup {
             voters: 1,
             timers: Timers::DEFAULT,
@@ -68,6 +80,9 @@ impl Controller {
         };
         let mut quorum = Quorum::create(env, dir, name, kind, &setup)?;
         quorum.kafka_heap = Some(kafka_heap.to_string());
+        for (key, value) in props {
+            quorum.set_prop(0, key, value)?;
+        }
         quorum.start_all()?;
         let deadline = now() + Duration::from_secs(60);
         while describe_once(quorum.nodes[0].port, Duration::from_millis(500)).is_none() {
@@ -255,7 +270,22 @@ pub fn against<T>(
     p: &Params,
     steps: impl AsyncFnOnce(&Controller, &Timeline) -> Result<T, String>,
 ) -> Result<T, String> {
-    let ctrl = Controller::start(env, dir, name, kind, &p.kafka_heap)?;
+    against_with(rt, env, dir, name, kind, p, &[], steps)
+}
+
+/// [`against`] a controller with `props` added to its properties.
+#[allow(clippy::too_many_arguments)] // against's arguments and the properties
+pub fn against_with<T>(
+    rt: &tokio::runtime::Runtime,
+    env: &Env,
+    dir: &Path,
+    name: &str,
+    kind: Kind,
+    p: &Params,
+    props: &[(&str, String)],
+    steps: impl AsyncFnOnce(&Controller, &Timeline) -> Result<T, String>,
+) -> Result<T, String> {
+    let ctrl = Controller::start_with(env, dir, name, kind, &p.kafka_heap, props)?;
     rt.block_on(async {
         let timeline = Timeline::start(ctrl.port());
         let out = steps(&ctrl, &timeline).await;

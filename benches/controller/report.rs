@@ -210,7 +210,60 @@ pub fn markdown(r: &Results, p: &Params, kafka_version: &str) -> String {
         row(&mut out, "spurious fencings (must be 0)", "brokers", a, b);
         out.push('\n');
     }
+    metrics_cost_table(&mut out, &r.metrics_cost, p.scrape_secs);
     out
+}
+
+/// The metrics' cost (#39): ferrokraft's heartbeat runs with the metrics listener off and on,
+/// in the order run, and the CPU the metrics add (mean on / mean off − 1).
+fn metrics_cost_table(out: &mut String, runs: &[HeartbeatRun], scrape_secs: u64) {
+    let mut counts: Vec<usize> = runs.iter().map(|h| h.brokers).collect();
+    counts.dedup();
+    for brokers in counts {
+        let these: Vec<&HeartbeatRun> = runs.iter().filter(|h| h.brokers == brokers).collect();
+        let secs = these.first().map_or(0, |h| h.seconds);
+        let _ = writeln!(
+            out,
+            "## 6b. Metrics cost: ferrokraft, {brokers} brokers heartbeating for {secs} s, \
+             metrics listener off and on (scraped every {} s), interleaved\n\n\
+             | Run | metrics | heartbeats answered | reply p99 (ms) | controller CPU (s) | \
+             scrapes | bytes per scrape |\n|---|---|---|---|---|---|---|",
+            scrape_secs
+        );
+        for (i, h) in these.iter().enumerate() {
+            let (on, scrapes, per) = match h.scrapes {
+                Some((n, bytes)) => ("on", n.to_string(), (bytes / n.max(1)).to_string()),
+                None => ("off", "–".into(), "–".into()),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {on} | {} | {:.1} | {:.2} | {scrapes} | {per} |",
+                i + 1,
+                h.heartbeats,
+                h.p99_ms,
+                h.cpu_seconds
+            );
+        }
+        let mean = |on: bool| {
+            let cpu: Vec<f64> = these
+                .iter()
+                .filter(|h| h.scrapes.is_some() == on)
+                .map(|h| h.cpu_seconds)
+                .collect();
+            (!cpu.is_empty()).then(|| cpu.iter().sum::<f64>() / cpu.len() as f64)
+        };
+        if let (Some(off), Some(on)) = (mean(false), mean(true)) {
+            let cost = if off > 0.0 {
+                format!("{:+.2} %", (on / off - 1.0) * 100.0)
+            } else {
+                "–".into()
+            };
+            let _ = writeln!(
+                out,
+                "\nMean controller CPU: off {off:.2} s, on {on:.2} s; the metrics add {cost}.\n"
+            );
+        }
+    }
 }
 
 /// Measurement 4, one table per size.

@@ -11,6 +11,7 @@ pub mod api_versions;
 pub mod apis;
 pub mod envelope;
 pub mod error;
+pub mod error_counts;
 pub mod error_response;
 pub mod frame;
 pub mod header;

@@ -11,6 +11,7 @@ pub const FERROKRAFT_LOGGERS: &[&str] = &[
     "ferrokraft::codec::apis",
     "ferrokraft::codec::envelope",
     "ferrokraft::codec::error",
+    "ferrokraft::codec::error_counts",
     "ferrokraft::codec::error_response",
     "ferrokraft::codec::frame",
     "ferrokraft::codec::header",

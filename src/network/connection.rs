@@ -7,7 +7,7 @@
 //! InvalidRequestException → close). A frame above `memory::SMALL_FRAME_BYTES` is read only
 //! once the node's request-memory budget holds room for it (`super::memory`).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -80,6 +80,9 @@ pub async fn serve_connection<H: RequestHandler, S: AsyncRead + AsyncWrite + Unp
     let (peer, listener_name) = (ctx.peer, ctx.listener_name.clone());
     // Counted open until this task ends, however it ends.
     let _counted = server.stats.connection_opened(&listener_name);
+    // When the last read returned: a frame it completed was received then (Kafka's request
+    // start time), however long it waits behind the frames before it.
+    let mut read_at = monotonic();
     let refuse = |e: &dyn std::fmt::Display| {
         let message = format_args!("closing connection: {e}");
         server.warnings.warn(peer, &listener_name, &message);
@@ -185,39 +188,57 @@ pub async fn serve_connection<H: RequestHandler, S: AsyncRead + AsyncWrite + Unp
                 None => request,
             };
             slot.record_request(request.header().api_key);
-            let (api, version) = (request.header().api_key, request.header().api_version);
-            let read_at = monotonic();
+            // The handler's synchronous part runs in this call (Kafka's `apis.handle`); the
+            // future is the rest (Kafka's controller future): local and remote time.
+            let dequeued_at = monotonic();
+            let pending = handler.handle(&ctx, request);
+            let local_done_at = monotonic();
             let answered = tokio::select! {
                 () = shutdown.cancelled() => return,
                 () = evicted.cancelled() => return,
-                a = handler.handle(&ctx, request) => a,
+                a = pending => a,
             };
             let Some(response) = answered else {
                 return;
             };
+            let response_at = monotonic();
+            server
+                .stats
+                .response_errors(response.api, &response.errors.0);
             // The request's memory is free once it is answered; the response's own bytes are
             // its to hold while they are written.
             reservation = None;
             body_deadline = None;
             // A peer that stops reading gets as long as an idle one (Kafka's idle timer counts
             // writes too), then is closed.
-            let handled_at = monotonic();
+            let write_at = monotonic();
             let written = tokio::select! {
                 () = shutdown.cancelled() => return,
                 () = evicted.cancelled() => return,
-                w = read_within(idle, write_flushed(&mut stream, &response)) => w,
+                w = read_within(idle, write_flushed(&mut stream, &response.bytes)) => w,
             };
             match written {
                 Ok(Ok(())) => {
-                    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-                    let times = super::stats::RequestTimes {
-                        total_ms: ms(read_at.elapsed()),
-                        local_ms: ms(handled_at.duration_since(read_at)),
-                        send_ms: ms(handled_at.elapsed()),
+                    let ms = |from: Instant, to: Instant| {
+                        to.saturating_duration_since(from).as_secs_f64() * 1000.0
                     };
-                    server
-                        .stats
-                        .request_done(api, version, times, body_len + SIZE_PREFIX_BYTES);
+                    let done_at = monotonic();
+                    let times = super::stats::RequestTimes {
+                        queue_ms: ms(read_at, dequeued_at),
+                        local_ms: ms(dequeued_at, local_done_at),
+                        remote_ms: ms(local_done_at, response_at),
+                        throttle_ms: response.throttle_ms,
+                        response_queue_ms: ms(response_at, write_at),
+                        send_ms: ms(write_at, done_at),
+                        total_ms: ms(read_at, done_at),
+                    };
+                    server.stats.request_done(
+                        response.api,
+                        response.version,
+                        response.follower_fetch,
+                        times,
+                        body_len + SIZE_PREFIX_BYTES,
+                    );
                 }
                 Ok(Err(e)) => {
                     tracing::debug!(peer = %ctx.peer, "write failed: {e}");
@@ -265,7 +286,7 @@ pub async fn serve_connection<H: RequestHandler, S: AsyncRead + AsyncWrite + Unp
                 return;
             }
             Ok(Ok(0)) => return,
-            Ok(Ok(_)) => {}
+            Ok(Ok(_)) => read_at = monotonic(),
             Ok(Err(e)) => {
                 tracing::debug!(peer = %ctx.peer, "read failed: {e}");
                 return;
@@ -349,8 +370,8 @@ async fn write_step<S: AsyncRead + AsyncWrite + Unpin>(
 }
 
 #[allow(clippy::disallowed_methods)] // request times are wall-clock by nature; not a core
-fn monotonic() -> std::time::Instant {
-    std::time::Instant::now()
+fn monotonic() -> Instant {
+    Instant::now()
 }
 
 /// Writes `bytes` and flushes them: a TLS stream may hold the last record until flushed.

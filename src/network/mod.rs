@@ -68,8 +68,28 @@ impl RequestContext {
     }
 }
 
-/// A pending answer: the encoded response frame, or `None` to close the connection.
-pub type PendingResponse = Pin<Box<dyn Future<Output = Option<Bytes>> + Send>>;
+/// A pending answer: the encoded response frame and what the request metrics count of it, or
+/// `None` to close the connection.
+pub type PendingResponse = Pin<Box<dyn Future<Output = Option<Answered>> + Send>>;
+
+/// An encoded response and the facts Kafka's RequestMetrics keep of it, which only the handler
+/// knows (the socket sees bytes).
+#[derive(Debug, Clone)]
+pub struct Answered {
+    /// The size-prefixed response frame.
+    pub bytes: Bytes,
+    /// The API and version the metrics count the request under: a forwarded request's inner
+    /// one (Kafka's forwarded request carries the inner header), else the request's own.
+    pub api: kafka_protocol::messages::ApiKey,
+    /// See `api`.
+    pub version: i16,
+    /// A Fetch from a replica (Kafka also counts it as `FetchFollower`).
+    pub follower_fetch: bool,
+    /// The error codes of the response, as Kafka's `errorCounts()` counts them.
+    pub errors: crate::codec::error_counts::ErrorCounts,
+    /// The throttle applied to the request (Kafka's `apiThrottleTimeMs`), ms.
+    pub throttle_ms: i32,
+}
 
 /// Serves decoded requests. Implemented by the node.
 pub trait RequestHandler: Send + Sync + 'static {

@@ -4,6 +4,7 @@
 //! ```text
 //!   connection task ─ConnectionGuard (open/created/closed), auth outcome─▶ per-listener counts
 //!   connection task ─api, version, times of one request─▶ per-API histograms
+//!   connection task ─error codes of one response (handler's count)─▶ per-API error counts
 //!   peer tasks ─one request/response and its bytes─▶ raft channel counters
 //!   GET /metrics (server layer) ─snapshots─▶ Prometheus text
 //! ```
@@ -35,20 +36,53 @@ pub struct ListenerCounts {
     pub auth_failed: u64,
 }
 
-/// Kafka's RequestMetrics of one API: `RequestsPerSec` per version and the time histograms
-/// (ms), which Kafka keeps per API only.
+/// Kafka's RequestMetrics of one API: `RequestsPerSec` per version, `ErrorsPerSec` per error
+/// code and the time histograms (ms, rounded to whole ms as Kafka's `Math.round`), which Kafka
+/// keeps per API only. See [`RequestTimes`] for what each time measures.
 #[derive(Debug, Clone, Default)]
 pub struct RequestStats {
     /// Requests answered, per version.
     pub count: BTreeMap<i16, u64>,
-    /// `TotalTimeMs`: from the whole frame read to the response written.
-    pub total_ms: Histogram,
-    /// `LocalTimeMs`: the handler (and the raft thread it waits on).
+    /// Error codes answered (NONE included), per code.
+    pub errors: BTreeMap<i16, u64>,
+    /// `RequestQueueTimeMs`.
+    pub queue_ms: Histogram,
+    /// `LocalTimeMs`.
     pub local_ms: Histogram,
-    /// `ResponseSendTimeMs`: writing the response.
+    /// `RemoteTimeMs`.
+    pub remote_ms: Histogram,
+    /// `ThrottleTimeMs`.
+    pub throttle_ms: Histogram,
+    /// `ResponseQueueTimeMs`.
+    pub response_queue_ms: Histogram,
+    /// `ResponseSendTimeMs`.
     pub send_ms: Histogram,
+    /// `TotalTimeMs`.
+    pub total_ms: Histogram,
     /// `RequestBytes`: the request frame's size.
     pub request_bytes: Histogram,
+}
+
+/// The name Kafka's RequestMetrics count a request under: its API's, and for a Fetch from a
+/// replica `FetchFollower` as well (Kafka's `RequestMetrics.FOLLOW_FETCH_METRIC_NAME`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RequestMetric {
+    /// An API, by its key number (`ApiKey` has no order; its number does).
+    Api(i16),
+    /// A Fetch from a replica.
+    FetchFollower,
+}
+
+impl RequestMetric {
+    /// The `request` label.
+    pub fn name(self) -> String {
+        match self {
+            Self::Api(key) => {
+                ApiKey::try_from(key).map_or_else(|()| key.to_string(), |api| format!("{api:?}"))
+            }
+            Self::FetchFollower => "FetchFollower".to_string(),
+        }
+    }
 }
 
 /// The raft channel's traffic (Kafka's `raft-channel-metrics`): requests this node sends to
@@ -102,10 +136,12 @@ impl ChannelCounts {
 #[derive(Debug, Default)]
 pub struct NetStats {
     listeners: Mutex<BTreeMap<String, ListenerCounts>>,
-    /// API key → stats; `ApiKey` has no order, its number does.
-    requests: Mutex<BTreeMap<i16, RequestStats>>,
+    /// Metric name → stats.
+    requests: Mutex<BTreeMap<RequestMetric, RequestStats>>,
     /// The raft channel (voter-to-voter requests).
     pub raft_channel: std::sync::Arc<ChannelCounts>,
+    /// Skip the per-request metrics (without a metrics listener nothing reads them).
+    requests_off: bool,
 }
 
 /// Seconds on the process's monotonic clock, for the histograms' decay.
@@ -116,6 +152,15 @@ pub fn monotonic_s() -> f64 {
 }
 
 impl NetStats {
+    /// Stats that keep no per-request metrics (`RequestMetrics`): for a node without a
+    /// metrics listener, whose requests then cost no histogram updates.
+    pub fn without_request_metrics() -> Self {
+        Self {
+            requests_off: true,
+            ..Self::default()
+        }
+    }
+
     fn with_listener(&self, listener: &str, f: impl FnOnce(&mut ListenerCounts)) {
         if let Ok(mut map) = self.listeners.lock() {
             match map.get_mut(listener) {
@@ -148,21 +193,51 @@ impl NetStats {
         });
     }
 
-    /// One request answered, with its times (ms) and frame size.
+    /// A response to an `api` request is about to be sent with these error codes (Kafka's
+    /// `RequestChannel.updateErrorMetrics`, at `sendResponse`, before the write).
+    pub fn response_errors(&self, api: ApiKey, errors: &[(i16, u32)]) {
+        if errors.is_empty() || self.requests_off {
+            return;
+        }
+        if let Ok(mut map) = self.requests.lock() {
+            let s = map.entry(RequestMetric::Api(api as i16)).or_default();
+            for (code, n) in errors {
+                *s.errors.entry(*code).or_default() += u64::from(*n);
+            }
+        }
+    }
+
+    /// One request answered (its response written), with its times (ms) and frame size;
+    /// `follower_fetch` counts it as `FetchFollower` too.
     pub fn request_done(
         &self,
         api: ApiKey,
         version: i16,
+        follower_fetch: bool,
         times: RequestTimes,
         request_bytes: usize,
     ) {
+        if self.requests_off {
+            return;
+        }
         let now = monotonic_s();
-        if let Ok(mut map) = self.requests.lock() {
-            let s = map.entry(api as i16).or_default();
+        let Ok(mut map) = self.requests.lock() else {
+            return;
+        };
+        let api_metric = RequestMetric::Api(api as i16);
+        let follower = follower_fetch.then_some(RequestMetric::FetchFollower);
+        for metric in follower.into_iter().chain([api_metric]) {
+            let s = map.entry(metric).or_default();
             *s.count.entry(version).or_default() += 1;
-            s.total_ms.update(times.total_ms, now);
-            s.local_ms.update(times.local_ms, now);
-            s.send_ms.update(times.send_ms, now);
+            // Kafka rounds each part to whole ms (`Math.round`) before the histogram.
+            s.queue_ms.update(times.queue_ms.round(), now);
+            s.local_ms.update(times.local_ms.round(), now);
+            s.remote_ms.update(times.remote_ms.round(), now);
+            s.throttle_ms.update(f64::from(times.throttle_ms), now);
+            s.response_queue_ms
+                .update(times.response_queue_ms.round(), now);
+            s.send_ms.update(times.send_ms.round(), now);
+            s.total_ms.update(times.total_ms.round(), now);
             s.request_bytes.update(request_bytes as f64, now);
         }
     }
@@ -172,26 +247,42 @@ impl NetStats {
         self.listeners.lock().map(|m| m.clone()).unwrap_or_default()
     }
 
-    /// Per-API request stats, by API key number.
-    pub fn requests(&self) -> Vec<(ApiKey, RequestStats)> {
+    /// Per-API request stats, by API key number (`FetchFollower` last).
+    pub fn requests(&self) -> Vec<(RequestMetric, RequestStats)> {
         let Ok(map) = self.requests.lock() else {
             return Vec::new();
         };
-        map.iter()
-            .filter_map(|(key, s)| Some((ApiKey::try_from(*key).ok()?, s.clone())))
-            .collect()
+        map.iter().map(|(key, s)| (*key, s.clone())).collect()
     }
 }
 
-/// The parts of one request's time, in ms.
+/// The parts of one request's time, in ms, Kafka's `RequestChannel.Request` timestamps as
+/// ferrokraft's connection task sees them:
+///
+/// ```text
+///   frame's last bytes read ─queue─▶ handler called ─local─▶ handler returned
+///     ─remote─▶ response encoded ─response queue─▶ write starts ─send─▶ written and flushed
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RequestTimes {
-    /// Whole frame read → response written.
-    pub total_ms: f64,
-    /// Handler time.
+    /// `RequestQueueTimeMs`: the read that completed the frame → the handler called (decode,
+    /// SASL, and frames pipelined ahead of it on the connection).
+    pub queue_ms: f64,
+    /// `LocalTimeMs`: the handler's synchronous part (routing, answering at once, handing
+    /// the request to the raft thread), Kafka's `apis.handle` on the handler thread.
     pub local_ms: f64,
-    /// Response write time.
+    /// `RemoteTimeMs`: the handler returned → the response encoded: the raft thread's queue
+    /// and work, the wait for commit, a Fetch's long poll (Kafka's controller future).
+    pub remote_ms: f64,
+    /// `ThrottleTimeMs`: the throttle applied (the controller mutation quota's, direct
+    /// requests only).
+    pub throttle_ms: i32,
+    /// `ResponseQueueTimeMs`: the response encoded → its write started.
+    pub response_queue_ms: f64,
+    /// `ResponseSendTimeMs`: writing and flushing the response.
     pub send_ms: f64,
+    /// `TotalTimeMs`: the read that completed the frame → the response written.
+    pub total_ms: f64,
 }
 
 /// Counts a connection closed when dropped.
@@ -231,24 +322,43 @@ mod tests {
     fn requests_are_kept_per_api_and_version() {
         let stats = NetStats::default();
         let t = RequestTimes {
-            total_ms: 3.0,
+            total_ms: 3.4,
             local_ms: 2.0,
             send_ms: 1.0,
+            ..Default::default()
         };
-        stats.request_done(ApiKey::Fetch, 17, t, 100);
-        stats.request_done(ApiKey::Fetch, 17, t, 100);
-        stats.request_done(ApiKey::Vote, 2, t, 50);
+        stats.request_done(ApiKey::Fetch, 17, true, t, 100);
+        stats.request_done(ApiKey::Fetch, 17, false, t, 100);
+        stats.request_done(ApiKey::Vote, 2, false, t, 50);
+        stats.response_errors(ApiKey::Vote, &[(0, 2), (6, 1)]);
         let r = stats.requests();
-        assert_eq!(r.len(), 2);
-        assert_eq!((r[0].0, r[0].1.count[&17]), (ApiKey::Fetch, 2));
+        assert_eq!(r.len(), 3);
+        let fetch = RequestMetric::Api(ApiKey::Fetch as i16);
+        assert_eq!((r[0].0, r[0].1.count[&17]), (fetch, 2));
+        assert_eq!(r[0].0.name(), "Fetch");
+        // Rounded to whole ms, as Kafka's histograms hold longs.
         assert_eq!(r[0].1.total_ms.snapshot().max, 3.0);
-        assert_eq!((r[1].0, r[1].1.count[&2]), (ApiKey::Vote, 1));
+        assert_eq!(r[1].0.name(), "Vote");
+        assert_eq!(r[1].1.count[&2], 1);
+        assert_eq!((r[1].1.errors[&0], r[1].1.errors[&6]), (2, 1));
+        // Only the replica's Fetch is a FetchFollower.
+        assert_eq!(
+            (r[2].0.name().as_str(), r[2].1.count[&17]),
+            ("FetchFollower", 1)
+        );
         stats.raft_channel.sent(10);
         stats.raft_channel.received(20);
         let c = stats.raft_channel.snapshot();
         assert_eq!(
             (c.requests, c.responses, c.bytes_out, c.bytes_in),
             (1, 1, 10, 20)
+        );
+        let off = NetStats::without_request_metrics();
+        off.request_done(ApiKey::Fetch, 17, false, t, 100);
+        off.response_errors(ApiKey::Fetch, &[(0, 1)]);
+        assert!(
+            off.requests().is_empty(),
+            "nothing kept without a metrics listener"
         );
     }
 }

@@ -442,6 +442,9 @@ impl Driver {
 
     fn with_metrics(&self, f: impl FnOnce(&mut RaftMetrics, u64)) {
         if let Ok(mut m) = self.metrics.lock() {
+            if !m.recording {
+                return;
+            }
             let now = now_ms();
             f(&mut m, now);
         }
@@ -457,6 +460,9 @@ impl Driver {
                 s.voters = core.voters().clone();
             }
             s.kraft_version = core.kraft_version();
+        }
+        if !self.metrics.lock().is_ok_and(|m| m.recording) {
+            return;
         }
         let c = self.machine.controller();
         let applied = c
@@ -503,6 +509,9 @@ impl Driver {
         if total > 0.0 {
             m.poll_idle_ratio.record(now, idle_ms / total);
         }
+        let ns = |ms: f64| (ms * 1e6) as u64;
+        m.thread_ns.0 += ns(idle_ms);
+        m.thread_ns.1 += ns(total);
         m.voter_lag.clear();
         if let Some(voters) = progress {
             for r in voters {

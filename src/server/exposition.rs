@@ -20,6 +20,7 @@ use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 
+use crate::common::errors::error_name;
 use crate::common::yammer::{Snapshot, QUANTILES};
 use crate::network::stats::NetStats;
 
@@ -220,57 +221,104 @@ impl Exposition {
                 &rows(&f),
             )?;
         }
-        // RequestMetrics per API (and version for the rate).
-        let requests = self.net.requests();
-        let r = "kafka_network_requestmetrics_";
-        let per_version: Vec<(Labels, f64)> = requests
-            .iter()
-            .flat_map(|(api, s)| {
-                s.count.iter().map(move |(v, n)| {
-                    (
-                        vec![label("request", format!("{api:?}")), label("version", v)],
-                        *n as f64,
-                    )
-                })
-            })
-            .collect();
-        labelled(
-            enc,
-            &format!("{r}requests"),
-            "Requests answered (RequestsPerSec)",
-            MetricType::Counter,
-            &per_version,
-        )?;
-        type Pick = fn(&crate::network::stats::RequestStats) -> Snapshot;
-        let parts: [(&str, &str, Pick); 4] = [
-            (
-                "totaltimems",
-                "Time from the request read to its response written (ms)",
-                |s| s.total_ms.snapshot(),
-            ),
-            (
-                "localtimems",
-                "Time the request spent in the handler and the raft thread (ms)",
-                |s| s.local_ms.snapshot(),
-            ),
-            (
-                "responsesendtimems",
-                "Time to write the response (ms)",
-                |s| s.send_ms.snapshot(),
-            ),
-            ("requestbytes", "Size of the request (bytes)", |s| {
-                s.request_bytes.snapshot()
-            }),
-        ];
-        for (name, help, pick) in parts {
-            let rows: Vec<(Labels, Snapshot)> = requests
-                .iter()
-                .map(|(api, s)| (vec![label("request", format!("{api:?}"))], pick(s)))
-                .collect();
-            histogram(enc, &format!("{r}{name}"), help, &rows)?;
-        }
-        Ok(())
+        encode_requests(enc, &self.net)
     }
+}
+
+/// `kafka.network:type=RequestMetrics` per API: `RequestsPerSec` (request, version),
+/// `ErrorsPerSec` (request, error) and the histograms (request).
+fn encode_requests(enc: &mut DescriptorEncoder, net: &NetStats) -> Result<(), Error> {
+    let requests: Vec<(String, crate::network::stats::RequestStats)> = net
+        .requests()
+        .into_iter()
+        .map(|(metric, s)| (metric.name(), s))
+        .collect();
+    let r = "kafka_network_requestmetrics_";
+    let per_version: Vec<(Labels, f64)> = requests
+        .iter()
+        .flat_map(|(api, s)| {
+            s.count
+                .iter()
+                .map(move |(v, n)| (vec![label("request", api), label("version", v)], *n as f64))
+        })
+        .collect();
+    labelled(
+        enc,
+        &format!("{r}requests"),
+        "Requests answered (RequestsPerSec)",
+        MetricType::Counter,
+        &per_version,
+    )?;
+    // Codes Kafka does not know are all UNKNOWN_SERVER_ERROR there (`Errors.forCode`), so
+    // they merge into one series.
+    let per_error: Vec<(Labels, f64)> = requests
+        .iter()
+        .flat_map(|(api, s)| {
+            let mut by_name = std::collections::BTreeMap::<String, u64>::new();
+            for (code, n) in &s.errors {
+                *by_name.entry(error_name(*code)).or_default() += n;
+            }
+            by_name.into_iter().map(move |(error, n)| {
+                (vec![label("request", api), label("error", error)], n as f64)
+            })
+        })
+        .collect();
+    labelled(
+        enc,
+        &format!("{r}errors"),
+        "Error codes answered, NONE included (ErrorsPerSec)",
+        MetricType::Counter,
+        &per_error,
+    )?;
+    type Pick = fn(&crate::network::stats::RequestStats) -> Snapshot;
+    let parts: [(&str, &str, Pick); 8] = [
+        (
+            "requestqueuetimems",
+            "Time from the request's last bytes read to the handler called (ms)",
+            |s| s.queue_ms.snapshot(),
+        ),
+        (
+            "localtimems",
+            "Time in the handler's own call (ms)",
+            |s| s.local_ms.snapshot(),
+        ),
+        (
+            "remotetimems",
+            "Time from the handler's call to the response encoded: raft thread, commit, long poll (ms)",
+            |s| s.remote_ms.snapshot(),
+        ),
+        (
+            "throttletimems",
+            "Throttle time applied to the request (ms)",
+            |s| s.throttle_ms.snapshot(),
+        ),
+        (
+            "responsequeuetimems",
+            "Time from the response encoded to its write started (ms)",
+            |s| s.response_queue_ms.snapshot(),
+        ),
+        (
+            "responsesendtimems",
+            "Time to write the response (ms)",
+            |s| s.send_ms.snapshot(),
+        ),
+        (
+            "totaltimems",
+            "Time from the request read to its response written (ms)",
+            |s| s.total_ms.snapshot(),
+        ),
+        ("requestbytes", "Size of the request (bytes)", |s| {
+            s.request_bytes.snapshot()
+        }),
+    ];
+    for (name, help, pick) in parts {
+        let rows: Vec<(Labels, Snapshot)> = requests
+            .iter()
+            .map(|(api, s)| (vec![label("request", api)], pick(s)))
+            .collect();
+        histogram(enc, &format!("{r}{name}"), help, &rows)?;
+    }
+    Ok(())
 }
 
 fn encode_process(enc: &mut DescriptorEncoder) -> Result<(), Error> {
@@ -352,8 +400,10 @@ mod tests {
             total_ms: 2.0,
             local_ms: 1.0,
             send_ms: 1.0,
+            ..Default::default()
         };
-        net.request_done(kafka_protocol::messages::ApiKey::Fetch, 17, t, 90);
+        net.request_done(kafka_protocol::messages::ApiKey::Fetch, 17, true, t, 90);
+        net.response_errors(kafka_protocol::messages::ApiKey::Fetch, &[(0, 2), (-1, 1)]);
         net.raft_channel.sent(100);
         let source = super::super::metrics::MetricsSource::new(3, metrics, net.clone());
         let text = source.metrics();
@@ -380,6 +430,13 @@ mod tests {
             "kafka_network_requestmetrics_requests_total{request=\"Fetch\",version=\"17\"} 1",
             "kafka_network_requestmetrics_totaltimems{request=\"Fetch\",quantile=\"0.50\"} 2",
             "kafka_network_requestmetrics_totaltimems_count{request=\"Fetch\"} 1",
+            "kafka_network_requestmetrics_requests_total{request=\"FetchFollower\",version=\"17\"} 1",
+            "kafka_network_requestmetrics_errors_total{request=\"Fetch\",error=\"NONE\"} 2",
+            "kafka_network_requestmetrics_errors_total{request=\"Fetch\",error=\"UNKNOWN_SERVER_ERROR\"} 1",
+            "kafka_network_requestmetrics_remotetimems{request=\"Fetch\",quantile=\"0.99\"} 0",
+            "kafka_network_requestmetrics_requestqueuetimems_count{request=\"Fetch\"} 1",
+            "kafka_server_kafkarequesthandlerpool_requesthandleravgidle_percent 0",
+            "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_count 0",
             "ferrokraft_node_id 3",
         ] {
             assert!(text.contains(line), "missing {line:?} in\n{text}");

@@ -21,12 +21,13 @@ use crate::codec::api_versions::{
     unsupported_version_response, FinalizedFeature,
 };
 use crate::codec::envelope::{unwrap_envelope, wrap_response};
+use crate::codec::error_counts::{error_counts, mutation_throttle_ms, ErrorCounts};
 use crate::codec::request::InboundRequest as WireRequest;
 use crate::codec::response::encode_response;
 use crate::codec::versions::Release;
 use crate::codec::{RequestBody, ResponseBody};
 use crate::common::release::mv;
-use crate::network::{PendingResponse, RequestContext, RequestHandler};
+use crate::network::{Answered, PendingResponse, RequestContext, RequestHandler};
 use crate::raft::errors;
 use crate::raft::types::VoterSet;
 use crate::raft::InboundRequest;
@@ -451,13 +452,36 @@ enum Answer {
     },
 }
 
-/// A response body with the version and correlation id to encode it at; `None` closes.
-type Resolved = Option<(ResponseBody, i16, i32)>;
+/// A response body with the version and correlation id to encode it at, and what the request
+/// metrics count of it; `None` closes.
+type Resolved = Option<(ResponseBody, i16, i32, Counted)>;
+
+/// What Kafka's RequestMetrics count of one answer, besides its timing.
+struct Counted {
+    /// A forwarded request's inner API and version, which the metrics count it under.
+    inner: Option<(kafka_protocol::messages::ApiKey, i16)>,
+    errors: ErrorCounts,
+    throttle_ms: i32,
+}
+
+impl Counted {
+    /// An answer to a request that came on this connection.
+    fn direct(body: &ResponseBody) -> Self {
+        Self {
+            inner: None,
+            errors: error_counts(body),
+            throttle_ms: mutation_throttle_ms(body),
+        }
+    }
+}
 
 /// Waits for an answer's body (the raft thread's, for Later); `peer` is for the log.
 fn resolve(answer: Answer, peer: SocketAddr) -> Pin<Box<dyn Future<Output = Resolved> + Send>> {
     match answer {
-        Answer::Now(body, version, corr) => Box::pin(async move { Some((body, version, corr)) }),
+        Answer::Now(body, version, corr) => Box::pin(async move {
+            let counted = Counted::direct(&body);
+            Some((body, version, corr, counted))
+        }),
         Answer::Close => Box::pin(async { None }),
         Answer::Later {
             rx,
@@ -470,7 +494,8 @@ fn resolve(answer: Answer, peer: SocketAddr) -> Pin<Box<dyn Future<Output = Reso
                 // The raft thread stopped (shutting down): answer as a node that is not ready.
                 Err(_) => fallback?,
             };
-            Some((body, version, correlation_id))
+            let counted = Counted::direct(&body);
+            Some((body, version, correlation_id, counted))
         }),
         Answer::Forwarded {
             inner,
@@ -478,14 +503,31 @@ fn resolve(answer: Answer, peer: SocketAddr) -> Pin<Box<dyn Future<Output = Reso
             correlation_id,
         } => Box::pin(async move {
             // An inner Close (no answer possible) closes the connection, as it would directly.
-            let (body, inner_version, inner_corr) = resolve(*inner, peer).await?;
+            let (body, inner_version, inner_corr, counted) = resolve(*inner, peer).await?;
             if let ResponseBody::Envelope(refused) = body {
                 // The controller refused the envelope itself (its sender lacks
                 // CLUSTER_ACTION): answered as an Envelope error, with no inner response.
-                return Some((ResponseBody::Envelope(refused), version, correlation_id));
+                return Some((
+                    ResponseBody::Envelope(refused),
+                    version,
+                    correlation_id,
+                    counted,
+                ));
             }
+            // Counted under the inner API, as Kafka's forwarded request carries the inner
+            // header; Kafka sets no throttle time on a forwarded request.
+            let counted = Counted {
+                inner: Some((body.api_key(), inner_version)),
+                throttle_ms: 0,
+                ..counted
+            };
             match wrap_response(&body, inner_version, inner_corr) {
-                Ok(envelope) => Some((ResponseBody::Envelope(envelope), version, correlation_id)),
+                Ok(envelope) => Some((
+                    ResponseBody::Envelope(envelope),
+                    version,
+                    correlation_id,
+                    counted,
+                )),
                 Err(e) => {
                     // Our own inner response failed to encode: a bug, logged; the connection
                     // closes as it would for a direct request.
@@ -566,20 +608,53 @@ impl RequestHandler for Handler {
         let peer = ctx.peer;
         let header = request.header();
         let (api_key, client_id) = (header.api_key, header.client_id.clone());
+        let request_version = header.api_version;
+        let follower_fetch = is_follower_fetch(&request);
         let answer = self.answer(ctx, request);
         Box::pin(async move {
-            let (body, version, corr) = resolve(answer, peer).await?;
+            let (body, version, corr, counted) = resolve(answer, peer).await?;
             // Kafka's request logger (`kafka.request.logger`) at DEBUG: one line per answer.
             tracing::debug!(
                 "Completed request: {api_key:?} v{version} (correlation id {corr}, client \
                  {client_id:?}) from {peer}"
             );
-            encode(&peer, &body, version, corr)
+            let bytes = encode(&peer, &body, version, corr)?;
+            let (api, version) = counted.inner.unwrap_or((api_key, request_version));
+            Some(Answered {
+                bytes,
+                api,
+                version,
+                follower_fetch,
+                errors: counted.errors,
+                throttle_ms: counted.throttle_ms,
+            })
         })
     }
+}
+
+/// Whether `request` is a Fetch from a replica (Kafka's `FetchRequest.isFromFollower`: a
+/// replica id of 0 or more, in the replica state from version 15 on).
+fn is_follower_fetch(request: &WireRequest) -> bool {
+    let WireRequest::Request {
+        header,
+        body: RequestBody::Fetch(fetch),
+    } = request
+    else {
+        return false;
+    };
+    let replica = if header.api_version >= 15 {
+        fetch.replica_state.replica_id.0
+    } else {
+        fetch.replica_id.0
+    };
+    replica >= 0
 }
 
 #[allow(clippy::disallowed_methods)] // the queue time of a request is wall-clock by nature
 fn queued_now() -> std::time::Instant {
     std::time::Instant::now()
 }
+
+#[cfg(test)]
+#[path = "handler_tests.rs"]
+mod tests;

@@ -102,6 +102,12 @@ pub struct RaftMetrics {
     pub append_records: Window,
     /// Idle fractions of each poll (for `poll-idle-ratio-avg`).
     pub poll_idle_ratio: Window,
+    /// Whether the raft thread records these at all: false without a metrics listener,
+    /// since nothing could read them (a node without one pays nothing for its metrics).
+    pub recording: bool,
+    /// Raft thread time since it started, idle and in all (ns), for
+    /// `RequestHandlerAvgIdlePercent`: Kafka's meter of its handler threads' idle time.
+    pub thread_ns: (u64, u64),
     /// Leader only: lag of each other voter.
     pub voter_lag: BTreeMap<i32, VoterLag>,
     /// The driver's clock at the last update (windows are read at this time).
@@ -167,6 +173,12 @@ pub struct MetricsView {
     pub append_records_rate: f64,
     /// `poll-idle-ratio-avg`.
     pub poll_idle_ratio_avg: f64,
+    /// `RequestHandlerAvgIdlePercent`'s `Count`: ns the raft thread was idle (Kafka: idle ns
+    /// summed over handler threads ÷ their number; here one thread).
+    pub handler_idle_ns: u64,
+    /// `RequestHandlerAvgIdlePercent`'s `MeanRate`: idle share since the thread started
+    /// (Kafka's meter counts ns at a per-ns rate unit, so its mean rate is a 0..1 share).
+    pub handler_idle_mean: f64,
     /// Leader only: lag of each other voter.
     pub voter_lag: BTreeMap<i32, VoterLag>,
     /// The controller gauges.
@@ -206,6 +218,8 @@ impl Default for RaftMetrics {
             fetch_records: Window::default(),
             append_records: Window::default(),
             poll_idle_ratio: Window::default(),
+            recording: true,
+            thread_ns: (0, 0),
             voter_lag: BTreeMap::new(),
             now_ms: 0,
             controller: Default::default(),
@@ -308,6 +322,13 @@ impl RaftMetrics {
             fetch_records_rate: self.fetch_records.rate(now_ms),
             append_records_rate: self.append_records.rate(now_ms),
             poll_idle_ratio_avg: self.poll_idle_ratio.avg(now_ms),
+            handler_idle_ns: self.thread_ns.0,
+            // Yammer's mean rate of a meter never marked is 0.
+            handler_idle_mean: if self.thread_ns.1 == 0 {
+                0.0
+            } else {
+                self.thread_ns.0 as f64 / self.thread_ns.1 as f64
+            },
             voter_lag: self.voter_lag.clone(),
             controller: self.controller.clone(),
             event_processing: self.controller_event_ms.snapshot(),

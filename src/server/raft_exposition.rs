@@ -44,6 +44,22 @@ pub fn encode_raft(enc: &mut DescriptorEncoder, m: &MetricsView) -> Result<(), E
     for (name, help, value) in rows {
         gauge(enc, &format!("{p}{name}"), help, value)?;
     }
+    // kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent, a meter:
+    // the `Percent…><>MeanRate` rule makes its mean rate `…avgidle_percent`; the generic
+    // `<>Count` rule makes its count `…avgidlepercent_count` (typed gauge to keep that name).
+    let pool = "kafka_server_kafkarequesthandlerpool_requesthandleravgidle";
+    gauge(
+        enc,
+        &format!("{pool}_percent"),
+        "Share of time the raft thread (Kafka: the request handler threads) was idle since it started",
+        m.handler_idle_mean,
+    )?;
+    gauge(
+        enc,
+        &format!("{pool}percent_count"),
+        "Nanoseconds the raft thread was idle since it started",
+        m.handler_idle_ns as f64,
+    )?;
     let lag = |f: fn(&super::metrics::VoterLag) -> i64| {
         m.voter_lag
             .iter()
