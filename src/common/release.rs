@@ -217,6 +217,28 @@ impl Release {
             .find(|f| f.name == name)
     }
 
+    /// The features of this release's `Feature` enum other than metadata.version and
+    /// kraft.version, with the highest level it knows: the controller's supported features,
+    /// and 4.1's streams.version, which its `Feature` enum (so its formatter and its
+    /// UpdateFeatures check) knows before its controller supports it.
+    pub fn known_features(self) -> impl Iterator<Item = (&'static str, i16)> {
+        let streams_early = (self == Self::Kafka4_1).then_some(("streams.version", 1));
+        self.supported_features()
+            .iter()
+            .filter(|f| f.name != METADATA_VERSION_FEATURE && f.name != KRAFT_VERSION_FEATURE)
+            .map(|f| (f.name, f.max_version))
+            .chain(streams_early)
+    }
+
+    /// Whether `name` is a feature this release's `Feature` enum knows (metadata.version and
+    /// kraft.version included); Kafka's `Feature.validateVersion` says "Feature … not found."
+    /// of any other.
+    pub fn knows_feature(self, name: &str) -> bool {
+        name == METADATA_VERSION_FEATURE
+            || name == KRAFT_VERSION_FEATURE
+            || self.known_features().any(|(n, _)| n == name)
+    }
+
     /// The order of the supported features in that release's ControllerRegistration (a
     /// `new HashMap<>(1)` filled with them, where ApiVersions uses a 16-bucket one).
     pub fn registration_order(self) -> &'static [&'static str] {

@@ -46,16 +46,6 @@ const METADATA_CHANGED_AT: &[i16] = &[7, 8, 11, 13, 14, 15, 17, 23, 30, 32, 33];
 /// Features and the metadata.version level each level needs (Kafka's `Feature` dependencies;
 /// in 4.1 only eligible.leader.replicas.version 1 needs metadata.version 23).
 const DEPENDENCIES: &[(&str, i16, i16)] = &[(ELR_FEATURE, 1, 23)];
-/// Features Kafka 4.1 knows, so that disabling an unknown one is refused as Kafka refuses it.
-const KNOWN_FEATURES: &[&str] = &[
-    METADATA_VERSION_FEATURE,
-    KRAFT_VERSION_FEATURE,
-    "transaction.version",
-    "group.version",
-    ELR_FEATURE,
-    "share.version",
-    "streams.version",
-];
 
 /// `FeatureUpdate.UpgradeType` codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -292,7 +282,7 @@ impl Checker<'_> {
                 }
             }
             _ => {
-                if !KNOWN_FEATURES.contains(&name) {
+                if !self.cfg.release.knows_feature(name) {
                     return Err(invalid(&format!("Feature {name} not found.")));
                 }
                 for (feature, at, min_mv) in DEPENDENCIES {

@@ -19,9 +19,7 @@ use kafka_protocol::messages::VotersRecord;
 use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
 
-use crate::common::release::{
-    MetadataVersion, Release, KRAFT_VERSION_FEATURE, METADATA_VERSION_FEATURE,
-};
+use crate::common::release::{MetadataVersion, Release, KRAFT_VERSION_FEATURE};
 use crate::common::uuid::{
     parse_kafka_uuid, random_directory_id, random_kafka_uuid, uuid_to_kafka_string,
 };
@@ -170,22 +168,10 @@ pub struct FormatReport {
     pub formatted: Vec<(PathBuf, Uuid)>,
 }
 
-/// The features (other than metadata.version and kraft.version) `release`'s formatter knows,
-/// with the highest level it accepts: the controller's supported features, and 4.1's
-/// streams.version, which its formatter knows before its controller supports it.
-fn formatter_features(release: Release) -> impl Iterator<Item = (&'static str, i16)> {
-    let streams_early = (release == Release::Kafka4_1).then_some(("streams.version", 1));
-    release
-        .supported_features()
-        .iter()
-        .filter(|f| f.name != METADATA_VERSION_FEATURE && f.name != KRAFT_VERSION_FEATURE)
-        .map(|f| (f.name, f.max_version))
-        .chain(streams_early)
-}
-
 /// The highest level of feature `name` that `release`'s formatter accepts.
 fn formatter_max_level(release: Release, name: &str) -> Option<i16> {
-    formatter_features(release)
+    release
+        .known_features()
         .find(|(n, _)| *n == name)
         .map(|(_, max)| max)
 }
@@ -242,7 +228,9 @@ pub fn format(req: &FormatRequest) -> Result<FormatReport, StorageError> {
             }
             features.insert(name.clone(), *level);
         } else {
-            let mut names: Vec<&str> = formatter_features(req.kafka_release)
+            let mut names: Vec<&str> = req
+                .kafka_release
+                .known_features()
                 .map(|(n, _)| n)
                 .chain([KRAFT_VERSION_FEATURE])
                 .collect();

@@ -10,6 +10,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::context::{registration, Ctx, CLUSTER_ID};
 use crate::codec::{RequestBody, ResponseBody};
+use crate::common::release::Release;
 use crate::controller::{errors, ControllerConfig};
 use crate::records::feature_level::feature_level_record;
 
@@ -406,4 +407,26 @@ fn kraft_version_upgrade_on_a_replica_that_no_longer_leads() {
         )
     );
     assert!(!ctx.c.is_active());
+}
+
+/// Disabling a feature the presented release's `Feature` enum does not know is refused as
+/// "not found" (Kafka 4.0.2 knows neither share.version nor streams.version; 4.1.2 knows both,
+/// so disabling one at level 0 is accepted and writes nothing new).
+#[test]
+fn disabling_a_feature_the_release_does_not_know() {
+    let mut cfg = ControllerConfig::new(1, CLUSTER_ID);
+    cfg.release = Release::Kafka4_0;
+    let records = vec![Bytes::from(feature_level_record("metadata.version", 25))];
+    let mut ctx = Ctx::with_bootstrap(cfg, records);
+    ctx.register_unfenced(0, None);
+    let r = update(&mut ctx, &[("share.version", 0, SAFE)], false, 2);
+    assert_eq!(
+        refused(&r),
+        invalid(
+            "Invalid update version 0 for feature share.version. Feature share.version not found."
+        )
+    );
+    let mut ctx = ctx_at(27, &[]);
+    let r = update(&mut ctx, &[("share.version", 0, SAFE)], false, 2);
+    assert_eq!(r.error_code, 0, "{r:?}");
 }
