@@ -16,8 +16,10 @@ use std::path::PathBuf;
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use super::cluster::{format_node, tail, unexplained_errors, AllowedError, Cluster, Impl};
-use super::kafka::{free_port, kafka, ProcessGuard, ToolOutput};
+use super::cluster::{tail, unexplained_errors, AllowedError, Cluster};
+use super::kafka::{
+    broker_kafka, cluster_release_version, free_port, kafka, Artifacts, ProcessGuard, ToolOutput,
+};
 
 const METADATA_QUORUM: &str = "org.apache.kafka.tools.MetadataQuorumCommand";
 
@@ -172,6 +174,21 @@ impl Broker {
     }
 }
 
+/// Formats a broker's directory with the brokers' own `kafka-storage` ([`broker_kafka`]).
+fn format_broker(art: &Artifacts, props: &std::path::Path, cluster_id: &str) {
+    let mut args = vec!["format", "-t", cluster_id, "-c", props.to_str().unwrap()];
+    if let Some(release) = cluster_release_version() {
+        args.extend(["--release-version", release]);
+    }
+    let out = broker_kafka().tool(art, "format-broker", "kafka.tools.StorageTool", &args);
+    assert!(
+        out.status.success(),
+        "kafka-storage format of a broker failed: {}{}",
+        out.stdout,
+        out.stderr
+    );
+}
+
 impl Cluster {
     /// Formats and starts broker `id` against this quorum (the controllers' quorum line is
     /// copied from node 1, so static and dynamic quorums both work).
@@ -188,7 +205,7 @@ impl Cluster {
             broker.id
         );
         let name = format!("broker{}-{}", broker.id, broker.logs.len() + 1);
-        let process = kafka().start_server_in(
+        let process = broker_kafka().start_server_in(
             broker.netns.as_deref(),
             &[],
             &self.art,
@@ -237,8 +254,8 @@ impl Cluster {
             text.push_str(&format!("{k}={v}\n"));
         }
         fs::write(&props, text).unwrap();
-        format_node(&self.art, Impl::Kafka, &props, &self.cluster_id, &[]);
-        let process = kafka().start_server_in(
+        format_broker(&self.art, &props, &self.cluster_id);
+        let process = broker_kafka().start_server_in(
             netns.as_deref(),
             &[],
             &self.art,

@@ -129,11 +129,12 @@ pub fn parse_endpoints(out: &str) -> Vec<BrokerEndpoint> {
     };
     let cols: Vec<&str> = header.split_whitespace().collect();
     let at = |name: &str| cols.iter().position(|c| *c == name);
-    let (Some(id), Some(host), Some(port), Some(state)) =
-        (at("ID"), at("HOST"), at("PORT"), at("STATE"))
-    else {
+    let (Some(id), Some(host), Some(port)) = (at("ID"), at("HOST"), at("PORT")) else {
         return Vec::new();
     };
+    // Without `--include-fenced-brokers` there is no STATE column: every broker listed is
+    // unfenced.
+    let state = at("STATE");
     lines
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
@@ -141,10 +142,11 @@ pub fn parse_endpoints(out: &str) -> Vec<BrokerEndpoint> {
                 id: f.get(id)?.parse().ok()?,
                 host: f.get(host)?.to_string(),
                 port: f.get(port)?.parse().ok()?,
-                fenced: match *f.get(state)? {
-                    "fenced" => true,
-                    "unfenced" => false,
-                    _ => return None,
+                fenced: match state.map(|s| f.get(s)) {
+                    None => false,
+                    Some(Some(&"fenced")) => true,
+                    Some(Some(&"unfenced")) => false,
+                    Some(_) => return None,
                 },
             })
         })
@@ -268,18 +270,19 @@ impl Cluster {
     /// `None` if the tool failed.
     pub fn list_brokers(&self, bootstrap: &str) -> Option<Vec<BrokerEndpoint>> {
         let config = self.admin_config();
-        let out = self.broker_tool(
+        let mut args = vec![
             "list-endpoints",
-            CLUSTER_TOOL,
-            &[
-                "list-endpoints",
-                "--bootstrap-server",
-                bootstrap,
-                "--config",
-                &config,
-                "--include-fenced-brokers",
-            ],
-        )?;
+            "--bootstrap-server",
+            bootstrap,
+            "--config",
+            &config,
+        ];
+        // DescribeCluster v2 (fenced brokers included) is 4.0's: 3.9 brokers list the
+        // unfenced ones only.
+        if !super::kafka::broker_kafka_version().starts_with("3.") {
+            args.push("--include-fenced-brokers");
+        }
+        let out = self.broker_tool("list-endpoints", CLUSTER_TOOL, &args)?;
         out.status.success().then(|| parse_endpoints(&out.stdout))
     }
 

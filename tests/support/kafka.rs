@@ -56,6 +56,10 @@ fn presented_release() -> Option<&'static str> {
 /// release ferrokraft presents (4.0.x formats at 4.0-IV3, 4.3.x at 4.3-IV0, …); 3.9.x (whose
 /// brokers run on ferrokraft controllers) at 3.9, another Kafka at 4.1.
 pub fn cluster_release_version() -> Option<&'static str> {
+    // 3.9 brokers (BROKER_KAFKA_VERSION) run at metadata.version 3.9-IV0 at most.
+    if broker_kafka_version().starts_with("3.9.") {
+        return Some("3.9");
+    }
     if kafka_default_format() || presented_release().is_some() {
         None
     } else if kafka_version().starts_with("3.9.") {
@@ -75,14 +79,35 @@ pub fn ferrokraft_release() -> &'static str {
 /// missing: these tests are part of the suite and never skip.
 pub fn kafka() -> &'static Kafka {
     static K: OnceLock<Kafka> = OnceLock::new();
-    K.get_or_init(|| {
+    K.get_or_init(|| resolve(kafka_version()))
+}
+
+/// The Kafka version of the brokers: `BROKER_KAFKA_VERSION` (say 3.9.1, whose tools lack what
+/// the harness runs), else the version under test. Tools and clients stay `KAFKA_VERSION`'s.
+pub fn broker_kafka_version() -> String {
+    std::env::var("BROKER_KAFKA_VERSION")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(kafka_version)
+}
+
+/// The jars the brokers run from ([`broker_kafka_version`]).
+pub fn broker_kafka() -> &'static Kafka {
+    static K: OnceLock<Kafka> = OnceLock::new();
+    if broker_kafka_version() == kafka_version() {
+        return kafka();
+    }
+    K.get_or_init(|| resolve(broker_kafka_version()))
+}
+
+fn resolve(version: String) -> Kafka {
+    {
         let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
         let java = Command::new("java").arg("-version").output();
         assert!(
             java.is_ok_and(|o| o.status.success()),
             "Kafka tool tests need `java` (JDK 17+) on PATH; install it (e.g. apt-get install openjdk-17-jdk-headless)"
         );
-        let version = kafka_version();
         let out = Command::new(repo.join("interop/kafka/fetch.sh"))
             .arg(&version)
             .output()
@@ -98,7 +123,7 @@ pub fn kafka() -> &'static Kafka {
             "no kafka-clients-{version}.jar in {lib:?}"
         );
         Kafka { lib, repo, version }
-    })
+    }
 }
 
 /// JVM options for Kafka servers (controllers; brokers add C1-only, see
