@@ -37,22 +37,7 @@ fn cases_path() -> PathBuf {
 
 /// Compiles the oracle against the Kafka under test into `art`; its class path.
 fn compile_oracle(art: &Artifacts) -> String {
-    let k = kafka();
-    let classes = art.path("oracle-classes");
-    fs::create_dir_all(&classes).unwrap();
-    let cp = format!("{}/*", k.lib.display());
-    let out = Command::new("javac")
-        .args(["-cp", &cp, "-d"])
-        .arg(&classes)
-        .arg(k.repo.join("interop/java/GroupConfigOracle.java"))
-        .output()
-        .expect("javac (JDK 17+)");
-    assert!(
-        out.status.success(),
-        "javac failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    format!("{}:{cp}", classes.display())
+    kafka().compile(art, "interop/java/GroupConfigOracle.java", "oracle-classes")
 }
 
 /// The oracle's answers to every case, one line each (`args` picks the mode).

@@ -225,20 +225,7 @@ fn cases(source: &Path, bases: &[i64]) -> Vec<Case> {
 /// line per directory.
 fn kafka_recover(art: &Artifacts, dirs: &[PathBuf]) -> Vec<(bool, String)> {
     let k = kafka();
-    let classes = art.path("classes");
-    fs::create_dir_all(&classes).unwrap();
-    let cp = format!("{}/*", k.lib.display());
-    let out = Command::new("javac")
-        .args(["-cp", &cp, "-d"])
-        .arg(&classes)
-        .arg(k.repo.join("tests/support/KafkaRecover.java"))
-        .output()
-        .expect("javac (JDK 17+)");
-    assert!(
-        out.status.success(),
-        "javac failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let cp = k.compile(art, "tests/support/KafkaRecover.java", "classes");
     let out = Command::new("java")
         .args(["-Xmx256m", "-XX:+UseSerialGC"])
         .arg(format!(
@@ -248,7 +235,7 @@ fn kafka_recover(art: &Artifacts, dirs: &[PathBuf]) -> Vec<(bool, String)> {
                 .display()
         ))
         .arg("-cp")
-        .arg(format!("{}:{cp}", classes.display()))
+        .arg(&cp)
         .arg("KafkaRecover")
         .args(dirs)
         .output()

@@ -278,6 +278,26 @@ pub fn send_signal(pid: u32, signal: &str) {
 }
 
 impl Kafka {
+    /// Compiles the repository's Java `source` (a path under the repository) against these
+    /// jars into `art`'s directory `classes`; the class path to run it with.
+    pub fn compile(&self, art: &Artifacts, source: &str, classes: &str) -> String {
+        let classes = art.path(classes);
+        fs::create_dir_all(&classes).unwrap();
+        let cp = format!("{}/*", self.lib.display());
+        let out = Command::new("javac")
+            .args(["-cp", &cp, "-d"])
+            .arg(&classes)
+            .arg(self.repo.join(source))
+            .output()
+            .expect("javac (JDK 17+)");
+        assert!(
+            out.status.success(),
+            "javac {source} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        format!("{}:{cp}", classes.display())
+    }
+
     /// The first of `candidates` (fully qualified class names) present in the Kafka jars:
     /// tools move between versions (e.g. DumpLogSegments from `kafka.tools` in 4.0–4.3 to
     /// `org.apache.kafka.tools` in 4.4). A jar's central directory stores entry names
