@@ -3,11 +3,12 @@
 //! A time recorded (`update`) goes into an exponentially decaying reservoir (Yammer's
 //! `ExponentiallyDecayingReservoir`: 1028 samples, α = 0.015, so the last ~5 minutes weigh
 //! most): each sample gets the priority `exp(α·(t − start)) / u` for a uniform `u`, and the
-//! 1028 highest priorities are kept. A scrape takes a [`Snapshot`]: the weighted quantiles Kafka
+//! 1028 highest priorities are kept (a min-heap: a new sample above the lowest replaces it; a
+//! priority tie, about 2⁻⁵³ likely, keeps both where Yammer's map drops the new one). Time
+//! counts in whole seconds, as Yammer's `currentTimeInSeconds`, so one `exp` serves a second.
+//! A scrape takes a [`Snapshot`]: the weighted quantiles Kafka
 //! exports as `50thPercentile` … `999thPercentile`, plus the lifetime count, mean and maximum.
 //! Plain data: whoever records times owns the histogram; readers copy a snapshot.
-
-use std::collections::BTreeMap;
 
 /// Samples kept (Yammer's default reservoir size).
 const SIZE: usize = 1028;
@@ -30,9 +31,16 @@ pub const QUANTILES: [(f64, &str); 6] = [
 /// One histogram.
 #[derive(Debug, Clone)]
 pub struct Histogram {
-    /// priority (as ordered bits of a positive f64) → (value, weight).
-    samples: BTreeMap<u64, (f64, f64)>,
+    /// The reservoir: a binary min-heap on priority (ordered bits of a positive f64) of
+    /// (priority, value, weight), so replacing the lowest priority is one sift-down, with no
+    /// allocation once full.
+    samples: Vec<(u64, f64, f64)>,
+    /// Yammer's landmark, in whole seconds.
     start_s: f64,
+    /// The second whose weight `weight` holds: Yammer weighs a sample by its whole second, so
+    /// one `exp` serves every sample of that second.
+    weight_s: f64,
+    weight: f64,
     count: u64,
     sum: f64,
     max: f64,
@@ -42,8 +50,10 @@ pub struct Histogram {
 impl Default for Histogram {
     fn default() -> Self {
         Self {
-            samples: BTreeMap::new(),
+            samples: Vec::new(),
             start_s: f64::NAN,
+            weight_s: f64::NAN,
+            weight: 1.0,
             count: 0,
             sum: 0.0,
             max: f64::NAN,
@@ -66,8 +76,10 @@ pub struct Snapshot {
 }
 
 impl Histogram {
-    /// Records `value` at `now_s` (seconds on any monotonic clock).
+    /// Records `value` at `now_s` (seconds on any monotonic clock; Yammer counts whole
+    /// seconds).
     pub fn update(&mut self, value: f64, now_s: f64) {
+        let now_s = now_s.floor();
         if self.start_s.is_nan() {
             self.start_s = now_s;
         }
@@ -81,29 +93,68 @@ impl Histogram {
         } else {
             self.max.max(value)
         };
-        let weight = (ALPHA * (now_s - self.start_s)).exp();
+        if now_s != self.weight_s {
+            self.weight_s = now_s;
+            self.weight = (ALPHA * (now_s - self.start_s)).exp();
+        }
+        let weight = self.weight;
         // u in (0, 1]: never 0, so the priority is finite.
         let u = ((self.next_random() >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
-        let priority = weight / u;
+        let priority = (weight / u).to_bits();
         if self.samples.len() < SIZE {
-            self.samples.insert(priority.to_bits(), (value, weight));
-        } else if let Some((&lowest, _)) = self.samples.iter().next() {
-            if priority.to_bits() > lowest {
-                self.samples.remove(&lowest);
-                self.samples.insert(priority.to_bits(), (value, weight));
+            self.samples.push((priority, value, weight));
+            self.sift_up(self.samples.len() - 1);
+        } else if self
+            .samples
+            .first()
+            .is_some_and(|(lowest, _, _)| priority > *lowest)
+        {
+            // Yammer keeps the highest priorities: the new sample replaces the lowest.
+            self.samples[0] = (priority, value, weight);
+            self.sift_down(0);
+        }
+    }
+
+    fn sift_up(&mut self, mut i: usize) {
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if self.samples[parent].0 <= self.samples[i].0 {
+                return;
             }
+            self.samples.swap(parent, i);
+            i = parent;
+        }
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        let n = self.samples.len();
+        loop {
+            let (l, r) = (2 * i + 1, 2 * i + 2);
+            let mut lowest = i;
+            if l < n && self.samples[l].0 < self.samples[lowest].0 {
+                lowest = l;
+            }
+            if r < n && self.samples[r].0 < self.samples[lowest].0 {
+                lowest = r;
+            }
+            if lowest == i {
+                return;
+            }
+            self.samples.swap(i, lowest);
+            i = lowest;
         }
     }
 
     /// Yammer's rescale: the landmark moves to now and every weight and priority shrinks by the
-    /// same factor, keeping their order.
+    /// same factor, keeping their order (so the heap stays a heap).
     fn rescale(&mut self, now_s: f64) {
         let factor = (-ALPHA * (now_s - self.start_s)).exp();
         self.start_s = now_s;
-        self.samples = std::mem::take(&mut self.samples)
-            .into_iter()
-            .map(|(p, (v, w))| ((f64::from_bits(p) * factor).to_bits(), (v, w * factor)))
-            .collect();
+        self.weight_s = f64::NAN;
+        for (p, _, w) in &mut self.samples {
+            *p = (f64::from_bits(*p) * factor).to_bits();
+            *w *= factor;
+        }
     }
 
     /// xorshift64*: enough randomness for sampling priorities, no dependency.
@@ -116,7 +167,7 @@ impl Histogram {
 
     /// The weighted quantiles of the reservoir (Yammer's `WeightedSnapshot`) and the counts.
     pub fn snapshot(&self) -> Snapshot {
-        let mut values: Vec<(f64, f64)> = self.samples.values().copied().collect();
+        let mut values: Vec<(f64, f64)> = self.samples.iter().map(|&(_, v, w)| (v, w)).collect();
         values.sort_by(|a, b| a.0.total_cmp(&b.0));
         let total: f64 = values.iter().map(|(_, w)| w).sum();
         // Cumulative normalized weight before each sample; a quantile is the first sample
@@ -187,6 +238,30 @@ mod tests {
         let s = h.snapshot();
         assert_eq!(s.quantiles[0], 100.0, "the median follows recent values");
         assert_eq!(s.count, 4000);
+    }
+
+    /// The heap keeps exactly the samples a priority-ordered map of the 1028 highest keeps
+    /// (Yammer's `ConcurrentSkipListMap`), fed the same priorities.
+    #[test]
+    fn the_heap_keeps_the_highest_priorities() {
+        let mut h = Histogram::default();
+        let mut rng = Histogram::default();
+        let mut reference = std::collections::BTreeMap::new();
+        for i in 0..20_000u32 {
+            let now_s = f64::from(i / 100);
+            h.update(f64::from(i), now_s);
+            let weight = (ALPHA * now_s).exp();
+            let u = ((rng.next_random() >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
+            reference.insert((weight / u).to_bits(), i);
+            if reference.len() > SIZE {
+                reference.pop_first();
+            }
+        }
+        let mut kept: Vec<u32> = h.samples.iter().map(|&(_, v, _)| v as u32).collect();
+        kept.sort_unstable();
+        let mut want: Vec<u32> = reference.into_values().collect();
+        want.sort_unstable();
+        assert_eq!(kept, want);
     }
 
     #[test]
