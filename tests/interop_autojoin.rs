@@ -22,17 +22,23 @@ mod support;
 
 use std::time::Duration;
 
+use ferrokraft::codec::versions::Release;
 use support::cluster::{serial, Cluster, Impl, Quorum};
 
 const AUTO_JOIN: (&str, &str) = ("controller.quorum.auto.join.enable", "true");
 
-/// The release ferrokraft nodes present: the one under test, or 4.2 (the first that
-/// auto-joins) under an older Kafka.
+/// The release ferrokraft nodes present: the one under test, or the first that auto-joins
+/// under an older Kafka.
 fn auto_join_release() -> &'static str {
-    match support::kafka::ferrokraft_release() {
-        "4.0" | "4.1" => "4.2",
-        newer => newer,
+    let under_test = support::kafka::ferrokraft_release();
+    if under_test.has_auto_join() {
+        return under_test.name();
     }
+    Release::ALL
+        .into_iter()
+        .find(|r| r.has_auto_join())
+        .unwrap_or(Release::NEWEST)
+        .name()
 }
 
 /// Formats `kinds` (node 1 `--standalone`, the others `--no-initial-controllers`), every node

@@ -86,7 +86,7 @@ fn play(kind: Impl) -> Vec<String> {
         Impl::Kafka => "describe-static-kafka",
         Impl::Ferrokraft => "describe-static-ferrokraft",
     };
-    let release = ferrokraft_release();
+    let release = ferrokraft_release().name();
     let mut extra: Vec<(&str, &str)> = STATIC.to_vec();
     // ferrokraft's own key, given to both (Kafka lists it as a key it does not know).
     extra.push(("ferrokraft.kafka.release", release));

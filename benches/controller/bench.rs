@@ -14,6 +14,8 @@ pub mod failover;
 pub mod fetch;
 #[path = "fleet.rs"]
 pub mod fleet;
+#[path = "fleet_child.rs"]
+pub mod fleet_child;
 #[path = "heartbeats.rs"]
 pub mod heartbeats;
 #[path = "observer.rs"]
@@ -62,8 +64,14 @@ pub struct Params {
     /// How long each heartbeat measurement runs.
     pub heartbeat_secs: u64,
     /// Also measure the metrics' cost at each heartbeat size: ferrokraft with the metrics
-    /// listener off, on, off, on (#39).
+    /// listener off and on, side by side (#39).
     pub metrics_cost: bool,
+    /// Off/on pairs of the metrics-cost comparison (each pair two fresh controllers measured
+    /// side by side in one window).
+    pub metrics_cost_pairs: usize,
+    /// The CPU the controller under test is pinned to (the load generator then runs on the
+    /// others), so the two do not share a core; `None`: unpinned.
+    pub pin_controller: Option<usize>,
     /// How often the metrics-cost runs scrape `/metrics`: 1 s by default, 15 times as often
     /// as Strimzi's and Prometheus's usual 15 s, to be on the safe side.
     pub scrape_secs: u64,
@@ -94,6 +102,8 @@ impl Params {
             heartbeat_brokers: vec![1_000, 10_000],
             heartbeat_secs: 600,
             metrics_cost: false,
+            metrics_cost_pairs: 2,
+            pin_controller: None,
             scrape_secs: 1,
             kafka_heap: "4G".into(),
             failover_trials: 5,
@@ -115,6 +125,8 @@ impl Params {
             heartbeat_brokers: vec![20],
             heartbeat_secs: 3,
             metrics_cost: true,
+            metrics_cost_pairs: 1,
+            pin_controller: None,
             scrape_secs: 1,
             kafka_heap: "512M".into(),
             failover_trials: 2,

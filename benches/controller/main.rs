@@ -11,11 +11,15 @@
 //!                                   [--heartbeat-brokers N,…|none] [--heartbeat-secs S]
 //!                                   [--failover-trials N] [--kafka-version V]
 //!                                   [--kafka-heap 4G] [--out FILE] [--only-ferrokraft]
-//!                                   [--metrics-cost] [--scrape-secs 1]
+//!                                   [--metrics-cost] [--metrics-cost-pairs 2]
+//!                                   [--scrape-secs 1] [--pin-controller CPU]
 //! ```
 //!
-//! `--metrics-cost` adds, at each heartbeat size, ferrokraft with its metrics listener off,
-//! on (scraped every `--scrape-secs`, default 1), off, on, and the CPU the metrics add (#39).
+//! `--metrics-cost` adds, at each heartbeat size, `--metrics-cost-pairs` pairs of ferrokraft
+//! controllers with the metrics listener off and on, each pair measured side by side
+//! (scraped every `--scrape-secs`, default 1), and the CPU the metrics add with its spread
+//! (#39). `--pin-controller CPU` runs each controller
+//! on that CPU alone and this load generator on the others.
 //!
 //! `--smoke` runs every measurement at tiny sizes; tests/bench_smoke.rs runs it under
 //! `cargo test` so the harness cannot rot. Results are in docs/benchmarks.md.
@@ -38,7 +42,11 @@ fn numbers(arg: Option<String>) -> Option<Vec<usize>> {
 }
 
 fn main() -> std::process::ExitCode {
-    let mut args = std::env::args().skip(1);
+    let all: Vec<String> = std::env::args().skip(1).collect();
+    if all.first().map(String::as_str) == Some("--fleet-child") {
+        return bench::fleet_child::run_child(&all[1..]);
+    }
+    let mut args = all.into_iter();
     let mut smoke = false;
     let mut dir: Option<PathBuf> = None;
     let mut kafka_version = "4.1.2".to_string();
@@ -51,6 +59,8 @@ fn main() -> std::process::ExitCode {
     let mut only_ferrokraft = false;
     let mut metrics_cost = false;
     let mut scrape_secs = None;
+    let mut metrics_cost_pairs = None;
+    let mut pin_controller = None;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--smoke" => smoke = true,
@@ -65,6 +75,8 @@ fn main() -> std::process::ExitCode {
             // For profiling ferrokraft alone; a result needs both, in one run.
             "--only-ferrokraft" => only_ferrokraft = true,
             "--metrics-cost" => metrics_cost = true,
+            "--metrics-cost-pairs" => metrics_cost_pairs = args.next().and_then(|v| v.parse().ok()),
+            "--pin-controller" => pin_controller = args.next().and_then(|v| v.parse().ok()),
             "--scrape-secs" => scrape_secs = args.next().and_then(|v| v.parse().ok()),
             // cargo bench passes --bench; filters are meaningless here.
             _ => {}
@@ -82,9 +94,19 @@ fn main() -> std::process::ExitCode {
     p.failover_trials = failover_trials.unwrap_or(p.failover_trials);
     p.metrics_cost |= metrics_cost;
     p.scrape_secs = scrape_secs.unwrap_or(p.scrape_secs).max(1);
+    p.metrics_cost_pairs = metrics_cost_pairs.unwrap_or(p.metrics_cost_pairs).max(1);
+    p.pin_controller = pin_controller;
+    if let Some(cpu) = p.pin_controller {
+        if let Err(e) = bench::procs::pin_all_but(std::process::id(), cpu) {
+            eprintln!("{e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    }
     if only_ferrokraft {
         p.kinds.retain(|k| *k == bench::procs::Kind::Ferrokraft);
     }
+    // Every fake broker holds a connection (two fleets at once in --metrics-cost).
+    let _ = ferrokraft::network::fd_limit::raise_open_files_limit();
     let env = match env(&kafka_version) {
         Ok(e) => e,
         Err(e) => {

@@ -48,6 +48,8 @@ pub struct Controller {
     dir: PathBuf,
     /// Its cluster id.
     pub cluster_id: String,
+    /// Which implementation it is.
+    pub kind: Kind,
 }
 
 impl Controller {
@@ -99,6 +101,7 @@ impl Controller {
             port: quorum.nodes[0].port,
             dir: quorum.nodes[0].dir.clone(),
             cluster_id: quorum.cluster_id.clone(),
+            kind,
             quorum: Mutex::new(quorum),
         })
     }
@@ -125,6 +128,11 @@ impl Controller {
     pub fn rss_kib(&self) -> u64 {
         self.with(|q| q.pid(0).and_then(rss_kib).map_or(0, |(rss, _)| rss))
             .unwrap_or(0)
+    }
+
+    /// Its process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.with(|q| q.pid(0)).ok().flatten()
     }
 
     /// The CPU seconds it has used.

@@ -215,7 +215,8 @@ pub fn markdown(r: &Results, p: &Params, kafka_version: &str) -> String {
 }
 
 /// The metrics' cost (#39): ferrokraft's heartbeat runs with the metrics listener off and on,
-/// in the order run, and the CPU the metrics add (mean on / mean off − 1).
+/// a pair at a time side by side in one window, then per pair the CPU per heartbeat answered with the listener on over the
+/// one with it off, and the mean of those pair differences with its 95 % confidence interval.
 fn metrics_cost_table(out: &mut String, runs: &[HeartbeatRun], scrape_secs: u64) {
     let mut counts: Vec<usize> = runs.iter().map(|h| h.brokers).collect();
     counts.dedup();
@@ -225,9 +226,9 @@ fn metrics_cost_table(out: &mut String, runs: &[HeartbeatRun], scrape_secs: u64)
         let _ = writeln!(
             out,
             "## 6b. Metrics cost: ferrokraft, {brokers} brokers heartbeating for {secs} s, \
-             metrics listener off and on (scraped every {} s), interleaved\n\n\
+             metrics listener off and on side by side (scraped every {} s), in pairs\n\n\
              | Run | metrics | heartbeats answered | reply p99 (ms) | controller CPU (s) | \
-             scrapes | bytes per scrape |\n|---|---|---|---|---|---|---|",
+             CPU per heartbeat (µs) | scrapes | bytes per scrape |\n|---|---|---|---|---|---|---|---|",
             scrape_secs
         );
         for (i, h) in these.iter().enumerate() {
@@ -237,33 +238,76 @@ fn metrics_cost_table(out: &mut String, runs: &[HeartbeatRun], scrape_secs: u64)
             };
             let _ = writeln!(
                 out,
-                "| {} | {on} | {} | {:.1} | {:.2} | {scrapes} | {per} |",
+                "| {} | {on} | {} | {:.1} | {:.2} | {:.2} | {scrapes} | {per} |",
                 i + 1,
                 h.heartbeats,
                 h.p99_ms,
-                h.cpu_seconds
+                h.cpu_seconds,
+                cpu_per_heartbeat_us(h),
             );
         }
-        let mean = |on: bool| {
-            let cpu: Vec<f64> = these
-                .iter()
-                .filter(|h| h.scrapes.is_some() == on)
-                .map(|h| h.cpu_seconds)
-                .collect();
-            (!cpu.is_empty()).then(|| cpu.iter().sum::<f64>() / cpu.len() as f64)
+        // Each pair is two consecutive runs, measured in one window: one off, one on.
+        let shares: Vec<f64> = these
+            .chunks(2)
+            .filter_map(|pair| {
+                let off = pair.iter().find(|h| h.scrapes.is_none())?;
+                let on = pair.iter().find(|h| h.scrapes.is_some())?;
+                let off_us = cpu_per_heartbeat_us(off);
+                (off_us > 0.0).then(|| (cpu_per_heartbeat_us(on) / off_us - 1.0) * 100.0)
+            })
+            .collect();
+        if shares.is_empty() {
+            continue;
+        }
+        let listed: Vec<String> = shares.iter().map(|s| format!("{s:+.1} %")).collect();
+        let (mean, half_width) = mean_and_ci95(&shares);
+        let interval = if half_width.is_finite() {
+            format!(
+                ", 95 % confidence interval {:+.2} % to {:+.2} %",
+                mean - half_width,
+                mean + half_width
+            )
+        } else {
+            String::new()
         };
-        if let (Some(off), Some(on)) = (mean(false), mean(true)) {
-            let cost = if off > 0.0 {
-                format!("{:+.2} %", (on / off - 1.0) * 100.0)
-            } else {
-                "–".into()
-            };
-            let _ = writeln!(
-                out,
-                "\nMean controller CPU: off {off:.2} s, on {on:.2} s; the metrics add {cost}.\n"
-            );
-        }
+        let _ = writeln!(
+            out,
+            "\nCPU per heartbeat, on over off, per pair: {}.\n\
+             Mean over {} pairs: {mean:+.2} %{interval}.\n",
+            listed.join(", "),
+            shares.len(),
+        );
     }
+}
+
+/// The controller's CPU per heartbeat answered in the measured window, in µs.
+fn cpu_per_heartbeat_us(h: &HeartbeatRun) -> f64 {
+    if h.heartbeats == 0 {
+        return 0.0;
+    }
+    h.cpu_seconds * 1e6 / h.heartbeats as f64
+}
+
+/// The mean of `xs` and the half-width of its 95 % confidence interval (Student's t with
+/// n − 1 degrees of freedom; infinite for one value).
+fn mean_and_ci95(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len();
+    let mean = xs.iter().sum::<f64>() / n as f64;
+    if n < 2 {
+        return (mean, f64::INFINITY);
+    }
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    (mean, t_975(n - 1) * (var / n as f64).sqrt())
+}
+
+/// Student's t 0.975 quantile for `df` degrees of freedom (a table; beyond 30, the normal's).
+fn t_975(df: usize) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    T.get(df.wrapping_sub(1)).copied().unwrap_or(1.960)
 }
 
 /// Measurement 4, one table per size.

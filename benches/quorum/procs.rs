@@ -479,6 +479,39 @@ pub fn rss_kib(pid: u32) -> Option<(u64, u64)> {
     Some((field("VmRSS:")?, field("VmHWM:")?))
 }
 
+/// Pins every thread of `pid` to the CPUs in `cpus` (a `taskset` list such as `1` or `0-2`).
+#[allow(dead_code)] // the controller benchmark's; this file is shared with the quorum one
+pub fn pin(pid: u32, cpus: &str) -> Result<(), String> {
+    let out = Command::new("taskset")
+        .args(["-a", "-p", "-c", cpus, &pid.to_string()])
+        .output()
+        .map_err(|e| format!("taskset: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "taskset -a -p -c {cpus} {pid}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// Pins every thread of `pid` to all CPUs but `cpu` (the one a process under test gets).
+#[allow(dead_code)] // the controller benchmark's; this file is shared with the quorum one
+pub fn pin_all_but(pid: u32, cpu: usize) -> Result<(), String> {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let others: Vec<String> = (0..cpus)
+        .filter(|&c| c != cpu)
+        .map(|c| c.to_string())
+        .collect();
+    if cpu >= cpus || others.is_empty() {
+        return Err(format!(
+            "--pin-controller {cpu}: needs a CPU below {cpus} and at least one other"
+        ));
+    }
+    pin(pid, &others.join(","))
+}
+
 /// CPU seconds (user + system) `pid` has used so far.
 pub fn cpu_seconds(pid: u32) -> Option<f64> {
     let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;

@@ -80,9 +80,15 @@ pub async fn serve_connection<H: RequestHandler, S: AsyncRead + AsyncWrite + Unp
     let (peer, listener_name) = (ctx.peer, ctx.listener_name.clone());
     // Counted open until this task ends, however it ends.
     let _counted = server.stats.connection_opened(&listener_name);
+    // Request times are read from the clock only when request metrics are kept.
+    let timed = server.stats.times_requests();
+    let stamp = || timed.then(monotonic);
     // When the last read returned: a frame it completed was received then (Kafka's request
     // start time), however long it waits behind the frames before it.
-    let mut read_at = monotonic();
+    let mut read_at = stamp();
+    // When the previous response was written: a frame read before then waited behind it
+    // until then (its queue time), one read after it did not wait.
+    let mut last_done_at: Option<Instant> = None;
     let refuse = |e: &dyn std::fmt::Display| {
         let message = format_args!("closing connection: {e}");
         server.warnings.warn(peer, &listener_name, &message);
@@ -190,9 +196,12 @@ pub async fn serve_connection<H: RequestHandler, S: AsyncRead + AsyncWrite + Unp
             slot.record_request(request.header().api_key);
             // The handler's synchronous part runs in this call (Kafka's `apis.handle`); the
             // future is the rest (Kafka's controller future): local and remote time.
-            let dequeued_at = monotonic();
+            // Taken from the two reads above, not read again: what lies between them and the
+            // handler (decoding, the quota slot) takes microseconds, below the histograms'
+            // whole milliseconds.
+            let dequeued_at = read_at.max(last_done_at);
             let pending = handler.handle(&ctx, request);
-            let local_done_at = monotonic();
+            let local_done_at = stamp();
             let answered = tokio::select! {
                 () = shutdown.cancelled() => return,
                 () = evicted.cancelled() => return,
@@ -201,17 +210,13 @@ pub async fn serve_connection<H: RequestHandler, S: AsyncRead + AsyncWrite + Unp
             let Some(response) = answered else {
                 return;
             };
-            let response_at = monotonic();
-            server
-                .stats
-                .response_errors(response.api, &response.errors.0);
+            let response_at = stamp();
             // The request's memory is free once it is answered; the response's own bytes are
             // its to hold while they are written.
             reservation = None;
             body_deadline = None;
             // A peer that stops reading gets as long as an idle one (Kafka's idle timer counts
             // writes too), then is closed.
-            let write_at = monotonic();
             let written = tokio::select! {
                 () = shutdown.cancelled() => return,
                 () = evicted.cancelled() => return,
@@ -219,18 +224,26 @@ pub async fn serve_connection<H: RequestHandler, S: AsyncRead + AsyncWrite + Unp
             };
             match written {
                 Ok(Ok(())) => {
-                    let ms = |from: Instant, to: Instant| {
-                        to.saturating_duration_since(from).as_secs_f64() * 1000.0
+                    let ms = |from: Option<Instant>, to: Option<Instant>| match (from, to) {
+                        (Some(from), Some(to)) => {
+                            to.saturating_duration_since(from).as_secs_f64() * 1000.0
+                        }
+                        _ => 0.0,
                     };
-                    let done_at = monotonic();
+                    let done_at = stamp();
+                    last_done_at = done_at;
                     let times = super::stats::RequestTimes {
                         queue_ms: ms(read_at, dequeued_at),
                         local_ms: ms(dequeued_at, local_done_at),
                         remote_ms: ms(local_done_at, response_at),
                         throttle_ms: response.throttle_ms,
-                        response_queue_ms: ms(response_at, write_at),
-                        send_ms: ms(write_at, done_at),
+                        // Nothing queues between the encoded response and its write here
+                        // (Kafka's response queue to its network thread has no counterpart),
+                        // so the part is 0 and costs no clock read.
+                        response_queue_ms: 0.0,
+                        send_ms: ms(response_at, done_at),
                         total_ms: ms(read_at, done_at),
+                        done_at,
                     };
                     server.stats.request_done(
                         response.api,
@@ -238,13 +251,20 @@ pub async fn serve_connection<H: RequestHandler, S: AsyncRead + AsyncWrite + Unp
                         response.follower_fetch,
                         times,
                         body_len + SIZE_PREFIX_BYTES,
+                        &response.errors.0,
                     );
                 }
                 Ok(Err(e)) => {
+                    server
+                        .stats
+                        .response_errors(response.api, &response.errors.0);
                     tracing::debug!(peer = %ctx.peer, "write failed: {e}");
                     return;
                 }
                 Err(_) => {
+                    server
+                        .stats
+                        .response_errors(response.api, &response.errors.0);
                     tracing::debug!(peer = %ctx.peer, "closing a connection that stopped reading after {idle:?}");
                     return;
                 }
@@ -286,7 +306,7 @@ pub async fn serve_connection<H: RequestHandler, S: AsyncRead + AsyncWrite + Unp
                 return;
             }
             Ok(Ok(0)) => return,
-            Ok(Ok(_)) => read_at = monotonic(),
+            Ok(Ok(_)) => read_at = stamp(),
             Ok(Err(e)) => {
                 tracing::debug!(peer = %ctx.peer, "read failed: {e}");
                 return;

@@ -144,11 +144,36 @@ pub struct NetStats {
     requests_off: bool,
 }
 
+/// Adds `errors` (code, count) to `api`'s `ErrorsPerSec`.
+fn count_errors(
+    map: &mut BTreeMap<RequestMetric, RequestStats>,
+    api: ApiKey,
+    errors: &[(i16, u32)],
+) {
+    if errors.is_empty() {
+        return;
+    }
+    let s = map.entry(RequestMetric::Api(api as i16)).or_default();
+    for (code, n) in errors {
+        *s.errors.entry(*code).or_default() += u64::from(*n);
+    }
+}
+
+/// The origin of [`monotonic_s`].
+static START: OnceLock<Instant> = OnceLock::new();
+
 /// Seconds on the process's monotonic clock, for the histograms' decay.
 #[allow(clippy::disallowed_methods)] // histogram decay is wall-clock by nature; not a core
 pub fn monotonic_s() -> f64 {
-    static START: OnceLock<Instant> = OnceLock::new();
     START.get_or_init(Instant::now).elapsed().as_secs_f64()
+}
+
+/// `at` in [`monotonic_s`]'s seconds, for a caller that has read the clock already: each
+/// read saved is about 27 ns of the request path (docs/benchmarks.md, "The metrics' cost").
+#[allow(clippy::disallowed_methods)] // as monotonic_s
+pub fn seconds_at(at: Instant) -> f64 {
+    at.saturating_duration_since(*START.get_or_init(Instant::now))
+        .as_secs_f64()
 }
 
 impl NetStats {
@@ -159,6 +184,12 @@ impl NetStats {
             requests_off: true,
             ..Self::default()
         }
+    }
+
+    /// Whether requests are timed: without request metrics nothing reads the times, so the
+    /// connections do not read the clock for them either.
+    pub fn times_requests(&self) -> bool {
+        !self.requests_off
     }
 
     fn with_listener(&self, listener: &str, f: impl FnOnce(&mut ListenerCounts)) {
@@ -193,22 +224,25 @@ impl NetStats {
         });
     }
 
-    /// A response to an `api` request is about to be sent with these error codes (Kafka's
-    /// `RequestChannel.updateErrorMetrics`, at `sendResponse`, before the write).
+    /// A response to an `api` request that could not be written, with these error codes:
+    /// Kafka counts them at `sendResponse` (`RequestChannel.updateErrorMetrics`), before the
+    /// write, so they count whether or not the write succeeds.
     pub fn response_errors(&self, api: ApiKey, errors: &[(i16, u32)]) {
         if errors.is_empty() || self.requests_off {
             return;
         }
         if let Ok(mut map) = self.requests.lock() {
-            let s = map.entry(RequestMetric::Api(api as i16)).or_default();
-            for (code, n) in errors {
-                *s.errors.entry(*code).or_default() += u64::from(*n);
-            }
+            count_errors(&mut map, api, errors);
         }
     }
 
-    /// One request answered (its response written), with its times (ms) and frame size;
-    /// `follower_fetch` counts it as `FetchFollower` too.
+    /// One request answered (its response written), with its times (ms), frame size and
+    /// the error codes its response carries with their counts (`ErrorsPerSec`, NONE
+    /// included, under the API; in the same lock as the times, which is why they come here
+    /// and not through [`NetStats::response_errors`]);
+    /// `follower_fetch` counts it as `FetchFollower` too. Never inlined, so that a profile
+    /// shows what the request metrics cost (docs/benchmarks.md, "The metrics' cost").
+    #[inline(never)]
     pub fn request_done(
         &self,
         api: ApiKey,
@@ -216,14 +250,16 @@ impl NetStats {
         follower_fetch: bool,
         times: RequestTimes,
         request_bytes: usize,
+        errors: &[(i16, u32)],
     ) {
         if self.requests_off {
             return;
         }
-        let now = monotonic_s();
+        let now = times.done_at.map_or_else(monotonic_s, seconds_at);
         let Ok(mut map) = self.requests.lock() else {
             return;
         };
+        count_errors(&mut map, api, errors);
         let api_metric = RequestMetric::Api(api as i16);
         let follower = follower_fetch.then_some(RequestMetric::FetchFollower);
         for metric in follower.into_iter().chain([api_metric]) {
@@ -283,6 +319,9 @@ pub struct RequestTimes {
     pub send_ms: f64,
     /// `TotalTimeMs`: the read that completed the frame → the response written.
     pub total_ms: f64,
+    /// When the response was written, if the caller read the clock then (the histograms'
+    /// decay is counted from it; `None`: read now).
+    pub done_at: Option<Instant>,
 }
 
 /// Counts a connection closed when dropped.
@@ -327,10 +366,11 @@ mod tests {
             send_ms: 1.0,
             ..Default::default()
         };
-        stats.request_done(ApiKey::Fetch, 17, true, t, 100);
-        stats.request_done(ApiKey::Fetch, 17, false, t, 100);
-        stats.request_done(ApiKey::Vote, 2, false, t, 50);
-        stats.response_errors(ApiKey::Vote, &[(0, 2), (6, 1)]);
+        stats.request_done(ApiKey::Fetch, 17, true, t, 100, &[]);
+        stats.request_done(ApiKey::Fetch, 17, false, t, 100, &[]);
+        stats.request_done(ApiKey::Vote, 2, false, t, 50, &[(0, 2)]);
+        // A response whose write failed still counts its errors (Kafka counts them first).
+        stats.response_errors(ApiKey::Vote, &[(6, 1)]);
         let r = stats.requests();
         assert_eq!(r.len(), 3);
         let fetch = RequestMetric::Api(ApiKey::Fetch as i16);
@@ -354,7 +394,7 @@ mod tests {
             (1, 1, 10, 20)
         );
         let off = NetStats::without_request_metrics();
-        off.request_done(ApiKey::Fetch, 17, false, t, 100);
+        off.request_done(ApiKey::Fetch, 17, false, t, 100, &[(0, 1)]);
         off.response_errors(ApiKey::Fetch, &[(0, 1)]);
         assert!(
             off.requests().is_empty(),

@@ -26,7 +26,6 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::core::RaftCore;
 use super::errors;
-use super::io::Destination;
 use super::state::Role;
 use super::types::ReplicaKey;
 use crate::codec::RequestBody;
@@ -46,15 +45,13 @@ impl RaftCore {
     /// The observer's update-voter period. Returns true when this poll is spent on auto-join
     /// (sent, or waiting for the leader's slot), so no Fetch goes out now.
     pub(super) fn maybe_auto_join(&mut self, now_ms: u64) -> bool {
-        let Role::Follower(f) = &self.role else {
-            return false;
-        };
-        if now_ms < f.update_voter_deadline_ms || !self.auto_join_applies() {
+        if !self.auto_join_applies() {
             return false;
         }
-        let leader = f.leader_id;
-        let endpoint = f.leader_endpoint.clone();
-        if !self.requests.is_ready(leader, now_ms) {
+        let Some(leader) = self.due_update_voter_period(now_ms) else {
+            return false;
+        };
+        if !self.requests.is_ready(leader.node_id, now_ms) {
             // A Fetch is in flight or the leader backs off: Kafka's maybeSendRequest waits.
             return true;
         }
@@ -68,37 +65,23 @@ impl RaftCore {
                 tracing::info!(
                     node_id = self.local.id,
                     "Auto-join: removing the stale voter {stale} (this node's id under another \
-                     directory id) through leader {leader}"
+                     directory id) through leader {}",
+                    leader.node_id
                 );
                 self.build_remove_stale_voter_request(stale)
             }
             None => {
                 tracing::info!(
                     node_id = self.local.id,
-                    "Auto-join: asking leader {leader} to add {} as a voter",
+                    "Auto-join: asking leader {} to add {} as a voter",
+                    leader.node_id,
                     self.local
                 );
                 self.build_auto_join_add_voter_request()
             }
         };
-        self.send(
-            now_ms,
-            Destination {
-                node_id: leader,
-                endpoint,
-            },
-            request,
-        );
-        self.restart_update_voter_period(now_ms);
+        self.send_in_update_voter_period(now_ms, leader, request);
         true
-    }
-
-    /// `FollowerState.resetUpdateVoterSetPeriod`: the next try one fetch timeout from now.
-    fn restart_update_voter_period(&mut self, now_ms: u64) {
-        let next = now_ms + self.cfg.fetch_timeout_ms;
-        if let Role::Follower(f) = &mut self.role {
-            f.update_voter_deadline_ms = next;
-        }
     }
 
     /// When the observer's auto-join period next needs a poll.

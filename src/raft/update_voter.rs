@@ -197,38 +197,55 @@ impl RaftCore {
     /// The update-voter period of a follower voter (`pollFollowerAsVoter`). Returns true when
     /// this poll is spent on it (sent, or waiting to send), so no Fetch goes out now.
     pub(super) fn maybe_send_update_voter(&mut self, now_ms: u64) -> bool {
-        let Role::Follower(f) = &self.role else {
+        if !self.is_voter() {
+            return false;
+        }
+        let Some(leader) = self.due_update_voter_period(now_ms) else {
             return false;
         };
-        if now_ms < f.update_voter_deadline_ms || !self.is_voter() {
-            return false;
-        }
-        let leader = f.leader_id;
-        let endpoint = f.leader_endpoint.clone();
-        let next_period_ms = now_ms + self.cfg.fetch_timeout_ms;
         if !self.should_send_update_voter() {
-            if let Role::Follower(f) = &mut self.role {
-                f.update_voter_deadline_ms = next_period_ms;
-            }
+            self.restart_update_voter_period(now_ms);
             return false;
         }
-        if !self.requests.is_ready(leader, now_ms) {
+        if !self.requests.is_ready(leader.node_id, now_ms) {
             // A Fetch is in flight (or the leader backs off): send once it is answered.
             return true;
         }
         let request = self.build_update_voter_request();
-        self.send(
-            now_ms,
-            Destination {
-                node_id: leader,
-                endpoint,
-            },
-            request,
-        );
-        if let Role::Follower(f) = &mut self.role {
-            f.update_voter_deadline_ms = next_period_ms;
-        }
+        self.send_in_update_voter_period(now_ms, leader, request);
         true
+    }
+
+    /// The follower's update-voter period (Kafka's `FollowerState.updateVoterSetPeriodTimer`),
+    /// which a voter spends on UpdateRaftVoter and an observer on auto-join: the leader to send
+    /// to, once the period is due.
+    pub(super) fn due_update_voter_period(&self, now_ms: u64) -> Option<Destination> {
+        match &self.role {
+            Role::Follower(f) if now_ms >= f.update_voter_deadline_ms => Some(Destination {
+                node_id: f.leader_id,
+                endpoint: f.leader_endpoint.clone(),
+            }),
+            _ => None,
+        }
+    }
+
+    /// Sends the period's `request` to `leader` and restarts the period.
+    pub(super) fn send_in_update_voter_period(
+        &mut self,
+        now_ms: u64,
+        leader: Destination,
+        request: RequestBody,
+    ) {
+        self.send(now_ms, leader, request);
+        self.restart_update_voter_period(now_ms);
+    }
+
+    /// `FollowerState.resetUpdateVoterSetPeriod`: the next try one fetch timeout from now.
+    pub(super) fn restart_update_voter_period(&mut self, now_ms: u64) {
+        let next = now_ms + self.cfg.fetch_timeout_ms;
+        if let Role::Follower(f) = &mut self.role {
+            f.update_voter_deadline_ms = next;
+        }
     }
 
     /// When the follower's update-voter timer next needs a poll (`None` once it is due: a

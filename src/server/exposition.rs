@@ -402,8 +402,14 @@ mod tests {
             send_ms: 1.0,
             ..Default::default()
         };
-        net.request_done(kafka_protocol::messages::ApiKey::Fetch, 17, true, t, 90);
-        net.response_errors(kafka_protocol::messages::ApiKey::Fetch, &[(0, 2), (-1, 1)]);
+        net.request_done(
+            kafka_protocol::messages::ApiKey::Fetch,
+            17,
+            true,
+            t,
+            90,
+            &[(0, 2), (-1, 1)],
+        );
         net.raft_channel.sent(100);
         let source = super::super::metrics::MetricsSource::new(3, metrics, net.clone());
         let text = source.metrics();

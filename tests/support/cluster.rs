@@ -396,7 +396,7 @@ impl Cluster {
             if *kind == Impl::Ferrokraft && !crate::support::kafka::kafka_default_format() {
                 text.push_str(&format!(
                     "ferrokraft.kafka.release={}\n",
-                    crate::support::kafka::ferrokraft_release()
+                    crate::support::kafka::ferrokraft_release().name()
                 ));
             }
             fs::write(&props, text).unwrap();

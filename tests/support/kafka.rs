@@ -20,6 +20,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use ferrokraft::codec::versions::Release;
+
 /// The resolved Kafka installation.
 pub struct Kafka {
     pub lib: PathBuf,
@@ -44,11 +46,11 @@ pub fn kafka_default_format() -> bool {
 }
 
 /// The release line (`4.0` … `4.4`) of the Kafka under test, when ferrokraft presents it.
-fn presented_release() -> Option<&'static str> {
+fn presented_release() -> Option<Release> {
     let v = kafka_version();
-    ["4.0", "4.1", "4.2", "4.3", "4.4"]
+    Release::ALL
         .into_iter()
-        .find(|r| v.starts_with(&format!("{r}.")))
+        .find(|r| v.starts_with(&format!("{}.", r.name())))
 }
 
 /// The `--release-version` every node of a mixed cluster is formatted with, so the bootstrap
@@ -71,8 +73,8 @@ pub fn cluster_release_version() -> Option<&'static str> {
 
 /// The `ferrokraft.kafka.release` ferrokraft nodes get: the release of the Kafka under test
 /// (4.3 for 4.3.2), else 4.1.
-pub fn ferrokraft_release() -> &'static str {
-    presented_release().unwrap_or("4.1")
+pub fn ferrokraft_release() -> Release {
+    presented_release().unwrap_or(Release::Kafka4_1)
 }
 
 /// Resolves the jars once per test binary. Panics with a clear message when Java or Maven is

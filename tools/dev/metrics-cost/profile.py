@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""The metrics' share of the controller's CPU (#39), measured in the heartbeat benchmark.
+
+Runs `cargo bench --bench controller -- ... --metrics-cost --metrics-cost-pairs N`: each pair
+is two fresh ferrokraft controllers, metrics listener off and on, each heartbeated by its own
+fleet of 10,000 brokers, measured side by side in one window. While each window runs, `perf
+record` (software cpu-clock: this VM has no hardware counters) samples both controllers. The
+on-controller's samples are then split by symbol:
+
+  metrics  samples in code that runs only for the metrics: the request-metrics entry point
+           (`network::stats`), the Yammer histograms, the exposition (scrapes); plus the
+           samples of the clock reads, the error counts and the raft thread's
+           `update_metrics` the "on" controller takes beyond the "off" one (scaled by the
+           heartbeats each answered, so the two compare)
+  total    every sample of the process
+
+and the share is metrics / total. The metrics' functions are never inlined, so their own
+samples are theirs; inlined callers of them are not counted (they are a handful of
+instructions per request).
+
+usage: profile.py [--pairs N] [--secs S] [--scrape-secs S] [--out DIR]
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+# Symbols whose samples are the metrics' own (a prefix or substring of the demangled name).
+METRICS_ONLY = [
+    "ferrokraft::network::stats::",
+    "ferrokraft::common::yammer::",
+    "ferrokraft::server::exposition::",
+    "ferrokraft::server::metrics::",
+    "ferrokraft::server::controller_metrics::",
+    "prometheus_client::",
+]
+# Symbols both variants run, whose excess in the "on" controller is the metrics'.
+EXCESS = [
+    "__vdso_clock_gettime",
+    "clock_gettime",
+    "read_tsc",
+    "<std::time::Instant>::now",
+    "<std::time::Instant>::saturating_duration_since",
+    "<std::time::Instant>::elapsed",
+    "ferrokraft::codec::error_counts::",
+    # Its first half (the quorum status) runs in both variants.
+    "update_metrics",
+    # The kernel listing /proc/self/fd for process_open_fds at each scrape (10,000 sockets).
+    "__d_lookup",
+    "fget_task_next",
+    "proc_readfd",
+    "proc_fill_cache",
+    "filldir64",
+]
+
+MARK = re.compile(r"metrics cost: measuring (\d+) s: off pid (\d+), on pid (\d+)")
+
+
+def samples_by_symbol(data):
+    out = subprocess.run(
+        ["perf", "report", "-i", data, "--stdio", "-n", "--sort", "sym", "--no-children"],
+        capture_output=True, text=True, check=True).stdout
+    rows = {}
+    for line in out.splitlines():
+        m = re.match(r"\s*[\d.]+%\s+(\d+)\s+\[[.k]\]\s+(.*\S)", line)
+        if m:
+            rows[m.group(2)] = rows.get(m.group(2), 0) + int(m.group(1))
+    return rows
+
+
+def matching(rows, patterns):
+    return sum(n for sym, n in rows.items() if any(p in sym for p in patterns))
+
+
+def heartbeats_of(report):
+    """(off, on) heartbeats answered per pair, from the bench's 6b table."""
+    pairs = []
+    runs = re.findall(r"^\| \d+ \| (off|on) \| (\d+) \|", report, re.M)
+    for i in range(0, len(runs) - 1, 2):
+        d = dict((k, int(v)) for k, v in runs[i:i + 2])
+        pairs.append((d["off"], d["on"]))
+    return pairs
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pairs", type=int, default=3)
+    ap.add_argument("--secs", type=int, default=60)
+    ap.add_argument("--scrape-secs", type=int, default=15)
+    ap.add_argument("--out", default="/tmp/ferrokraft-metrics-cost")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    report = os.path.join(a.out, "report.md")
+    bench = subprocess.Popen(
+        ["cargo", "bench", "--bench", "controller", "--", "--sizes", "none",
+         "--heartbeat-brokers", "10000", "--heartbeat-secs", str(a.secs), "--only-ferrokraft",
+         "--metrics-cost", "--metrics-cost-pairs", str(a.pairs),
+         "--scrape-secs", str(a.scrape_secs), "--out", report],
+        cwd=repo, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    perfs, pair = [], 0
+    for line in bench.stderr:
+        sys.stderr.write(line)
+        m = MARK.search(line)
+        if not m:
+            continue
+        secs, off, on = (int(g) for g in m.groups())
+        # Leave the window's first and last seconds out of the profile.
+        for name, pid in (("off", off), ("on", on)):
+            perfs.append(subprocess.Popen(
+                ["perf", "record", "-q", "-e", "cpu-clock", "-F", "2999", "-p", str(pid),
+                 "-o", os.path.join(a.out, f"pair{pair}-{name}.data"), "--", "sleep",
+                 str(max(1, secs - 4))],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        pair += 1
+    if bench.wait() != 0:
+        sys.exit(f"the benchmark failed (see {a.out})")
+    for p in perfs:
+        p.wait()
+    hb = heartbeats_of(open(report).read())
+    print("| Pair | heartbeats off / on | samples off / on | metrics' own (on) | "
+          "clock and error counts, on beyond off | metrics' share of the on-controller's CPU |")
+    print("|---|---|---|---|---|---|")
+    shares = []
+    for i in range(pair):
+        off = samples_by_symbol(os.path.join(a.out, f"pair{i}-off.data"))
+        on = samples_by_symbol(os.path.join(a.out, f"pair{i}-on.data"))
+        hb_off, hb_on = hb[i] if i < len(hb) else (1, 1)
+        own = matching(on, METRICS_ONLY)
+        excess = max(0.0, matching(on, EXCESS) - matching(off, EXCESS) * hb_on / hb_off)
+        total_on = sum(on.values())
+        share = 100.0 * (own + excess) / total_on
+        shares.append(share)
+        print(f"| {i + 1} | {hb_off} / {hb_on} | {sum(off.values())} / {total_on} | {own} | "
+              f"{excess:.0f} | {share:.2f} % |")
+    print(f"\nmetrics' share over {pair} pairs: mean {sum(shares) / len(shares):.2f} %, "
+          f"max {max(shares):.2f} %")
+    print(f"\n(the side-by-side CPU comparison is in {report}, section 6b)")
+
+
+if __name__ == "__main__":
+    main()
