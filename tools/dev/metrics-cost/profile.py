@@ -18,7 +18,8 @@ and the share is metrics / total. The metrics' functions are never inlined, so t
 samples are theirs; inlined callers of them are not counted (they are a handful of
 instructions per request).
 
-usage: profile.py [--pairs N] [--secs S] [--scrape-secs S] [--out DIR]
+usage: profile.py [--pairs N] [--secs S] [--scrape-secs S] [--out DIR] [--analyse-only]
+(`--analyse-only` splits the samples a former run left in DIR again.)
 """
 
 import argparse
@@ -91,10 +92,15 @@ def main():
     ap.add_argument("--secs", type=int, default=60)
     ap.add_argument("--scrape-secs", type=int, default=15)
     ap.add_argument("--out", default="/tmp/ferrokraft-metrics-cost")
+    ap.add_argument("--analyse-only", action="store_true")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     report = os.path.join(a.out, "report.md")
+    if a.analyse_only:
+        pairs = len([f for f in os.listdir(a.out) if re.match(r"pair\d+-on\.data$", f)])
+        analyse(a.out, report, pairs)
+        return
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     bench = subprocess.Popen(
         ["cargo", "bench", "--bench", "controller", "--", "--sizes", "none",
          "--heartbeat-brokers", "10000", "--heartbeat-secs", str(a.secs), "--only-ferrokraft",
@@ -120,14 +126,19 @@ def main():
         sys.exit(f"the benchmark failed (see {a.out})")
     for p in perfs:
         p.wait()
+    analyse(a.out, report, pair)
+
+
+def analyse(out, report, pair):
+    """Prints the split of each pair's samples left in `out`."""
     hb = heartbeats_of(open(report).read())
     print("| Pair | heartbeats off / on | samples off / on | metrics' own (on) | "
           "clock and error counts, on beyond off | metrics' share of the on-controller's CPU |")
     print("|---|---|---|---|---|---|")
     shares = []
     for i in range(pair):
-        off = samples_by_symbol(os.path.join(a.out, f"pair{i}-off.data"))
-        on = samples_by_symbol(os.path.join(a.out, f"pair{i}-on.data"))
+        off = samples_by_symbol(os.path.join(out, f"pair{i}-off.data"))
+        on = samples_by_symbol(os.path.join(out, f"pair{i}-on.data"))
         hb_off, hb_on = hb[i] if i < len(hb) else (1, 1)
         own = matching(on, METRICS_ONLY)
         excess = max(0.0, matching(on, EXCESS) - matching(off, EXCESS) * hb_on / hb_off)
