@@ -32,6 +32,7 @@ fn assert_sans_io(dir: &str) {
         "std::time::Instant",
         "SystemTime",
         "Instant::now",
+        "quanta",
         "thread_rng",
         "std::process",
         "std::env",

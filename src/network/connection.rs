@@ -7,7 +7,9 @@
 //! InvalidRequestException → close). A frame above `memory::SMALL_FRAME_BYTES` is read only
 //! once the node's request-memory budget holds room for it (`super::memory`).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use super::stats::RequestClock;
 
 use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -82,13 +84,13 @@ pub async fn serve_connection<H: RequestHandler, S: AsyncRead + AsyncWrite + Unp
     let _counted = server.stats.connection_opened(&listener_name);
     // Request times are read from the clock only when request metrics are kept.
     let timed = server.stats.times_requests();
-    let stamp = || timed.then(monotonic);
+    let stamp = || timed.then(super::stats::request_clock);
     // When the last read returned: a frame it completed was received then (Kafka's request
     // start time), however long it waits behind the frames before it.
     let mut read_at = stamp();
     // When the previous response was written: a frame read before then waited behind it
     // until then (its queue time), one read after it did not wait.
-    let mut last_done_at: Option<Instant> = None;
+    let mut last_done_at: Option<RequestClock> = None;
     let refuse = |e: &dyn std::fmt::Display| {
         let message = format_args!("closing connection: {e}");
         server.warnings.warn(peer, &listener_name, &message);
@@ -224,7 +226,8 @@ pub async fn serve_connection<H: RequestHandler, S: AsyncRead + AsyncWrite + Unp
             };
             match written {
                 Ok(Ok(())) => {
-                    let ms = |from: Option<Instant>, to: Option<Instant>| match (from, to) {
+                    let ms = |from: Option<RequestClock>, to: Option<RequestClock>| match (from, to)
+                    {
                         (Some(from), Some(to)) => {
                             to.saturating_duration_since(from).as_secs_f64() * 1000.0
                         }
@@ -387,11 +390,6 @@ async fn write_step<S: AsyncRead + AsyncWrite + Unpin>(
         w = read_within(idle, write_flushed(stream, &bytes)) => w,
     };
     matches!(written, Ok(Ok(())))
-}
-
-#[allow(clippy::disallowed_methods)] // request times are wall-clock by nature; not a core
-fn monotonic() -> Instant {
-    Instant::now()
 }
 
 /// Writes `bytes` and flushes them: a TLS stream may hold the last record until flushed.

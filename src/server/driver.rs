@@ -318,8 +318,8 @@ impl Driver {
                     if controller_api {
                         // Kafka's EventQueueProcessingTimeMs: how long the event ran.
                         let ms = busy_started.elapsed().as_secs_f64() * 1000.0;
-                        let at = crate::network::stats::seconds_at(busy_started);
                         self.with_metrics(|m, _| {
+                            let at = crate::network::stats::monotonic_s();
                             m.controller_event_ms.update(ms, at);
                             m.event_queue_ms.update(queued_ms, at);
                         });
@@ -455,7 +455,6 @@ impl Driver {
         let now = now_ms();
         let core = self.machine.core();
         let end = crate::raft::LogReader::end_offset(&self.store);
-        let progress = core.voter_progress();
         if let Ok(mut s) = self.status.lock() {
             if &s.voters != core.voters() {
                 s.voters = core.voters().clone();
@@ -513,15 +512,19 @@ impl Driver {
         let ns = |ms: f64| (ms * 1e6) as u64;
         m.thread_ns.0 += ns(idle_ms);
         m.thread_ns.1 += ns(total);
-        m.voter_lag.clear();
-        if let Some(voters) = progress {
-            for r in voters {
-                let records = r.end_offset.map_or(end.offset, |o| (end.offset - o).max(0));
-                let ms = r
-                    .last_caught_up_ms
-                    .map_or(-1, |t| now.saturating_sub(t) as i64);
-                m.voter_lag.insert(r.key.id, VoterLag { records, ms });
-            }
+        // Overwritten in place (an insert over a present key allocates nothing; this runs
+        // every loop), then voters no longer in the set dropped.
+        let voters = core.voter_progress().unwrap_or_default();
+        for r in &voters {
+            let records = r.end_offset.map_or(end.offset, |o| (end.offset - o).max(0));
+            let ms = r
+                .last_caught_up_ms
+                .map_or(-1, |t| now.saturating_sub(t) as i64);
+            m.voter_lag.insert(r.key.id, VoterLag { records, ms });
+        }
+        if m.voter_lag.len() != voters.len() {
+            m.voter_lag
+                .retain(|id, _| voters.iter().any(|r| r.key.id == *id));
         }
     }
 

@@ -9,14 +9,14 @@ on-controller's samples are then split by symbol:
 
   metrics  samples in code that runs only for the metrics: the request-metrics entry point
            (`network::stats`), the Yammer histograms, the exposition (scrapes); plus the
-           samples of the clock reads, the error counts and the raft thread's
-           `update_metrics` the "on" controller takes beyond the "off" one (scaled by the
-           heartbeats each answered, so the two compare)
+           samples the "on" controller takes beyond the "off" one (scaled by the heartbeats
+           each answered, so the two compare) in the clock reads, the error counts, the raft
+           thread's `update_metrics`, the connection task's body (where the request-time
+           stamps inline) and the kernel's listing of /proc/self/fd
   total    every sample of the process
 
 and the share is metrics / total. The metrics' functions are never inlined, so their own
-samples are theirs; inlined callers of them are not counted (they are a handful of
-instructions per request).
+samples are theirs.
 
 usage: profile.py [--pairs N] [--secs S] [--scrape-secs S] [--out DIR] [--analyse-only]
 (`--analyse-only` splits the samples a former run left in DIR again.)
@@ -41,11 +41,14 @@ METRICS_ONLY = [
 # Symbols both variants run, whose excess in the "on" controller is the metrics'.
 EXCESS = [
     "__vdso_clock_gettime",
-    "clock_gettime",
+    "clock_gettime@@",
     "read_tsc",
     "<std::time::Instant>::now",
     "<std::time::Instant>::saturating_duration_since",
     "<std::time::Instant>::elapsed",
+    "quanta::",
+    # The connection task's body, where the request-time stamps and their arithmetic inline.
+    "ferrokraft::network::listener::serve::",
     "ferrokraft::codec::error_counts::",
     # Its first half (the quorum status) runs in both variants.
     "update_metrics",
@@ -56,6 +59,11 @@ EXCESS = [
     "proc_fill_cache",
     "filldir64",
 ]
+
+# Student's t 0.975 quantiles for 1..30 degrees of freedom.
+T_975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+         2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+         2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
 
 MARK = re.compile(r"metrics cost: measuring (\d+) s: off pid (\d+), on pid (\d+)")
 
@@ -133,7 +141,7 @@ def analyse(out, report, pair):
     """Prints the split of each pair's samples left in `out`."""
     hb = heartbeats_of(open(report).read())
     print("| Pair | heartbeats off / on | samples off / on | metrics' own (on) | "
-          "clock and error counts, on beyond off | metrics' share of the on-controller's CPU |")
+          "on beyond off (clock, connection body, …) | metrics' share of the on-controller's CPU |")
     print("|---|---|---|---|---|---|")
     shares = []
     for i in range(pair):
@@ -147,8 +155,14 @@ def analyse(out, report, pair):
         shares.append(share)
         print(f"| {i + 1} | {hb_off} / {hb_on} | {sum(off.values())} / {total_on} | {own} | "
               f"{excess:.0f} | {share:.2f} % |")
-    print(f"\nmetrics' share over {pair} pairs: mean {sum(shares) / len(shares):.2f} %, "
-          f"max {max(shares):.2f} %")
+    n = len(shares)
+    mean = sum(shares) / n
+    line = f"\nmetrics' share over {n} pairs: mean {mean:.2f} %, max {max(shares):.2f} %"
+    if n > 1:
+        sd = (sum((x - mean) ** 2 for x in shares) / (n - 1)) ** 0.5
+        half = T_975[min(n - 1, len(T_975)) - 1] * sd / n ** 0.5
+        line += f", 95 % interval of the mean {mean - half:.2f} % to {mean + half:.2f} %"
+    print(line)
     print(f"\n(the side-by-side CPU comparison is in {report}, section 6b)")
 
 
