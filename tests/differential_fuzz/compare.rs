@@ -3,7 +3,10 @@
 //! Normalisations (each is a difference that is not behaviour):
 //! - Topic ids are random on both sides (Kafka: `Uuid.randomUuid()`; ferrokraft: its seeded
 //!   generator): every id a side assigned in a TopicRecord is replaced, wherever it appears in
-//!   that side's records and CreateTopics answers, by `<id of NAME>`.
+//!   that side's records and CreateTopics answers, by `<id of NAME>`. A validate-only
+//!   CreateTopics writes no TopicRecord yet answers each accepted topic with a fresh random id
+//!   on both sides: a non-nil id that no record of that side holds is shown as one
+//!   placeholder (D9); nil, or the id of another topic, is shown as it is.
 //! - Replica placement is random on both sides with different generators: ferrokraft's choice
 //!   is handed to Kafka as a hint (see kafka_side.rs); Kafka's placer still runs and decides
 //!   every refusal, and the hint is used only if it keeps the placer's invariants (count,
@@ -12,6 +15,17 @@
 //! - Heartbeat metadata offsets are symbolic (caught up: 2^40, behind: 0), and broker epochs in
 //!   requests are each side's own last answer, because the two logs hold different control
 //!   records (the LeaderChange batch) at different offsets.
+//! - Broker-level operations (a fencing by heartbeat or session expiry, a controlled shutdown,
+//!   an unfencing, an unclean re-registration) visit the partitions of a broker through
+//!   Kafka's `BrokersToIsrs`: a `TimelineHashMap` keyed by topic id per broker (4.1.2's
+//!   `PartitionsOnReplicaIterator` walks `topicMap.entrySet()`), so Kafka writes their
+//!   PartitionChangeRecords topic by topic in the hash order of its random `Uuid`s, which
+//!   changes from run to run; ferrokraft goes in its own topic-id order. In such a step each
+//!   run of consecutive PartitionChangeRecords is compared with its topics sorted by name
+//!   ([`topic_order_normalised`]); the partitions of one topic keep their order (Kafka's
+//!   `int[]` per topic, in insertion order, is not random) and every record keeps its content,
+//!   so a record that differs, is missing or comes in another order within a topic still
+//!   diverges.
 //! - Nothing else: record versions, every record field and every response field are compared.
 
 use std::collections::BTreeMap;
@@ -139,4 +153,84 @@ pub fn placement_hint(records: &[Vec<u8>], placed: &[String]) -> Option<String> 
         })
         .collect();
     (!topics.is_empty()).then(|| topics.join("|"))
+}
+
+/// A run of consecutive PartitionChangeRecords with its topics in name order, the records of
+/// one topic kept together in their own order (see the module docs: Kafka's topic order in a
+/// broker-level operation is the hash order of its random topic ids). Records of other kinds
+/// stay where they are and end a run.
+pub fn topic_order_normalised(records: Vec<String>) -> Vec<String> {
+    let topic_of = |r: &str| -> Option<String> {
+        let json = r.strip_prefix("PartitionChangeRecord v")?;
+        let value: Value = serde_json::from_str(json.split_once(' ')?.1).ok()?;
+        Some(value.get("topic_id")?.as_str()?.to_string())
+    };
+    let mut out = Vec::with_capacity(records.len());
+    let mut run: Vec<(String, String)> = Vec::new();
+    let flush = |run: &mut Vec<(String, String)>, out: &mut Vec<String>| {
+        // Stable: the records of one topic keep their order.
+        run.sort_by(|a, b| a.0.cmp(&b.0));
+        out.extend(run.drain(..).map(|(_, r)| r));
+    };
+    for r in records {
+        match topic_of(&r) {
+            Some(topic) => run.push((topic, r)),
+            None => {
+                flush(&mut run, &mut out);
+                out.push(r);
+            }
+        }
+    }
+    flush(&mut run, &mut out);
+    out
+}
+
+#[test]
+fn topic_order_normalisation_sorts_topics_not_partitions_and_keeps_content() {
+    let pc = |t: &str, p: i32, leader: i32| {
+        format!(
+            "PartitionChangeRecord v2 {{\"leader\":{leader},\"partition_id\":{p},\"topic_id\":\"<id of {t}>\"}}"
+        )
+    };
+    let change = "BrokerRegistrationChangeRecord v0 {\"broker_id\":1}".to_string();
+    let kafka = vec![
+        pc("zeta", 2, 1),
+        pc("zeta", 0, 1),
+        pc("beta", 1, 1),
+        change.clone(),
+    ];
+    let ferro = vec![
+        pc("beta", 1, 1),
+        pc("zeta", 2, 1),
+        pc("zeta", 0, 1),
+        change.clone(),
+    ];
+    assert_eq!(
+        topic_order_normalised(kafka.clone()),
+        topic_order_normalised(ferro)
+    );
+    // The partitions of one topic keep their order: another order still diverges.
+    let swapped = vec![
+        pc("beta", 1, 1),
+        pc("zeta", 0, 1),
+        pc("zeta", 2, 1),
+        change.clone(),
+    ];
+    assert_ne!(
+        topic_order_normalised(kafka.clone()),
+        topic_order_normalised(swapped)
+    );
+    // Content still counts, and a record of another kind ends a run.
+    let other = vec![
+        pc("zeta", 2, 1),
+        pc("zeta", 0, 2),
+        pc("beta", 1, 1),
+        change.clone(),
+    ];
+    assert_ne!(
+        topic_order_normalised(kafka.clone()),
+        topic_order_normalised(other)
+    );
+    let split = vec![pc("zeta", 2, 1), change.clone(), pc("beta", 1, 1)];
+    assert_eq!(topic_order_normalised(split.clone()), split);
 }

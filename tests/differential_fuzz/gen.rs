@@ -70,6 +70,16 @@ impl Step {
     pub fn is_request(&self) -> bool {
         !matches!(self, Step::Time(_))
     }
+
+    /// A step whose records may hold partition changes of a broker-level operation (fencing,
+    /// unfencing, controlled shutdown, unclean re-registration), written in the order of
+    /// Kafka's per-broker topic-id map.
+    pub fn is_broker_level(&self) -> bool {
+        matches!(
+            self,
+            Step::Time(_) | Step::Heartbeat { .. } | Step::Register { .. }
+        )
+    }
 }
 
 fn pick<T: Clone>(rng: &mut Rng, items: &[T]) -> T {

@@ -199,7 +199,7 @@ fn preferred_or_unclean_change(
     p: &PartitionRegistration,
     election: Election,
 ) -> Option<RecordOut> {
-    let acceptable = |r: i32| image.is_active_broker(r);
+    let acceptable = super::leader_acceptor(image, p, |r| image.is_active_broker(r));
     PartitionChangeBuilder::new(p, topic.id, partition_id, &acceptable)
         .election(election)
         .eligible_leader_replicas(
