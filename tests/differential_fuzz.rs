@@ -40,10 +40,7 @@ use bytes::Bytes;
 use compare::{Ids, Outcome};
 use ferrokraft::codec::ResponseBody;
 use gen::Step;
-use kafka_protocol::messages::{
-    BrokerHeartbeatResponse, BrokerRegistrationResponse, CreateTopicsResponse,
-};
-use kafka_protocol::protocol::{Decodable, Encodable};
+use kafka_protocol::messages::ApiKey;
 use kafka_side::{Answer, KafkaSide};
 
 /// Where the two sides first differ in one sequence.
@@ -92,63 +89,87 @@ fn render(body: &ResponseBody, ids: &Ids) -> (String, Option<i64>) {
             }
             (format!("{r:?}"), None)
         }
+        ResponseBody::IncrementalAlterConfigs(r) => {
+            // The answers ControllerApis gives itself (unknown resource types, duplicates)
+            // come first in request order; the controller's results follow in the order of
+            // a HashMap keyed by ConfigResource, whose hash mixes in the enum's identity hash
+            // (random per JVM): that tail is compared sorted, the head as it is.
+            let mut r = r.clone();
+            let head = r
+                .responses
+                .iter()
+                .take_while(|x| {
+                    let m = x.error_message.as_deref().unwrap_or("");
+                    (x.error_code == 35 && m.starts_with("Unknown resource type"))
+                        || (x.error_code == 42 && m == "Duplicate resource.")
+                })
+                .count();
+            r.responses[head..].sort_by(|a, b| {
+                (a.resource_type, a.resource_name.as_str())
+                    .cmp(&(b.resource_type, b.resource_name.as_str()))
+            });
+            (format!("{r:?}"), None)
+        }
+        ResponseBody::DeleteTopics(r) => {
+            // Kafka shuffles the results (`Collections.shuffle`, so that positions tell
+            // nothing), ferrokraft too with its own generator: compared as a sorted list, each
+            // known topic id shown as the name it stands for.
+            let mut lines: Vec<String> = r
+                .responses
+                .iter()
+                .map(|t| {
+                    let id = match ids.name_of(&t.topic_id) {
+                        Some(name) => format!("<id of {name}>"),
+                        None => t.topic_id.to_string(),
+                    };
+                    format!(
+                        "name {:?} id {id} error {} {:?}",
+                        t.name.as_ref().map(|n| n.0.to_string()),
+                        t.error_code,
+                        t.error_message.as_ref().map(|m| m.to_string())
+                    )
+                })
+                .collect();
+            lines.sort();
+            (
+                format!(
+                    "DeleteTopicsResponse throttle {} {lines:?}",
+                    r.throttle_time_ms
+                ),
+                None,
+            )
+        }
         other => (format!("{other:?}"), None),
     }
 }
 
 fn decode_kafka(key: i16, version: i16, hex: &str) -> ResponseBody {
     let mut buf = Bytes::from(kafka_side::unhex(hex));
-    match key {
-        62 => ResponseBody::BrokerRegistration(
-            BrokerRegistrationResponse::decode(&mut buf, version).expect("decode"),
-        ),
-        63 => ResponseBody::BrokerHeartbeat(
-            BrokerHeartbeatResponse::decode(&mut buf, version).expect("decode"),
-        ),
-        19 => ResponseBody::CreateTopics(
-            CreateTopicsResponse::decode(&mut buf, version).expect("decode"),
-        ),
-        _ => panic!("not generated: {key}"),
-    }
+    let api = ApiKey::try_from(key).expect("an API key");
+    ResponseBody::decode(api, version, &mut buf).expect("decode Kafka's answer")
 }
 
 /// ferrokraft's answer as it goes on the wire, decoded back (what a client sees).
 fn on_the_wire(body: ResponseBody, version: i16) -> ResponseBody {
     let mut buf = bytes::BytesMut::new();
-    match body {
-        ResponseBody::BrokerRegistration(r) => {
-            r.encode(&mut buf, version).expect("encode");
-            ResponseBody::BrokerRegistration(
-                BrokerRegistrationResponse::decode(&mut buf.freeze(), version).expect("decode"),
-            )
-        }
-        ResponseBody::BrokerHeartbeat(r) => {
-            r.encode(&mut buf, version).expect("encode");
-            ResponseBody::BrokerHeartbeat(
-                BrokerHeartbeatResponse::decode(&mut buf.freeze(), version).expect("decode"),
-            )
-        }
-        ResponseBody::CreateTopics(r) => {
-            r.encode(&mut buf, version).expect("encode");
-            ResponseBody::CreateTopics(
-                CreateTopicsResponse::decode(&mut buf.freeze(), version).expect("decode"),
-            )
-        }
-        other => other,
-    }
+    body.encode(version, &mut buf).expect("encode");
+    ResponseBody::decode(body.api_key(), version, &mut buf.freeze()).expect("decode")
 }
 
-/// The records of a broker-level step with each run of partition changes in topic-name
-/// order (compare.rs says why).
-fn broker_level(o: Outcome) -> Outcome {
+/// The records of a step with each run of `kind` records in topic-name order (compare.rs
+/// says for which steps and why).
+fn by_topic(o: Outcome, kind: &str) -> Outcome {
     Outcome {
         response: o.response,
-        records: compare::topic_order_normalised(o.records),
+        records: compare::topic_order_normalised(o.records, kind),
     }
 }
 
+/// Requests per kind: (sent, that wrote records) — what a run covered.
+type Tally = BTreeMap<&'static str, (usize, usize)>;
+
 /// Runs `steps` on both sides; the number of requests, or the first divergence.
-fn run(steps: &[Step], kafka: &mut KafkaSide) -> Result<usize, Box<Divergence>> {
+fn run(steps: &[Step], kafka: &mut KafkaSide, tally: &mut Tally) -> Result<usize, Box<Divergence>> {
     let Answer::Ok(cluster_id, k_records) = kafka.call("NEW") else {
         panic!("NEW answered PLACEMENT")
     };
@@ -191,8 +212,9 @@ fn run(steps: &[Step], kafka: &mut KafkaSide) -> Result<usize, Box<Divergence>> 
             }
             _ => {
                 requests += 1;
-                let (fbody, version) = gen::request(step, &cluster_id, &fs.epochs).unwrap();
-                let (kbody, _) = gen::request(step, &cluster_id, &ks.epochs).unwrap();
+                let (fbody, version) =
+                    gen::request(step, &cluster_id, &fs.epochs, &fs.ids).unwrap();
+                let (kbody, _) = gen::request(step, &cluster_id, &ks.epochs, &ks.ids).unwrap();
                 let (key, kbytes) = gen::encode(&kbody, version);
                 let (fresp, fr) = f.request(fbody, version);
                 let fresp = on_the_wire(fresp, version);
@@ -205,6 +227,15 @@ fn run(steps: &[Step], kafka: &mut KafkaSide) -> Result<usize, Box<Divergence>> 
                             .map(|t| t.name.clone())
                             .collect();
                         compare::placement_hint(&fr, &placed)
+                    }
+                    Step::CreatePartitions { topics, .. } => {
+                        let explicit: Vec<String> = topics
+                            .iter()
+                            .filter(|t| t.assignments.is_some())
+                            .filter_map(|t| fs.ids.latest.get(&t.name))
+                            .map(ferrokraft::common::uuid::uuid_to_kafka_string)
+                            .collect();
+                        compare::new_partitions_hint(&fr, &explicit)
                     }
                     _ => None,
                 };
@@ -249,10 +280,25 @@ fn run(steps: &[Step], kafka: &mut KafkaSide) -> Result<usize, Box<Divergence>> 
             }
         };
         let (fo, ko) = if step.is_broker_level() {
-            (broker_level(fo), broker_level(ko))
+            (
+                by_topic(fo, "PartitionChangeRecord"),
+                by_topic(ko, "PartitionChangeRecord"),
+            )
+        } else if matches!(step, Step::IncrementalAlterConfigs { .. }) {
+            (compare::by_resource(fo), compare::by_resource(ko))
+        } else if matches!(step, Step::DeleteTopics { .. }) {
+            (
+                by_topic(fo, "RemoveTopicRecord"),
+                by_topic(ko, "RemoveTopicRecord"),
+            )
         } else {
             (fo, ko)
         };
+        if step.is_request() {
+            let e = tally.entry(step.kind()).or_default();
+            e.0 += 1;
+            e.1 += usize::from(!fo.records.is_empty());
+        }
         if fo != ko {
             return Err(Box::new(Divergence {
                 step: Some(i),
@@ -267,7 +313,7 @@ fn run(steps: &[Step], kafka: &mut KafkaSide) -> Result<usize, Box<Divergence>> 
 
 /// The shortest sequence (dropping steps one at a time while it still diverges).
 fn shrink(mut steps: Vec<Step>, kafka: &mut KafkaSide) -> (Vec<Step>, Box<Divergence>) {
-    let mut last = run(&steps, kafka).expect_err("diverges");
+    let mut last = run(&steps, kafka, &mut Tally::new()).expect_err("diverges");
     if let Some(at) = last.step {
         steps.truncate(at + 1);
     }
@@ -275,7 +321,7 @@ fn shrink(mut steps: Vec<Step>, kafka: &mut KafkaSide) -> (Vec<Step>, Box<Diverg
     while i < steps.len() {
         let mut candidate = steps.clone();
         candidate.remove(i);
-        match run(&candidate, kafka) {
+        match run(&candidate, kafka, &mut Tally::new()) {
             Err(d) => {
                 steps = candidate;
                 if let Some(at) = d.step {
@@ -323,10 +369,11 @@ fn random_sequences_match_kafkas_quorum_controller() {
     let base = env_u64("DIFF_SEED_BASE", 1);
     let mut kafka = KafkaSide::start();
     let mut requests = 0;
+    let mut tally = Tally::new();
     let mut divergences = Vec::new();
     for seed in base..base + seeds {
         let steps = gen::sequence(seed);
-        match run(&steps, &mut kafka) {
+        match run(&steps, &mut kafka, &mut tally) {
             Ok(n) => requests += n,
             Err(_) => {
                 let (short, d) = shrink(steps.clone(), &mut kafka);
@@ -337,6 +384,11 @@ fn random_sequences_match_kafkas_quorum_controller() {
             }
         }
     }
+    let covered: Vec<String> = tally
+        .iter()
+        .map(|(k, (n, w))| format!("{k} {n} ({w} wrote records)"))
+        .collect();
+    eprintln!("covered: {}", covered.join(", "));
     println!(
         "differential fuzz: {seeds} sequences, {requests} requests, {} divergences",
         divergences.len()

@@ -26,6 +26,18 @@
 //!   `int[]` per topic, in insertion order, is not random) and every record keeps its content,
 //!   so a record that differs, is missing or comes in another order within a topic still
 //!   diverges.
+//! - DeleteTopics: Kafka answers in a shuffled order (`Collections.shuffle` in
+//!   `ControllerApis.deleteTopics`; ferrokraft shuffles with its own generator), so the
+//!   results are compared sorted; it removes the topics in the order of a `HashMap` keyed by
+//!   their random ids (`idToName.keySet()`), so the run of RemoveTopicRecords is compared in
+//!   topic-name order ([`topic_order_normalised`]).
+//! - CreatePartitions: the new partitions' placement is handed to Kafka as for CreateTopics
+//!   ([`new_partitions_hint`]).
+//! - IncrementalAlterConfigs: Kafka alters the resources in the order of a `HashMap` keyed
+//!   by `ConfigResource`, whose `hashCode` mixes in `Type.hashCode()`, an enum's identity
+//!   hash (random per JVM): the results after ControllerApis' own refusals and the runs of
+//!   ConfigRecords are compared in resource order ([`by_resource`]); the records of one
+//!   resource keep their order (a HashMap of config names: not random).
 //! - Nothing else: record versions, every record field and every response field are compared.
 
 use std::collections::BTreeMap;
@@ -44,6 +56,8 @@ pub struct Outcome {
 #[derive(Debug, Default)]
 pub struct Ids {
     pub names: BTreeMap<String, String>,
+    /// The id of the latest topic of each name (requests that name a topic by id).
+    pub latest: BTreeMap<String, uuid::Uuid>,
 }
 
 impl Ids {
@@ -67,6 +81,9 @@ impl Ids {
             .map(|r| ApiMessageAndVersion::decode(r).map_err(|e| format!("{e:?}")))
             .collect();
         for r in decoded.iter().flatten() {
+            if let ferrokraft::metadata::record::MetadataRecord::Topic(t) = &r.message {
+                self.latest.insert(t.name.clone(), t.topic_id);
+            }
             let json = r.message.body_json(r.version);
             if r.message.name() == "TopicRecord" {
                 if let (Some(Value::String(id)), Some(Value::String(name))) =
@@ -159,9 +176,10 @@ pub fn placement_hint(records: &[Vec<u8>], placed: &[String]) -> Option<String> 
 /// one topic kept together in their own order (see the module docs: Kafka's topic order in a
 /// broker-level operation is the hash order of its random topic ids). Records of other kinds
 /// stay where they are and end a run.
-pub fn topic_order_normalised(records: Vec<String>) -> Vec<String> {
+pub fn topic_order_normalised(records: Vec<String>, kind: &str) -> Vec<String> {
+    let prefix = format!("{kind} v");
     let topic_of = |r: &str| -> Option<String> {
-        let json = r.strip_prefix("PartitionChangeRecord v")?;
+        let json = r.strip_prefix(prefix.as_str())?;
         let value: Value = serde_json::from_str(json.split_once(' ')?.1).ok()?;
         Some(value.get("topic_id")?.as_str()?.to_string())
     };
@@ -185,6 +203,9 @@ pub fn topic_order_normalised(records: Vec<String>) -> Vec<String> {
     out
 }
 
+#[cfg(test)]
+const PC: &str = "PartitionChangeRecord";
+
 #[test]
 fn topic_order_normalisation_sorts_topics_not_partitions_and_keeps_content() {
     let pc = |t: &str, p: i32, leader: i32| {
@@ -206,8 +227,8 @@ fn topic_order_normalisation_sorts_topics_not_partitions_and_keeps_content() {
         change.clone(),
     ];
     assert_eq!(
-        topic_order_normalised(kafka.clone()),
-        topic_order_normalised(ferro)
+        topic_order_normalised(kafka.clone(), PC),
+        topic_order_normalised(ferro, PC)
     );
     // The partitions of one topic keep their order: another order still diverges.
     let swapped = vec![
@@ -217,8 +238,8 @@ fn topic_order_normalisation_sorts_topics_not_partitions_and_keeps_content() {
         change.clone(),
     ];
     assert_ne!(
-        topic_order_normalised(kafka.clone()),
-        topic_order_normalised(swapped)
+        topic_order_normalised(kafka.clone(), PC),
+        topic_order_normalised(swapped, PC)
     );
     // Content still counts, and a record of another kind ends a run.
     let other = vec![
@@ -228,9 +249,94 @@ fn topic_order_normalisation_sorts_topics_not_partitions_and_keeps_content() {
         change.clone(),
     ];
     assert_ne!(
-        topic_order_normalised(kafka.clone()),
-        topic_order_normalised(other)
+        topic_order_normalised(kafka.clone(), PC),
+        topic_order_normalised(other, PC)
     );
     let split = vec![pc("zeta", 2, 1), change.clone(), pc("beta", 1, 1)];
-    assert_eq!(topic_order_normalised(split.clone()), split);
+    assert_eq!(topic_order_normalised(split.clone(), PC), split);
+}
+
+/// The placement hint for a CreatePartitions: the replicas of the new partitions ferrokraft
+/// placed, topic by topic in record order, leaving out the topics whose ids (Kafka's base64
+/// form) are in `explicit` (given assignments: Kafka's placer is not asked for them).
+pub fn new_partitions_hint(records: &[Vec<u8>], explicit: &[String]) -> Option<String> {
+    let mut order: Vec<String> = Vec::new();
+    let mut parts: BTreeMap<String, Vec<(i64, Vec<i64>)>> = BTreeMap::new();
+    for r in records
+        .iter()
+        .filter_map(|r| ApiMessageAndVersion::decode(r).ok())
+    {
+        if r.message.name() != "PartitionRecord" {
+            continue;
+        }
+        let json = r.message.body_json(r.version);
+        let Some(id) = json.get("topic_id").and_then(Value::as_str) else {
+            continue;
+        };
+        if explicit.iter().any(|e| e == id) {
+            continue;
+        }
+        if !order.iter().any(|o| o == id) {
+            order.push(id.to_string());
+        }
+        let p = json
+            .get("partition_id")
+            .and_then(Value::as_i64)
+            .unwrap_or(-1);
+        let replicas = json
+            .get("replicas")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_i64).collect())
+            .unwrap_or_default();
+        parts.entry(id.to_string()).or_default().push((p, replicas));
+    }
+    let topics: Vec<String> = order
+        .iter()
+        .filter_map(|id| parts.get(id))
+        .map(|ps| {
+            ps.iter()
+                .map(|(_, rs)| {
+                    rs.iter()
+                        .map(|b| b.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                })
+                .collect::<Vec<_>>()
+                .join(";")
+        })
+        .collect();
+    (!topics.is_empty()).then(|| topics.join("|"))
+}
+
+/// The records of an IncrementalAlterConfigs step with each run of ConfigRecords in
+/// (resource type, resource name) order, the records of one resource kept in their order.
+pub fn by_resource(o: Outcome) -> Outcome {
+    let key = |r: &str| -> Option<(i64, String)> {
+        let json = r.strip_prefix("ConfigRecord v")?;
+        let value: Value = serde_json::from_str(json.split_once(' ')?.1).ok()?;
+        Some((
+            value.get("resource_type")?.as_i64()?,
+            value.get("resource_name")?.as_str()?.to_string(),
+        ))
+    };
+    let mut out = Vec::with_capacity(o.records.len());
+    let mut run: Vec<((i64, String), String)> = Vec::new();
+    let flush = |run: &mut Vec<((i64, String), String)>, out: &mut Vec<String>| {
+        run.sort_by(|a, b| a.0.cmp(&b.0));
+        out.extend(run.drain(..).map(|(_, r)| r));
+    };
+    for r in o.records {
+        match key(&r) {
+            Some(k) => run.push((k, r)),
+            None => {
+                flush(&mut run, &mut out);
+                out.push(r);
+            }
+        }
+    }
+    flush(&mut run, &mut out);
+    Outcome {
+        response: o.response,
+        records: out,
+    }
 }

@@ -8,14 +8,25 @@ use bytes::BytesMut;
 use ferrokraft::codec::RequestBody;
 use ferrokraft::raft::Rng;
 use kafka_protocol::messages::broker_registration_request::{Feature, Listener};
+use kafka_protocol::messages::create_partitions_request::{
+    CreatePartitionsAssignment, CreatePartitionsTopic,
+};
 use kafka_protocol::messages::create_topics_request::{
     CreatableReplicaAssignment, CreatableTopic, CreatableTopicConfig,
 };
-use kafka_protocol::messages::{
-    BrokerHeartbeatRequest, BrokerId, BrokerRegistrationRequest, CreateTopicsRequest, TopicName,
+use kafka_protocol::messages::delete_topics_request::DeleteTopicState;
+use kafka_protocol::messages::incremental_alter_configs_request::{
+    AlterConfigsResource, AlterableConfig,
 };
-use kafka_protocol::protocol::{Encodable, StrBytes};
+use kafka_protocol::messages::{
+    AllocateProducerIdsRequest, BrokerHeartbeatRequest, BrokerId, BrokerRegistrationRequest,
+    CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest,
+    IncrementalAlterConfigsRequest, TopicName,
+};
+use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
+
+use crate::compare::Ids;
 
 /// Which broker epoch a heartbeat or re-registration carries.
 #[derive(Debug, Clone, Copy)]
@@ -62,13 +73,74 @@ pub enum Step {
         validate_only: bool,
         version: i16,
     },
+    /// Topics by name (v1-v5) or by name or id (v6).
+    DeleteTopics {
+        topics: Vec<TopicRef>,
+        version: i16,
+    },
+    CreatePartitions {
+        topics: Vec<NewPartitions>,
+        validate_only: bool,
+        version: i16,
+    },
+    IncrementalAlterConfigs {
+        resources: Vec<ResourceSpec>,
+        validate_only: bool,
+        version: i16,
+    },
+    AllocateProducerIds {
+        broker: i32,
+        epoch: EpochRef,
+    },
     /// Mock time moves by this many milliseconds (session expiries).
     Time(u64),
+}
+
+/// How a DeleteTopics request names a topic.
+#[derive(Debug, Clone)]
+pub enum TopicRef {
+    Name(String),
+    /// The id this side gave the latest topic of that name (an id no topic has if none).
+    IdOf(String),
+    /// Name and id together (refused).
+    Both(String),
+    /// Neither name nor id (refused).
+    Neither,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewPartitions {
+    pub name: String,
+    pub count: i32,
+    /// Explicit replicas of each new partition.
+    pub assignments: Option<Vec<Vec<i32>>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ResourceSpec {
+    pub resource_type: i8,
+    pub name: String,
+    /// (key, operation: 0 SET, 1 DELETE, 2 APPEND, 3 SUBTRACT, value).
+    pub configs: Vec<(String, i8, Option<String>)>,
 }
 
 impl Step {
     pub fn is_request(&self) -> bool {
         !matches!(self, Step::Time(_))
+    }
+
+    /// The step's name, for the coverage tally.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Step::Register { .. } => "BrokerRegistration",
+            Step::Heartbeat { .. } => "BrokerHeartbeat",
+            Step::CreateTopics { .. } => "CreateTopics",
+            Step::DeleteTopics { .. } => "DeleteTopics",
+            Step::CreatePartitions { .. } => "CreatePartitions",
+            Step::IncrementalAlterConfigs { .. } => "IncrementalAlterConfigs",
+            Step::AllocateProducerIds { .. } => "AllocateProducerIds",
+            Step::Time(_) => "Time",
+        }
     }
 
     /// A step whose records may hold partition changes of a broker-level operation (fencing,
@@ -151,13 +223,152 @@ fn topic_spec(rng: &mut Rng) -> TopicSpec {
     }
 }
 
+/// A config alteration: key, operation, value.
+type Alteration = (&'static str, i8, Option<&'static str>);
+
+/// Topic config alterations: valid, invalid values, list operations on lists and on scalars,
+/// unknown keys, deletes.
+const TOPIC_ALTERATIONS: [Alteration; 12] = [
+    ("retention.ms", 0, Some("60000")),
+    ("retention.ms", 0, Some("soon")),
+    ("retention.ms", 2, Some("1")),
+    ("cleanup.policy", 2, Some("compact")),
+    ("cleanup.policy", 3, Some("delete")),
+    ("cleanup.policy", 0, Some("compact,delete")),
+    ("min.insync.replicas", 0, Some("2")),
+    ("min.insync.replicas", 1, None),
+    ("segment.bytes", 0, Some("1")),
+    ("no.such.config", 0, Some("1")),
+    ("compression.type", 0, None),
+    ("unclean.leader.election.enable", 0, Some("true")),
+];
+
+/// Broker (and cluster default) config alterations.
+const BROKER_ALTERATIONS: [Alteration; 9] = [
+    ("log.retention.ms", 0, Some("1000")),
+    ("log.retention.ms", 1, None),
+    ("min.insync.replicas", 0, Some("2")),
+    ("log.cleaner.threads", 0, Some("2")),
+    ("log.cleaner.threads", 0, Some("x")),
+    ("num.io.threads", 0, Some("4")),
+    ("broker.id", 0, Some("5")),
+    ("no.such.broker.config", 0, Some("1")),
+    ("unclean.leader.election.enable", 0, Some("true")),
+];
+
+fn resource_spec(rng: &mut Rng) -> ResourceSpec {
+    let (resource_type, name, table): (i8, String, &[Alteration]) = match rng.below(10) {
+        0..=4 => (
+            2,
+            match rng.below(12) {
+                0 => String::new(),
+                1 => "bad/name".to_string(),
+                _ => pick(rng, &TOPIC_NAMES).to_string(),
+            },
+            &TOPIC_ALTERATIONS,
+        ),
+        5..=8 => (
+            4,
+            pick(rng, &["", "", "1", "4", "7", "x"]).to_string(),
+            &BROKER_ALTERATIONS,
+        ),
+        _ => (pick(rng, &[0, 99]), "alpha".to_string(), &TOPIC_ALTERATIONS),
+    };
+    let configs = (0..pick(rng, &[0, 1, 1, 2, 3]))
+        .map(|_| {
+            let (k, op, v) = pick(rng, table);
+            (k.to_string(), op, v.map(str::to_string))
+        })
+        .collect();
+    ResourceSpec {
+        resource_type,
+        name,
+        configs,
+    }
+}
+
+fn new_partitions(rng: &mut Rng) -> NewPartitions {
+    let name = if chance(rng, 8) {
+        "nosuch".to_string()
+    } else {
+        pick(rng, &TOPIC_NAMES).to_string()
+    };
+    let count = pick(rng, &[-1, 0, 1, 2, 2, 3, 4, 6]);
+    let assignments = chance(rng, 25).then(|| {
+        let new = 1 + rng.below(3) as usize;
+        let rf = 1 + rng.below(3) as usize;
+        (0..new)
+            .map(|_| {
+                (0..rf)
+                    .map(|_| {
+                        if chance(rng, 5) {
+                            7
+                        } else {
+                            pick(rng, &BROKERS)
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    });
+    NewPartitions {
+        name,
+        count,
+        assignments,
+    }
+}
+
+fn topic_ref(rng: &mut Rng, by_id: bool) -> TopicRef {
+    let name = if chance(rng, 10) {
+        "nosuch".to_string()
+    } else {
+        pick(rng, &TOPIC_NAMES).to_string()
+    };
+    if !by_id {
+        return TopicRef::Name(name);
+    }
+    match rng.below(20) {
+        0 => TopicRef::Both(name),
+        1 => TopicRef::Neither,
+        2..=10 => TopicRef::IdOf(name),
+        _ => TopicRef::Name(name),
+    }
+}
+
 fn step(rng: &mut Rng) -> Step {
     let epoch = |rng: &mut Rng| match rng.below(10) {
         0 => EpochRef::Stale,
         1 => EpochRef::Unknown,
         _ => EpochRef::Current,
     };
-    match rng.below(100) {
+    match rng.below(130) {
+        100..=107 => {
+            let version = 1 + rng.below(6) as i16;
+            Step::DeleteTopics {
+                topics: (0..pick(rng, &[1, 1, 2, 3]))
+                    .map(|_| topic_ref(rng, version >= 6))
+                    .collect(),
+                version,
+            }
+        }
+        108..=115 => Step::CreatePartitions {
+            topics: (0..pick(rng, &[1, 1, 2, 3]))
+                .map(|_| new_partitions(rng))
+                .collect(),
+            validate_only: chance(rng, 10),
+            version: rng.below(4) as i16,
+        },
+        116..=125 => Step::IncrementalAlterConfigs {
+            resources: (0..pick(rng, &[1, 1, 2, 3]))
+                .map(|_| resource_spec(rng))
+                .collect(),
+            validate_only: chance(rng, 10),
+            version: rng.below(2) as i16,
+        },
+        126..=129 => Step::AllocateProducerIds {
+            broker: pick(rng, &BROKERS),
+            epoch: epoch(rng),
+        },
         0..=24 => Step::Register {
             broker: pick(rng, &BROKERS),
             incarnation: rng.below(3) as u8,
@@ -210,12 +421,18 @@ fn s(v: &str) -> StrBytes {
     StrBytes::from_string(v.to_string())
 }
 
-/// The request a step becomes on a side that gave the brokers `epochs`.
+/// The id a DeleteTopics step uses for a topic that this side never created (the same on
+/// both sides).
+pub const UNKNOWN_TOPIC_ID: Uuid = Uuid::from_u128(0xdead_beef_0000_4000_8000_0000_0000_0001);
+
+/// The request a step becomes on a side that gave the brokers `epochs` and the topics `ids`.
 pub fn request(
     step: &Step,
     cluster_id: &str,
     epochs: &BTreeMap<i32, i64>,
+    ids: &Ids,
 ) -> Option<(RequestBody, i16)> {
+    let id_of = |name: &str| ids.latest.get(name).copied().unwrap_or(UNKNOWN_TOPIC_ID);
     let resolve = |broker: i32, r: EpochRef| {
         let current = epochs.get(&broker).copied().unwrap_or(-1);
         match r {
@@ -312,6 +529,99 @@ pub fn request(
                 .with_validate_only(*validate_only && *version >= 1);
             (RequestBody::CreateTopics(req), *version)
         }
+        Step::DeleteTopics { topics, version } => {
+            let mut req = DeleteTopicsRequest::default().with_timeout_ms(30_000);
+            if *version >= 6 {
+                req.topics = topics
+                    .iter()
+                    .map(|t| {
+                        let (name, id) = match t {
+                            TopicRef::Name(n) => (Some(n.as_str()), Uuid::nil()),
+                            TopicRef::IdOf(n) => (None, id_of(n)),
+                            TopicRef::Both(n) => (Some(n.as_str()), id_of(n)),
+                            TopicRef::Neither => (None, Uuid::nil()),
+                        };
+                        DeleteTopicState::default()
+                            .with_name(name.map(|n| TopicName(s(n))))
+                            .with_topic_id(id)
+                    })
+                    .collect();
+            } else {
+                req.topic_names = topics
+                    .iter()
+                    .filter_map(|t| match t {
+                        TopicRef::Name(n) => Some(TopicName(s(n))),
+                        _ => None,
+                    })
+                    .collect();
+            }
+            (RequestBody::DeleteTopics(req), *version)
+        }
+        Step::CreatePartitions {
+            topics,
+            validate_only,
+            version,
+        } => {
+            let req = CreatePartitionsRequest::default()
+                .with_topics(
+                    topics
+                        .iter()
+                        .map(|t| {
+                            CreatePartitionsTopic::default()
+                                .with_name(TopicName(s(&t.name)))
+                                .with_count(t.count)
+                                .with_assignments(t.assignments.as_ref().map(|a| {
+                                    a.iter()
+                                        .map(|rs| {
+                                            CreatePartitionsAssignment::default().with_broker_ids(
+                                                rs.iter().map(|b| BrokerId(*b)).collect(),
+                                            )
+                                        })
+                                        .collect()
+                                }))
+                        })
+                        .collect(),
+                )
+                .with_timeout_ms(30_000)
+                .with_validate_only(*validate_only);
+            (RequestBody::CreatePartitions(req), *version)
+        }
+        Step::IncrementalAlterConfigs {
+            resources,
+            validate_only,
+            version,
+        } => {
+            let req = IncrementalAlterConfigsRequest::default()
+                .with_resources(
+                    resources
+                        .iter()
+                        .map(|r| {
+                            AlterConfigsResource::default()
+                                .with_resource_type(r.resource_type)
+                                .with_resource_name(s(&r.name))
+                                .with_configs(
+                                    r.configs
+                                        .iter()
+                                        .map(|(k, op, v)| {
+                                            AlterableConfig::default()
+                                                .with_name(s(k))
+                                                .with_config_operation(*op)
+                                                .with_value(v.as_deref().map(s))
+                                        })
+                                        .collect(),
+                                )
+                        })
+                        .collect(),
+                )
+                .with_validate_only(*validate_only);
+            (RequestBody::IncrementalAlterConfigs(req), *version)
+        }
+        Step::AllocateProducerIds { broker, epoch } => {
+            let req = AllocateProducerIdsRequest::default()
+                .with_broker_id(BrokerId(*broker))
+                .with_broker_epoch(resolve(*broker, *epoch));
+            (RequestBody::AllocateProducerIds(req), 0)
+        }
         Step::Time(_) => return None,
     })
 }
@@ -319,20 +629,6 @@ pub fn request(
 /// The API key and the request's body bytes at `version`.
 pub fn encode(body: &RequestBody, version: i16) -> (i16, Vec<u8>) {
     let mut buf = BytesMut::new();
-    let key = match body {
-        RequestBody::BrokerRegistration(r) => {
-            r.encode(&mut buf, version).expect("encode");
-            62
-        }
-        RequestBody::BrokerHeartbeat(r) => {
-            r.encode(&mut buf, version).expect("encode");
-            63
-        }
-        RequestBody::CreateTopics(r) => {
-            r.encode(&mut buf, version).expect("encode");
-            19
-        }
-        other => panic!("not generated: {other:?}"),
-    };
-    (key, buf.to_vec())
+    body.encode(version, &mut buf).expect("encode");
+    (body.api_key() as i16, buf.to_vec())
 }

@@ -36,6 +36,7 @@ use super::errors::{self, ApiError};
 use super::features::elr_enabled;
 use super::result::{ControllerResult, RecordOut};
 use crate::codec::versions::Release;
+use crate::common::java::{java_hash_map_order, Built};
 use crate::metadata::image::{ConfigResource, MetadataImage};
 use crate::metadata::record::MetadataRecord;
 use crate::metadata::records::{ClearElrRecord, ConfigRecord};
@@ -68,8 +69,10 @@ const MIN_INSYNC_REPLICAS: &str = "min.insync.replicas";
 
 /// One resource's requested change, keyed by config name (the last op of a name wins).
 enum Change {
-    /// IncrementalAlterConfigs: (op, value) per key.
-    Incremental(BTreeMap<String, (i8, Option<String>)>),
+    /// IncrementalAlterConfigs: (op, value) per key, in the iteration order of the
+    /// `HashMap` Kafka's ControllerApis puts them in (`new HashMap<>()`, one `put` per
+    /// config in request order), which is the order of its records and of its checks.
+    Incremental(Vec<(String, (i8, Option<String>))>),
     /// AlterConfigs: the whole new set (keys left out are deleted).
     Legacy(BTreeMap<String, Option<String>>),
 }
@@ -181,13 +184,16 @@ fn incremental_resources(req: &IncrementalAlterConfigsRequest) -> Vec<(i8, Strin
     req.resources
         .iter()
         .map(|r| {
-            let mut ops = BTreeMap::new();
+            // A name met again keeps its place in the map and takes the later op.
+            let mut ops: Vec<(String, (i8, Option<String>))> = Vec::new();
             for c in &r.configs {
-                ops.insert(
-                    c.name.to_string(),
-                    (c.config_operation, c.value.as_ref().map(|v| v.to_string())),
-                );
+                let op = (c.config_operation, c.value.as_ref().map(|v| v.to_string()));
+                match ops.iter_mut().find(|(k, _)| k.as_str() == c.name.as_str()) {
+                    Some(entry) => entry.1 = op,
+                    None => ops.push((c.name.to_string(), op)),
+                }
             }
+            java_hash_map_order(&mut ops, Built::Default, |(k, _)| k.as_str());
             (
                 r.resource_type,
                 r.resource_name.to_string(),
