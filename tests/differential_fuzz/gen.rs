@@ -1,32 +1,8 @@
 //! Random well-formed request sequences from a seed (the project's seeded `Rng`, as the
-//! simulations use: the same seed is the same sequence on every machine), and the requests
-//! each step becomes on one side (broker epochs are that side's own answers).
+//! simulations use: the same seed is the same sequence on every machine); requests.rs turns
+//! each step into one side's request.
 
-use std::collections::BTreeMap;
-
-use bytes::BytesMut;
-use ferrokraft::codec::RequestBody;
 use ferrokraft::raft::Rng;
-use kafka_protocol::messages::broker_registration_request::{Feature, Listener};
-use kafka_protocol::messages::create_partitions_request::{
-    CreatePartitionsAssignment, CreatePartitionsTopic,
-};
-use kafka_protocol::messages::create_topics_request::{
-    CreatableReplicaAssignment, CreatableTopic, CreatableTopicConfig,
-};
-use kafka_protocol::messages::delete_topics_request::DeleteTopicState;
-use kafka_protocol::messages::incremental_alter_configs_request::{
-    AlterConfigsResource, AlterableConfig,
-};
-use kafka_protocol::messages::{
-    AllocateProducerIdsRequest, BrokerHeartbeatRequest, BrokerId, BrokerRegistrationRequest,
-    CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest,
-    IncrementalAlterConfigsRequest, TopicName,
-};
-use kafka_protocol::protocol::StrBytes;
-use uuid::Uuid;
-
-use crate::compare::Ids;
 
 /// Which broker epoch a heartbeat or re-registration carries.
 #[derive(Debug, Clone, Copy)]
@@ -92,8 +68,63 @@ pub enum Step {
         broker: i32,
         epoch: EpochRef,
     },
+    UnregisterBroker {
+        broker: i32,
+    },
+    /// Election type 0 preferred, 1 unclean; partitions None: every partition.
+    ElectLeaders {
+        election_type: i8,
+        partitions: Option<Vec<(String, Vec<i32>)>>,
+        version: i16,
+    },
+    /// An ISR change of partition `partition` of `topic`, sent by `sender`, with epochs off
+    /// the current ones by the deltas.
+    AlterPartition {
+        /// The k-th existing topic (by name, modulo their count), or None: an unknown one.
+        topic: Option<usize>,
+        /// The k-th partition of it (modulo), or None: one past the last.
+        partition: Option<usize>,
+        sender: Sender,
+        broker_epoch: EpochRef,
+        leader_epoch_delta: i32,
+        partition_epoch_delta: i32,
+        isr: IsrChange,
+        leader_recovery_state: i8,
+        version: i16,
+    },
+    /// The legacy AlterConfigs: each resource's (key, value) set replaces its stored one
+    /// (the operations of `resources` are not sent).
+    AlterConfigs {
+        resources: Vec<ResourceSpec>,
+        validate_only: bool,
+        version: i16,
+    },
     /// Mock time moves by this many milliseconds (session expiries).
     Time(u64),
+}
+
+/// Who sends an AlterPartition.
+#[derive(Debug, Clone, Copy)]
+pub enum Sender {
+    Leader,
+    /// The first replica that does not lead (else the leader).
+    Follower,
+    /// Broker `n`, whatever it holds.
+    Broker(i32),
+}
+
+/// The ISR an AlterPartition asks for, from the current one.
+#[derive(Debug, Clone, Copy)]
+pub enum IsrChange {
+    Same,
+    /// Without its last member that does not lead.
+    Shrink,
+    /// With the first replica it lacks.
+    Expand,
+    /// With broker 4 (maybe not a replica) or 7 (never registered).
+    AddBroker(i32),
+    LeaderOnly,
+    Empty,
 }
 
 /// How a DeleteTopics request names a topic.
@@ -139,17 +170,24 @@ impl Step {
             Step::CreatePartitions { .. } => "CreatePartitions",
             Step::IncrementalAlterConfigs { .. } => "IncrementalAlterConfigs",
             Step::AllocateProducerIds { .. } => "AllocateProducerIds",
+            Step::UnregisterBroker { .. } => "UnregisterBroker",
+            Step::ElectLeaders { .. } => "ElectLeaders",
+            Step::AlterPartition { .. } => "AlterPartition",
+            Step::AlterConfigs { .. } => "AlterConfigs",
             Step::Time(_) => "Time",
         }
     }
 
     /// A step whose records may hold partition changes of a broker-level operation (fencing,
-    /// unfencing, controlled shutdown, unclean re-registration), written in the order of
-    /// Kafka's per-broker topic-id map.
+    /// unfencing, controlled shutdown, unclean re-registration, unregistration), written in
+    /// the order of Kafka's per-broker topic-id map.
     pub fn is_broker_level(&self) -> bool {
         matches!(
             self,
-            Step::Time(_) | Step::Heartbeat { .. } | Step::Register { .. }
+            Step::Time(_)
+                | Step::Heartbeat { .. }
+                | Step::Register { .. }
+                | Step::UnregisterBroker { .. }
         )
     }
 }
@@ -293,8 +331,8 @@ fn new_partitions(rng: &mut Rng) -> NewPartitions {
     } else {
         pick(rng, &TOPIC_NAMES).to_string()
     };
-    let count = pick(rng, &[-1, 0, 1, 2, 2, 3, 4, 6]);
-    let assignments = chance(rng, 25).then(|| {
+    let count = pick(rng, &[-1, 0, 1, 2, 3, 4, 4, 5, 6, 8]);
+    let assignments = chance(rng, 15).then(|| {
         let new = 1 + rng.below(3) as usize;
         let rf = 1 + rng.below(3) as usize;
         (0..new)
@@ -335,13 +373,84 @@ fn topic_ref(rng: &mut Rng, by_id: bool) -> TopicRef {
     }
 }
 
+fn topic_name(rng: &mut Rng) -> String {
+    if chance(rng, 8) {
+        "nosuch".to_string()
+    } else {
+        pick(rng, &TOPIC_NAMES).to_string()
+    }
+}
+
+fn alter_partition(rng: &mut Rng) -> Step {
+    Step::AlterPartition {
+        topic: (!chance(rng, 5)).then(|| rng.below(6) as usize),
+        partition: (!chance(rng, 5)).then(|| rng.below(4) as usize),
+        sender: match rng.below(10) {
+            0..=6 => Sender::Leader,
+            7 | 8 => Sender::Follower,
+            _ => Sender::Broker(pick(rng, &[1, 4, 7])),
+        },
+        broker_epoch: match rng.below(12) {
+            0 => EpochRef::Stale,
+            _ => EpochRef::Current,
+        },
+        leader_epoch_delta: pick(rng, &[0, 0, 0, 0, 0, -1, 1]),
+        partition_epoch_delta: pick(rng, &[0, 0, 0, 0, 0, -1, 1]),
+        isr: match rng.below(12) {
+            0 => IsrChange::Same,
+            1..=4 => IsrChange::Shrink,
+            5..=8 => IsrChange::Expand,
+            9 => IsrChange::AddBroker(pick(rng, &[4, 7])),
+            10 => IsrChange::LeaderOnly,
+            _ => IsrChange::Empty,
+        },
+        leader_recovery_state: if chance(rng, 5) { 1 } else { 0 },
+        version: pick(rng, &[2, 3, 3]),
+    }
+}
+
+fn elect_leaders(rng: &mut Rng) -> Step {
+    let version = rng.below(3) as i16;
+    let partitions = (!chance(rng, 30)).then(|| {
+        (0..pick(rng, &[1, 1, 2]))
+            .map(|_| {
+                let ps = (0..pick(rng, &[1, 1, 2]))
+                    .map(|_| pick(rng, &[0, 0, 1, 2, 7]))
+                    .collect();
+                (topic_name(rng), ps)
+            })
+            .collect()
+    });
+    Step::ElectLeaders {
+        election_type: if version == 0 || chance(rng, 60) {
+            0
+        } else {
+            1
+        },
+        partitions,
+        version,
+    }
+}
+
 fn step(rng: &mut Rng) -> Step {
     let epoch = |rng: &mut Rng| match rng.below(10) {
         0 => EpochRef::Stale,
         1 => EpochRef::Unknown,
         _ => EpochRef::Current,
     };
-    match rng.below(130) {
+    match rng.below(165) {
+        130..=147 => alter_partition(rng),
+        148..=153 => elect_leaders(rng),
+        154..=157 => Step::UnregisterBroker {
+            broker: pick(rng, &BROKERS),
+        },
+        158..=164 => Step::AlterConfigs {
+            resources: (0..pick(rng, &[1, 1, 2]))
+                .map(|_| resource_spec(rng))
+                .collect(),
+            validate_only: chance(rng, 10),
+            version: rng.below(3) as i16,
+        },
         100..=107 => {
             let version = 1 + rng.below(6) as i16;
             Step::DeleteTopics {
@@ -396,7 +505,9 @@ fn step(rng: &mut Rng) -> Step {
     }
 }
 
-/// The sequence of `seed`: 6 to 30 steps, opening with registrations.
+/// The sequence of `seed`: 6 to 30 steps, opening with registrations, mostly followed by
+/// their unfencing heartbeats and a few valid topics (so that the later steps meet unfenced
+/// brokers and existing topics, not only refusals).
 pub fn sequence(seed: u64) -> Vec<Step> {
     let mut rng = Rng::new(seed);
     let len = 6 + rng.below(25) as usize;
@@ -411,224 +522,36 @@ pub fn sequence(seed: u64) -> Vec<Step> {
             version: 4,
         })
         .collect();
+    if opening > 0 && chance(&mut rng, 75) {
+        for broker in &BROKERS[..opening] {
+            steps.push(Step::Heartbeat {
+                broker: *broker,
+                epoch: EpochRef::Current,
+                caught_up: true,
+                want_fence: false,
+                want_shut_down: false,
+                version: 1,
+            });
+        }
+        if chance(&mut rng, 80) {
+            let topics = (0..1 + rng.below(3))
+                .map(|_| TopicSpec {
+                    name: pick(&mut rng, &TOPIC_NAMES).to_string(),
+                    partitions: 1 + rng.below(3) as i32,
+                    rf: 1 + rng.below(opening.min(2) as u64) as i16,
+                    assignments: None,
+                    configs: Vec::new(),
+                })
+                .collect();
+            steps.push(Step::CreateTopics {
+                topics,
+                validate_only: false,
+                version: 7,
+            });
+        }
+    }
     while steps.len() < len {
         steps.push(step(&mut rng));
     }
     steps
-}
-
-fn s(v: &str) -> StrBytes {
-    StrBytes::from_string(v.to_string())
-}
-
-/// The id a DeleteTopics step uses for a topic that this side never created (the same on
-/// both sides).
-pub const UNKNOWN_TOPIC_ID: Uuid = Uuid::from_u128(0xdead_beef_0000_4000_8000_0000_0000_0001);
-
-/// The request a step becomes on a side that gave the brokers `epochs` and the topics `ids`.
-pub fn request(
-    step: &Step,
-    cluster_id: &str,
-    epochs: &BTreeMap<i32, i64>,
-    ids: &Ids,
-) -> Option<(RequestBody, i16)> {
-    let id_of = |name: &str| ids.latest.get(name).copied().unwrap_or(UNKNOWN_TOPIC_ID);
-    let resolve = |broker: i32, r: EpochRef| {
-        let current = epochs.get(&broker).copied().unwrap_or(-1);
-        match r {
-            EpochRef::Current => current,
-            EpochRef::Stale => current - 1,
-            EpochRef::Unknown => -1,
-        }
-    };
-    Some(match step {
-        Step::Register {
-            broker,
-            incarnation,
-            rack,
-            supports_mv,
-            previous,
-            version,
-        } => {
-            let tag = (u128::from(*broker as u32) << 8) | u128::from(*incarnation);
-            let req = BrokerRegistrationRequest::default()
-                .with_broker_id(BrokerId(*broker))
-                .with_cluster_id(s(cluster_id))
-                .with_incarnation_id(Uuid::from_u128(0x1000_0000 | tag))
-                .with_listeners(vec![Listener::default()
-                    .with_name(s("PLAINTEXT"))
-                    .with_host(s("localhost"))
-                    .with_port(9000 + *broker as u16)
-                    .with_security_protocol(0)])
-                .with_features(vec![Feature::default()
-                    .with_name(s("metadata.version"))
-                    .with_min_supported_version(7)
-                    .with_max_supported_version(if *supports_mv { 27 } else { 21 })])
-                .with_rack(rack.map(|r| s(&format!("rack{r}"))))
-                .with_log_dirs(vec![Uuid::from_u128((tag << 64) | 7)])
-                .with_previous_broker_epoch(resolve(*broker, *previous));
-            (RequestBody::BrokerRegistration(req), *version)
-        }
-        Step::Heartbeat {
-            broker,
-            epoch,
-            caught_up,
-            want_fence,
-            want_shut_down,
-            version,
-        } => {
-            let req = BrokerHeartbeatRequest::default()
-                .with_broker_id(BrokerId(*broker))
-                .with_broker_epoch(resolve(*broker, *epoch))
-                // Offsets differ in meaning between the two logs; "caught up" is past any
-                // registration on either, "behind" before any.
-                .with_current_metadata_offset(if *caught_up { 1 << 40 } else { 0 })
-                .with_want_fence(*want_fence)
-                .with_want_shut_down(*want_shut_down);
-            (RequestBody::BrokerHeartbeat(req), *version)
-        }
-        Step::CreateTopics {
-            topics,
-            validate_only,
-            version,
-        } => {
-            let topics = topics
-                .iter()
-                .map(|t| {
-                    CreatableTopic::default()
-                        .with_name(TopicName(s(&t.name)))
-                        .with_num_partitions(t.partitions)
-                        .with_replication_factor(t.rf)
-                        .with_assignments(
-                            t.assignments
-                                .iter()
-                                .flatten()
-                                .enumerate()
-                                .map(|(i, rs)| {
-                                    CreatableReplicaAssignment::default()
-                                        .with_partition_index(i as i32)
-                                        .with_broker_ids(rs.iter().map(|b| BrokerId(*b)).collect())
-                                })
-                                .collect(),
-                        )
-                        .with_configs(
-                            t.configs
-                                .iter()
-                                .map(|(k, v)| {
-                                    CreatableTopicConfig::default()
-                                        .with_name(s(k))
-                                        .with_value(v.as_deref().map(s))
-                                })
-                                .collect(),
-                        )
-                })
-                .collect();
-            let req = CreateTopicsRequest::default()
-                .with_topics(topics)
-                .with_timeout_ms(30_000)
-                .with_validate_only(*validate_only && *version >= 1);
-            (RequestBody::CreateTopics(req), *version)
-        }
-        Step::DeleteTopics { topics, version } => {
-            let mut req = DeleteTopicsRequest::default().with_timeout_ms(30_000);
-            if *version >= 6 {
-                req.topics = topics
-                    .iter()
-                    .map(|t| {
-                        let (name, id) = match t {
-                            TopicRef::Name(n) => (Some(n.as_str()), Uuid::nil()),
-                            TopicRef::IdOf(n) => (None, id_of(n)),
-                            TopicRef::Both(n) => (Some(n.as_str()), id_of(n)),
-                            TopicRef::Neither => (None, Uuid::nil()),
-                        };
-                        DeleteTopicState::default()
-                            .with_name(name.map(|n| TopicName(s(n))))
-                            .with_topic_id(id)
-                    })
-                    .collect();
-            } else {
-                req.topic_names = topics
-                    .iter()
-                    .filter_map(|t| match t {
-                        TopicRef::Name(n) => Some(TopicName(s(n))),
-                        _ => None,
-                    })
-                    .collect();
-            }
-            (RequestBody::DeleteTopics(req), *version)
-        }
-        Step::CreatePartitions {
-            topics,
-            validate_only,
-            version,
-        } => {
-            let req = CreatePartitionsRequest::default()
-                .with_topics(
-                    topics
-                        .iter()
-                        .map(|t| {
-                            CreatePartitionsTopic::default()
-                                .with_name(TopicName(s(&t.name)))
-                                .with_count(t.count)
-                                .with_assignments(t.assignments.as_ref().map(|a| {
-                                    a.iter()
-                                        .map(|rs| {
-                                            CreatePartitionsAssignment::default().with_broker_ids(
-                                                rs.iter().map(|b| BrokerId(*b)).collect(),
-                                            )
-                                        })
-                                        .collect()
-                                }))
-                        })
-                        .collect(),
-                )
-                .with_timeout_ms(30_000)
-                .with_validate_only(*validate_only);
-            (RequestBody::CreatePartitions(req), *version)
-        }
-        Step::IncrementalAlterConfigs {
-            resources,
-            validate_only,
-            version,
-        } => {
-            let req = IncrementalAlterConfigsRequest::default()
-                .with_resources(
-                    resources
-                        .iter()
-                        .map(|r| {
-                            AlterConfigsResource::default()
-                                .with_resource_type(r.resource_type)
-                                .with_resource_name(s(&r.name))
-                                .with_configs(
-                                    r.configs
-                                        .iter()
-                                        .map(|(k, op, v)| {
-                                            AlterableConfig::default()
-                                                .with_name(s(k))
-                                                .with_config_operation(*op)
-                                                .with_value(v.as_deref().map(s))
-                                        })
-                                        .collect(),
-                                )
-                        })
-                        .collect(),
-                )
-                .with_validate_only(*validate_only);
-            (RequestBody::IncrementalAlterConfigs(req), *version)
-        }
-        Step::AllocateProducerIds { broker, epoch } => {
-            let req = AllocateProducerIdsRequest::default()
-                .with_broker_id(BrokerId(*broker))
-                .with_broker_epoch(resolve(*broker, *epoch));
-            (RequestBody::AllocateProducerIds(req), 0)
-        }
-        Step::Time(_) => return None,
-    })
-}
-
-/// The API key and the request's body bytes at `version`.
-pub fn encode(body: &RequestBody, version: i16) -> (i16, Vec<u8>) {
-    let mut buf = BytesMut::new();
-    body.encode(version, &mut buf).expect("encode");
-    (body.api_key() as i16, buf.to_vec())
 }

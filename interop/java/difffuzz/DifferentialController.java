@@ -278,6 +278,40 @@ public class DifferentialController {
                         .getErrorResponse(cause(e)).data();
                 }
             }
+            case UNREGISTER_BROKER: {
+                // ControllerApis.handleUnregisterBroker: the request's own error response.
+                var req = org.apache.kafka.common.requests.UnregisterBrokerRequest.parse(in, version);
+                try {
+                    await(controller.unregisterBroker(ctx, req.data().brokerId()));
+                    return new UnregisterBrokerResponseData();
+                } catch (Exception e) {
+                    return req.getErrorResponse(0, cause(e)).data();
+                }
+            }
+            case ELECT_LEADERS: {
+                var req = org.apache.kafka.common.requests.ElectLeadersRequest.parse(in, version);
+                try {
+                    return await(controller.electLeaders(ctx, req.data()));
+                } catch (Exception e) {
+                    return req.getErrorResponse(0, cause(e)).data();
+                }
+            }
+            case ALTER_PARTITION: {
+                var req = org.apache.kafka.common.requests.AlterPartitionRequest.parse(in, version);
+                try {
+                    return await(controller.alterPartition(ctx, req.data()));
+                } catch (Exception e) {
+                    return req.getErrorResponse(0, cause(e)).data();
+                }
+            }
+            case ALTER_CONFIGS: {
+                var req = org.apache.kafka.common.requests.AlterConfigsRequest.parse(in, version);
+                try {
+                    return legacyAlterConfigs(ctx, req.data());
+                } catch (Exception e) {
+                    return req.getErrorResponse(0, cause(e)).data();
+                }
+            }
             case INCREMENTAL_ALTER_CONFIGS:
                 return incrementalAlterConfigs(ctx, new IncrementalAlterConfigsRequestData(in, version));
             case ALLOCATE_PRODUCER_IDS: {
@@ -326,6 +360,38 @@ public class DifferentialController {
         }
         Map<ConfigResource, ApiError> results = await(controller.incrementalAlterConfigs(ctx, changes, request.validateOnly()));
         results.forEach((k, v) -> response.responses().add(new IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse()
+            .setErrorCode(v.error().code()).setErrorMessage(v.message())
+            .setResourceName(k.name()).setResourceType(k.type().id())));
+        return response;
+    }
+
+    /** ControllerApis.handleLegacyAlterConfigs without an authorizer: unknown resource types
+     *  and duplicates answered first, then the controller's results in its map's order. */
+    ApiMessage legacyAlterConfigs(ControllerRequestContext ctx, AlterConfigsRequestData request) throws Exception {
+        AlterConfigsResponseData response = new AlterConfigsResponseData();
+        Set<ConfigResource> duplicates = new HashSet<>();
+        Map<ConfigResource, Map<String, String>> changes = new HashMap<>();
+        for (AlterConfigsRequestData.AlterConfigsResource r : request.resources()) {
+            ConfigResource resource = new ConfigResource(ConfigResource.Type.forId(r.resourceType()), r.resourceName());
+            if (resource.type() == ConfigResource.Type.UNKNOWN) {
+                response.responses().add(new AlterConfigsResponseData.AlterConfigsResourceResponse()
+                    .setErrorCode(Errors.UNSUPPORTED_VERSION.code())
+                    .setErrorMessage("Unknown resource type " + r.resourceType() + ".")
+                    .setResourceName(r.resourceName()).setResourceType(r.resourceType()));
+            } else if (!duplicates.contains(resource)) {
+                Map<String, String> configs = new HashMap<>();
+                for (AlterConfigsRequestData.AlterableConfig c : r.configs()) configs.put(c.name(), c.value());
+                if (changes.put(resource, configs) != null) {
+                    duplicates.add(resource);
+                    changes.remove(resource);
+                    response.responses().add(new AlterConfigsResponseData.AlterConfigsResourceResponse()
+                        .setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Duplicate resource.")
+                        .setResourceName(r.resourceName()).setResourceType(r.resourceType()));
+                }
+            }
+        }
+        Map<ConfigResource, ApiError> results = await(controller.legacyAlterConfigs(ctx, changes, request.validateOnly()));
+        results.forEach((k, v) -> response.responses().add(new AlterConfigsResponseData.AlterConfigsResourceResponse()
             .setErrorCode(v.error().code()).setErrorMessage(v.message())
             .setResourceName(k.name()).setResourceType(k.type().id())));
         return response;

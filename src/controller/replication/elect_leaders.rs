@@ -26,7 +26,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::partition_change::{Election, PartitionChangeBuilder, NO_LEADER};
 use super::{effective_min_isr, partition_change};
-use crate::common::java::{java_string_hash, timeline_hash_order};
+use crate::common::java::{java_string_hash, timeline_hash_order, timeline_hash_order_put_after};
 use crate::controller::config::ControllerConfig;
 use crate::controller::errors::{self, ApiError};
 use crate::controller::features::elr_enabled;
@@ -318,9 +318,16 @@ fn topics_in_kafka_order(image: &MetadataImage) -> Vec<&TopicImage> {
 }
 
 /// A topic's partition ids as Kafka's `parts` (a `TimelineHashMap<Integer, _>` filled in
-/// index order, `Integer.hashCode` being the value) iterates them.
+/// index order, `Integer.hashCode` being the value) iterates them. A partition change
+/// replaces its entry, which grows a full table (`timeline_hash_order_put_after`): a partition
+/// epoch above 0 tells one happened. Whether it happened before partitions added later is not
+/// kept; it is taken as after.
 fn partitions_in_kafka_order(topic: &TopicImage) -> Vec<i32> {
     let mut ids: Vec<i32> = topic.partitions.keys().copied().collect();
-    timeline_hash_order(&mut ids, |id| *id);
+    if topic.partitions.values().any(|p| p.partition_epoch > 0) {
+        timeline_hash_order_put_after(&mut ids, |id| *id);
+    } else {
+        timeline_hash_order(&mut ids, |id| *id);
+    }
     ids
 }

@@ -647,6 +647,53 @@ fn dynamic_topic_configs_are_in_the_image_until_the_topic_goes() {
     );
 }
 
+/// The legacy AlterConfigs puts a resource's set in a `new HashMap<>()` too: its records come
+/// in that map's order (differential fuzz against 4.1.2).
+#[test]
+fn legacy_config_records_come_in_kafkas_hash_map_order() {
+    let mut ctx = ctx_with_topic();
+    let end = ctx.log.end();
+    let configs = [
+        "log.cleaner.threads",
+        "num.io.threads",
+        "no.such.broker.config",
+    ];
+    let req = AlterConfigsRequest::default().with_resources(vec![LegacyResource::default()
+        .with_resource_type(BROKER)
+        .with_resource_name(s(""))
+        .with_configs(
+            configs
+                .iter()
+                .map(|k| {
+                    LegacyConfig::default()
+                        .with_name(s(k))
+                        .with_value(Some(s("2")))
+                })
+                .collect(),
+        )]);
+    match ctx.call(RequestBody::AlterConfigs(req), 2) {
+        ResponseBody::AlterConfigs(r) => assert_eq!(r.responses[0].error_code, 0),
+        other => panic!("{other:?}"),
+    }
+    let names: Vec<String> = ctx
+        .log
+        .records_from(end)
+        .into_iter()
+        .filter_map(|r| match r {
+            crate::metadata::record::MetadataRecord::Config(c) => Some(c.name),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "num.io.threads",
+            "no.such.broker.config",
+            "log.cleaner.threads"
+        ]
+    );
+}
+
 /// Kafka's ControllerApis puts a resource's alterations in a `new HashMap<>()`, and
 /// ConfigurationControlManager writes (and checks) them in that map's order: by String hash
 /// bucket, not by name or request order (differential fuzz against 4.1.2).

@@ -481,3 +481,35 @@ fn an_unfenced_broker_does_not_lead_partitions_in_a_directory_it_no_longer_has()
     assert_eq!(written.len(), 1, "only the unfencing record: {written:?}");
     assert_eq!(ctx.partition("t", 0).leader, -1);
 }
+
+/// Kafka's `parts` map of a topic grows when a partition change replaces an entry of a full
+/// table (`BaseHashTable.baseAddOrReplace` checks the load first): after its partitions lost
+/// their leader, an election over every partition answers a topic's five partitions in the
+/// order 0,2,4,1,3, not 2,0,4,1,3 (differential fuzz against 4.1.2, seed 191 of base 1).
+#[test]
+fn an_election_over_every_partition_follows_kafkas_grown_partition_map() {
+    use kafka_protocol::messages::ElectLeadersRequest;
+    let mut ctx = Ctx::active(27);
+    ctx.register_unfenced(1, None);
+    assert_eq!(ctx.create_topic("gamma", 5, 1).topics[0].error_code, 0);
+    ctx.advance(10_000);
+    assert_eq!(
+        ctx.partition("gamma", 0).leader,
+        -1,
+        "fenced by session expiry"
+    );
+    let req = ElectLeadersRequest::default()
+        .with_election_type(1)
+        .with_topic_partitions(None)
+        .with_timeout_ms(60_000);
+    let r = match ctx.call(RequestBody::ElectLeaders(req), 2) {
+        ResponseBody::ElectLeaders(r) => r,
+        other => panic!("{other:?}"),
+    };
+    let order: Vec<i32> = r.replica_election_results[0]
+        .partition_result
+        .iter()
+        .map(|p| p.partition_id)
+        .collect();
+    assert_eq!(order, [0, 2, 4, 1, 3]);
+}
