@@ -160,6 +160,8 @@ public class DifferentialController {
 
     void close() throws Exception {
         if (controller != null) {
+            // Its ACL purgatory's reaper thread would outlive it (one per sequence).
+            apis.close();
             controller.beginShutdown();
             controller.close();
             logEnv.close();
