@@ -56,9 +56,11 @@
 //!   of the topic (CreatePartitions, after the partitions placed before it) is refused with
 //!   "All brokers are currently fenced or in controlled shutdown.". ferrokraft does the same,
 //!   but the two random choices differ and a refused placement writes nothing to hand to
-//!   Kafka's placer. A CreateTopics or CreatePartitions step whose answers or records differ
-//!   while either side gave that refusal ends its sequence as inconclusive (counted in the
-//!   `covered:` line), not as a divergence.
+//!   Kafka's placer (or, for CreatePartitions, only the partitions before the refused one,
+//!   which Kafka's placer, placing the topic's new partitions at once, cannot take). A
+//!   CreateTopics or CreatePartitions step whose answers or records differ, or whose hint
+//!   Kafka's placer cannot take, while either side gave that refusal ends its sequence as
+//!   inconclusive (counted in the `covered:` line), not as a divergence.
 //! - Nothing else: record versions, every record field and every response field are compared.
 
 use std::collections::BTreeMap;
