@@ -319,12 +319,19 @@ fn topics_in_kafka_order(image: &MetadataImage) -> Vec<&TopicImage> {
 
 /// A topic's partition ids as Kafka's `parts` (a `TimelineHashMap<Integer, _>` filled in
 /// index order, `Integer.hashCode` being the value) iterates them. A partition change
-/// replaces its entry, which grows a full table (`timeline_hash_order_put_after`): a partition
-/// epoch above 0 tells one happened. Whether it happened before partitions added later is not
-/// kept; it is taken as after.
+/// replaces its entry, which grows a full table (`timeline_hash_order_put_after`), but only
+/// one after the last partition was added matters (an earlier one grew the table to a size
+/// the later insertions reach anyway). The last partition having changed (partition epoch
+/// above 0) shows one; a change of only older partitions after it was added is not told apart
+/// from one before, and taken as before.
 fn partitions_in_kafka_order(topic: &TopicImage) -> Vec<i32> {
     let mut ids: Vec<i32> = topic.partitions.keys().copied().collect();
-    if topic.partitions.values().any(|p| p.partition_epoch > 0) {
+    let last_changed = topic
+        .partitions
+        .iter()
+        .next_back()
+        .is_some_and(|(_, p)| p.partition_epoch > 0);
+    if last_changed {
         timeline_hash_order_put_after(&mut ids, |id| *id);
     } else {
         timeline_hash_order(&mut ids, |id| *id);
