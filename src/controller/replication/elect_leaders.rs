@@ -321,17 +321,10 @@ fn topics_in_kafka_order(image: &MetadataImage) -> Vec<&TopicImage> {
 /// index order, `Integer.hashCode` being the value) iterates them. A partition change
 /// replaces its entry, which grows a full table (`timeline_hash_order_put_after`), but only
 /// one after the last partition was added matters (an earlier one grew the table to a size
-/// the later insertions reach anyway). The last partition having changed (partition epoch
-/// above 0) shows one; a change of only older partitions after it was added is not told apart
-/// from one before, and taken as before.
+/// the later insertions reach anyway): the image's replay history tells.
 fn partitions_in_kafka_order(topic: &TopicImage) -> Vec<i32> {
     let mut ids: Vec<i32> = topic.partitions.keys().copied().collect();
-    let last_changed = topic
-        .partitions
-        .iter()
-        .next_back()
-        .is_some_and(|(_, p)| p.partition_epoch > 0);
-    if last_changed {
+    if topic.history.changed_since_last_partition_added {
         timeline_hash_order_put_after(&mut ids, |id| *id);
     } else {
         timeline_hash_order(&mut ids, |id| *id);

@@ -556,3 +556,56 @@ fn partition_changes_before_partitions_were_added_do_not_grow_the_order() {
         .collect();
     assert_eq!(order, [2, 0, 1]);
 }
+
+/// A change of some older partitions after the last one was added grows the table as well:
+/// epsilon-0..4 on brokers 1-3, two of them fenced, then a preferred election over every
+/// partition answers in the grown order (differential fuzz against 4.1.2, seed 2431040618).
+#[test]
+fn a_change_of_older_partitions_after_the_last_was_added_grows_the_order() {
+    use kafka_protocol::messages::ElectLeadersRequest;
+    let mut ctx = Ctx::active(27);
+    for id in 1..=3 {
+        ctx.register_unfenced(id, None);
+    }
+    let assign = |rs: &[i32]| {
+        rs.iter()
+            .enumerate()
+            .map(|(i, b)| {
+                CreatableReplicaAssignment::default()
+                    .with_partition_index(i as i32)
+                    .with_broker_ids(vec![BrokerId(*b)])
+            })
+            .collect::<Vec<_>>()
+    };
+    let t = topic("epsilon", -1, -1).with_assignments(assign(&[1, 2, 1, 1, 3]));
+    assert_eq!(ctx.create_topics(vec![t], false).topics[0].error_code, 0);
+    // Brokers 1 and 2 go quiet; 3 keeps its session.
+    ctx.advance(5_000);
+    let e3 = ctx.image().brokers[&3].broker_epoch;
+    let end = ctx.log.end();
+    ctx.heartbeat(3, e3, end, false, false);
+    ctx.advance(5_000);
+    ctx.advance(20);
+    assert_eq!(ctx.partition("epsilon", 4).leader, 3);
+    assert_eq!(
+        ctx.partition("epsilon", 1).leader,
+        -1,
+        "{:?}",
+        ctx.partition("epsilon", 1)
+    );
+    let req = ElectLeadersRequest::default()
+        .with_election_type(0)
+        .with_topic_partitions(None)
+        .with_timeout_ms(60_000);
+    let r = match ctx.call(RequestBody::ElectLeaders(req), 2) {
+        ResponseBody::ElectLeaders(r) => r,
+        other => panic!("{other:?}"),
+    };
+    let order: Vec<i32> = r.replica_election_results[0]
+        .partition_result
+        .iter()
+        .map(|p| p.partition_id)
+        .collect();
+    // Kafka's grown table iterates 0,2,4,1,3; epsilon-4 needs no election.
+    assert_eq!(order, [0, 2, 1, 3]);
+}
