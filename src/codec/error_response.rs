@@ -123,9 +123,8 @@ pub fn error_response(body: &RequestBody, version: i16, error: &ApiError) -> Res
                 .with_error_message(message()),
         ),
         RequestBody::AllocateProducerIds(_) => ResponseBody::AllocateProducerIds(
-            AllocateProducerIdsResponse::default()
-                .with_error_code(error.code)
-                .with_producer_id_start(ProducerId(-1)),
+            // Only the error code: ProducerIdStart keeps the schema's default 0.
+            AllocateProducerIdsResponse::default().with_error_code(error.code),
         ),
         RequestBody::ControllerRegistration(_) => ResponseBody::ControllerRegistration(
             ControllerRegistrationResponse::default()

@@ -86,7 +86,19 @@ fn timeline_table_len(n: usize) -> usize {
 /// (a slot keeps insertion order, rehashes too, and the iterator pops each slot's list from
 /// its end). Removals are not modelled: a table that once held more entries is larger.
 pub fn timeline_hash_order<T>(items: &mut [T], hash: impl Fn(&T) -> i32) {
-    let len = timeline_table_len(items.len());
+    order_in_table(items, hash, timeline_table_len(items.len()));
+}
+
+/// [`timeline_hash_order`] for a map that was also `put` to (an entry replaced) after its
+/// last insertion: `BaseHashTable.baseAddOrReplace` checks the load for one more entry before
+/// it looks for the key, so a replacement in a full table doubles it as an insertion would
+/// (Kafka 4.1.2: partitions 0-4 of a topic iterate 2,0,4,1,3, and 0,2,4,1,3 once one of them
+/// changed).
+pub fn timeline_hash_order_put_after<T>(items: &mut [T], hash: impl Fn(&T) -> i32) {
+    order_in_table(items, hash, timeline_table_len(items.len() + 1));
+}
+
+fn order_in_table<T>(items: &mut [T], hash: impl Fn(&T) -> i32, len: usize) {
     // Reversed, then a stable sort: within a slot, the last inserted first.
     items.reverse();
     items.sort_by_key(|item| timeline_slot(hash(item), len));
@@ -285,6 +297,17 @@ mod tests {
             timeline_hash_order(&mut v, |i| *i);
             v
         };
+        let put_after = |n: i32| {
+            let mut v: Vec<i32> = (0..n).collect();
+            timeline_hash_order_put_after(&mut v, |i| *i);
+            v
+        };
+        // Printed by Kafka 4.1.2 after `put(0, ...)` on the filled map.
+        assert_eq!(put_after(1), [0]);
+        assert_eq!(put_after(3), [2, 0, 1]);
+        assert_eq!(put_after(5), [0, 2, 4, 1, 3]);
+        assert_eq!(put_after(6), [5, 0, 2, 4, 1, 3]);
+        assert_eq!(put_after(12), [0, 5, 10, 2, 7, 4, 9, 1, 6, 11, 3, 8]);
         assert_eq!(ids(1), [0]);
         assert_eq!(ids(3), [2, 0, 1]);
         assert_eq!(ids(5), [2, 0, 4, 1, 3]);

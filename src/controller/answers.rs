@@ -43,8 +43,9 @@ pub(super) fn not_controller_body(body: &ResponseBody, error: &ApiError) -> Resp
             r.with_error_code(error.code).with_error_message(message()),
         ),
         ResponseBody::AllocateProducerIds(r) => ResponseBody::AllocateProducerIds(
+            // Kafka's getErrorResponse sets only the error code (ProducerIdStart 0).
             r.with_error_code(error.code)
-                .with_producer_id_start(kafka_protocol::messages::ProducerId(-1))
+                .with_producer_id_start(kafka_protocol::messages::ProducerId(0))
                 .with_producer_id_len(0),
         ),
         ResponseBody::AlterPartition(r) => {

@@ -162,6 +162,21 @@ impl BrokerHeartbeatManager {
         self.sessions.insert(broker_id, BrokerSession::new(fenced));
     }
 
+    /// Kafka's `ClusterControlManager.replayRegistrationChange` (every BrokerRegistrationChange,
+    /// FenceBroker and UnfenceBroker record the active controller writes) calls
+    /// `BrokerHeartbeatManager.register(id, fenced)`: a session whose fencing the record left
+    /// unchanged restarts at metadata offset -1 (an unfencing heartbeat's `touch` came first,
+    /// so that is the usual case), one whose fencing changed keeps its offset, and a fenced
+    /// one leaves controlled shutdown (so a broker fenced by session expiry during its
+    /// controlled shutdown is usable for placement again, 4.1.2's bytecode).
+    pub fn replayed_registration_change(&mut self, broker_id: i32, fenced: bool) {
+        let offset = match self.sessions.get(&broker_id) {
+            Some(s) if s.fenced != fenced => s.metadata_offset,
+            _ => -1,
+        };
+        self.touch(broker_id, fenced, offset);
+    }
+
     /// The broker left the cluster.
     pub fn remove(&mut self, broker_id: i32) {
         self.sessions.remove(&broker_id);

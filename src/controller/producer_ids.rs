@@ -20,11 +20,9 @@ pub fn allocate(
     req: &AllocateProducerIdsRequest,
 ) -> ControllerResult<AllocateProducerIdsResponse> {
     let refused = |code: i16| {
+        // Kafka's getErrorResponse: only the error code is set (ProducerIdStart stays 0).
         ControllerResult::response_only(
-            AllocateProducerIdsResponse::default()
-                .with_error_code(code)
-                .with_producer_id_start(ProducerId(-1))
-                .with_producer_id_len(0),
+            AllocateProducerIdsResponse::default().with_error_code(code),
         )
     };
     if let Err(e) = image.check_broker_epoch(req.broker_id.0, req.broker_epoch) {

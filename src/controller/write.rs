@@ -205,6 +205,12 @@ impl ActiveController {
         super::active::track_registration(&mut self.registration_offsets, offset, &record);
         self.sharing.written(offset, &record);
         let name = record.name();
+        let registration_change = match &record {
+            MetadataRecord::BrokerRegistrationChange(r) => Some(r.broker_id),
+            MetadataRecord::FenceBroker(r) => Some(r.id),
+            MetadataRecord::UnfenceBroker(r) => Some(r.id),
+            _ => None,
+        };
         if let Err(e) = self.image.replay(record) {
             // The manager built this record from this image: its refusal is a bug.
             debug_assert!(
@@ -212,6 +218,14 @@ impl ActiveController {
                 "the active controller wrote a {name} its image refuses: {e}"
             );
             tracing::error!("the active controller wrote a {name} its image refuses: {e}");
+            return;
+        }
+        // Kafka's replay of a registration change re-registers the broker's session (see
+        // `BrokerHeartbeatManager::replayed_registration_change`).
+        if let Some(id) = registration_change {
+            if let Some(b) = self.image.brokers.get(&id) {
+                self.heartbeats.replayed_registration_change(id, b.fenced);
+            }
         }
     }
 

@@ -1,21 +1,8 @@
 //! Random well-formed request sequences from a seed (the project's seeded `Rng`, as the
-//! simulations use: the same seed is the same sequence on every machine), and the requests
-//! each step becomes on one side (broker epochs are that side's own answers).
+//! simulations use: the same seed is the same sequence on every machine); requests.rs turns
+//! each step into one side's request.
 
-use std::collections::BTreeMap;
-
-use bytes::BytesMut;
-use ferrokraft::codec::RequestBody;
 use ferrokraft::raft::Rng;
-use kafka_protocol::messages::broker_registration_request::{Feature, Listener};
-use kafka_protocol::messages::create_topics_request::{
-    CreatableReplicaAssignment, CreatableTopic, CreatableTopicConfig,
-};
-use kafka_protocol::messages::{
-    BrokerHeartbeatRequest, BrokerId, BrokerRegistrationRequest, CreateTopicsRequest, TopicName,
-};
-use kafka_protocol::protocol::{Encodable, StrBytes};
-use uuid::Uuid;
 
 /// Which broker epoch a heartbeat or re-registration carries.
 #[derive(Debug, Clone, Copy)]
@@ -62,13 +49,146 @@ pub enum Step {
         validate_only: bool,
         version: i16,
     },
+    /// Topics by name (v1-v5) or by name or id (v6).
+    DeleteTopics {
+        topics: Vec<TopicRef>,
+        version: i16,
+    },
+    CreatePartitions {
+        topics: Vec<NewPartitions>,
+        validate_only: bool,
+        version: i16,
+    },
+    IncrementalAlterConfigs {
+        resources: Vec<ResourceSpec>,
+        validate_only: bool,
+        version: i16,
+    },
+    AllocateProducerIds {
+        broker: i32,
+        epoch: EpochRef,
+    },
+    UnregisterBroker {
+        broker: i32,
+    },
+    /// Election type 0 preferred, 1 unclean; partitions None: every partition.
+    ElectLeaders {
+        election_type: i8,
+        partitions: Option<Vec<(String, Vec<i32>)>>,
+        version: i16,
+    },
+    /// An ISR change of partition `partition` of `topic`, sent by `sender`, with epochs off
+    /// the current ones by the deltas.
+    AlterPartition {
+        /// The k-th existing topic (by name, modulo their count), or None: an unknown one.
+        topic: Option<usize>,
+        /// The k-th partition of it (modulo), or None: one past the last.
+        partition: Option<usize>,
+        sender: Sender,
+        broker_epoch: EpochRef,
+        leader_epoch_delta: i32,
+        partition_epoch_delta: i32,
+        isr: IsrChange,
+        leader_recovery_state: i8,
+        version: i16,
+    },
+    /// The legacy AlterConfigs: each resource's (key, value) set replaces its stored one
+    /// (the operations of `resources` are not sent).
+    AlterConfigs {
+        resources: Vec<ResourceSpec>,
+        validate_only: bool,
+        version: i16,
+    },
     /// Mock time moves by this many milliseconds (session expiries).
     Time(u64),
+}
+
+/// Who sends an AlterPartition.
+#[derive(Debug, Clone, Copy)]
+pub enum Sender {
+    Leader,
+    /// The first replica that does not lead (else the leader).
+    Follower,
+    /// Broker `n`, whatever it holds.
+    Broker(i32),
+}
+
+/// The ISR an AlterPartition asks for, from the current one.
+#[derive(Debug, Clone, Copy)]
+pub enum IsrChange {
+    Same,
+    /// Without its last member that does not lead.
+    Shrink,
+    /// With the first replica it lacks.
+    Expand,
+    /// With broker 4 (maybe not a replica) or 7 (never registered).
+    AddBroker(i32),
+    LeaderOnly,
+    Empty,
+}
+
+/// How a DeleteTopics request names a topic.
+#[derive(Debug, Clone)]
+pub enum TopicRef {
+    Name(String),
+    /// The id this side gave the latest topic of that name (an id no topic has if none).
+    IdOf(String),
+    /// Name and id together (refused).
+    Both(String),
+    /// Neither name nor id (refused).
+    Neither,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewPartitions {
+    pub name: String,
+    pub count: i32,
+    /// Explicit replicas of each new partition.
+    pub assignments: Option<Vec<Vec<i32>>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ResourceSpec {
+    pub resource_type: i8,
+    pub name: String,
+    /// (key, operation: 0 SET, 1 DELETE, 2 APPEND, 3 SUBTRACT, value).
+    pub configs: Vec<(String, i8, Option<String>)>,
 }
 
 impl Step {
     pub fn is_request(&self) -> bool {
         !matches!(self, Step::Time(_))
+    }
+
+    /// The step's name, for the coverage tally.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Step::Register { .. } => "BrokerRegistration",
+            Step::Heartbeat { .. } => "BrokerHeartbeat",
+            Step::CreateTopics { .. } => "CreateTopics",
+            Step::DeleteTopics { .. } => "DeleteTopics",
+            Step::CreatePartitions { .. } => "CreatePartitions",
+            Step::IncrementalAlterConfigs { .. } => "IncrementalAlterConfigs",
+            Step::AllocateProducerIds { .. } => "AllocateProducerIds",
+            Step::UnregisterBroker { .. } => "UnregisterBroker",
+            Step::ElectLeaders { .. } => "ElectLeaders",
+            Step::AlterPartition { .. } => "AlterPartition",
+            Step::AlterConfigs { .. } => "AlterConfigs",
+            Step::Time(_) => "Time",
+        }
+    }
+
+    /// A step whose records may hold partition changes of a broker-level operation (fencing,
+    /// unfencing, controlled shutdown, unclean re-registration, unregistration), written in
+    /// the order of Kafka's per-broker topic-id map.
+    pub fn is_broker_level(&self) -> bool {
+        matches!(
+            self,
+            Step::Time(_)
+                | Step::Heartbeat { .. }
+                | Step::Register { .. }
+                | Step::UnregisterBroker { .. }
+        )
     }
 }
 
@@ -141,13 +261,223 @@ fn topic_spec(rng: &mut Rng) -> TopicSpec {
     }
 }
 
+/// A config alteration: key, operation, value.
+type Alteration = (&'static str, i8, Option<&'static str>);
+
+/// Topic config alterations: valid, invalid values, list operations on lists and on scalars,
+/// unknown keys, deletes.
+const TOPIC_ALTERATIONS: [Alteration; 12] = [
+    ("retention.ms", 0, Some("60000")),
+    ("retention.ms", 0, Some("soon")),
+    ("retention.ms", 2, Some("1")),
+    ("cleanup.policy", 2, Some("compact")),
+    ("cleanup.policy", 3, Some("delete")),
+    ("cleanup.policy", 0, Some("compact,delete")),
+    ("min.insync.replicas", 0, Some("2")),
+    ("min.insync.replicas", 1, None),
+    ("segment.bytes", 0, Some("1")),
+    ("no.such.config", 0, Some("1")),
+    ("compression.type", 0, None),
+    ("unclean.leader.election.enable", 0, Some("true")),
+];
+
+/// Broker (and cluster default) config alterations.
+const BROKER_ALTERATIONS: [Alteration; 9] = [
+    ("log.retention.ms", 0, Some("1000")),
+    ("log.retention.ms", 1, None),
+    ("min.insync.replicas", 0, Some("2")),
+    ("log.cleaner.threads", 0, Some("2")),
+    ("log.cleaner.threads", 0, Some("x")),
+    ("num.io.threads", 0, Some("4")),
+    ("broker.id", 0, Some("5")),
+    ("no.such.broker.config", 0, Some("1")),
+    ("unclean.leader.election.enable", 0, Some("true")),
+];
+
+fn resource_spec(rng: &mut Rng) -> ResourceSpec {
+    let (resource_type, name, table): (i8, String, &[Alteration]) = match rng.below(10) {
+        0..=4 => (
+            2,
+            match rng.below(12) {
+                0 => String::new(),
+                1 => "bad/name".to_string(),
+                _ => pick(rng, &TOPIC_NAMES).to_string(),
+            },
+            &TOPIC_ALTERATIONS,
+        ),
+        5..=8 => (
+            4,
+            pick(rng, &["", "", "1", "4", "7", "x"]).to_string(),
+            &BROKER_ALTERATIONS,
+        ),
+        _ => (pick(rng, &[0, 99]), "alpha".to_string(), &TOPIC_ALTERATIONS),
+    };
+    let configs = (0..pick(rng, &[0, 1, 1, 2, 3]))
+        .map(|_| {
+            let (k, op, v) = pick(rng, table);
+            (k.to_string(), op, v.map(str::to_string))
+        })
+        .collect();
+    ResourceSpec {
+        resource_type,
+        name,
+        configs,
+    }
+}
+
+fn new_partitions(rng: &mut Rng) -> NewPartitions {
+    let name = if chance(rng, 8) {
+        "nosuch".to_string()
+    } else {
+        pick(rng, &TOPIC_NAMES).to_string()
+    };
+    let count = pick(rng, &[-1, 0, 1, 2, 3, 4, 4, 5, 6, 8]);
+    let assignments = chance(rng, 15).then(|| {
+        let new = 1 + rng.below(3) as usize;
+        let rf = 1 + rng.below(3) as usize;
+        (0..new)
+            .map(|_| {
+                (0..rf)
+                    .map(|_| {
+                        if chance(rng, 5) {
+                            7
+                        } else {
+                            pick(rng, &BROKERS)
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    });
+    NewPartitions {
+        name,
+        count,
+        assignments,
+    }
+}
+
+fn topic_ref(rng: &mut Rng, by_id: bool) -> TopicRef {
+    let name = if chance(rng, 10) {
+        "nosuch".to_string()
+    } else {
+        pick(rng, &TOPIC_NAMES).to_string()
+    };
+    if !by_id {
+        return TopicRef::Name(name);
+    }
+    match rng.below(20) {
+        0 => TopicRef::Both(name),
+        1 => TopicRef::Neither,
+        2..=10 => TopicRef::IdOf(name),
+        _ => TopicRef::Name(name),
+    }
+}
+
+fn topic_name(rng: &mut Rng) -> String {
+    if chance(rng, 8) {
+        "nosuch".to_string()
+    } else {
+        pick(rng, &TOPIC_NAMES).to_string()
+    }
+}
+
+fn alter_partition(rng: &mut Rng) -> Step {
+    Step::AlterPartition {
+        topic: (!chance(rng, 5)).then(|| rng.below(6) as usize),
+        partition: (!chance(rng, 5)).then(|| rng.below(4) as usize),
+        sender: match rng.below(10) {
+            0..=6 => Sender::Leader,
+            7 | 8 => Sender::Follower,
+            _ => Sender::Broker(pick(rng, &[1, 4, 7])),
+        },
+        broker_epoch: match rng.below(12) {
+            0 => EpochRef::Stale,
+            _ => EpochRef::Current,
+        },
+        leader_epoch_delta: pick(rng, &[0, 0, 0, 0, 0, -1, 1]),
+        partition_epoch_delta: pick(rng, &[0, 0, 0, 0, 0, -1, 1]),
+        isr: match rng.below(12) {
+            0 => IsrChange::Same,
+            1..=4 => IsrChange::Shrink,
+            5..=8 => IsrChange::Expand,
+            9 => IsrChange::AddBroker(pick(rng, &[4, 7])),
+            10 => IsrChange::LeaderOnly,
+            _ => IsrChange::Empty,
+        },
+        leader_recovery_state: if chance(rng, 5) { 1 } else { 0 },
+        version: pick(rng, &[2, 3, 3]),
+    }
+}
+
+fn elect_leaders(rng: &mut Rng) -> Step {
+    let version = rng.below(3) as i16;
+    let partitions = (!chance(rng, 30)).then(|| {
+        (0..pick(rng, &[1, 1, 2]))
+            .map(|_| {
+                let ps = (0..pick(rng, &[1, 1, 2]))
+                    .map(|_| pick(rng, &[0, 0, 1, 2, 7]))
+                    .collect();
+                (topic_name(rng), ps)
+            })
+            .collect()
+    });
+    Step::ElectLeaders {
+        election_type: if version == 0 || chance(rng, 60) {
+            0
+        } else {
+            1
+        },
+        partitions,
+        version,
+    }
+}
+
 fn step(rng: &mut Rng) -> Step {
     let epoch = |rng: &mut Rng| match rng.below(10) {
         0 => EpochRef::Stale,
         1 => EpochRef::Unknown,
         _ => EpochRef::Current,
     };
-    match rng.below(100) {
+    match rng.below(165) {
+        130..=147 => alter_partition(rng),
+        148..=153 => elect_leaders(rng),
+        154..=157 => Step::UnregisterBroker {
+            broker: pick(rng, &BROKERS),
+        },
+        158..=164 => Step::AlterConfigs {
+            resources: (0..pick(rng, &[1, 1, 2]))
+                .map(|_| resource_spec(rng))
+                .collect(),
+            validate_only: chance(rng, 10),
+            version: rng.below(3) as i16,
+        },
+        100..=107 => {
+            let version = 1 + rng.below(6) as i16;
+            Step::DeleteTopics {
+                topics: (0..pick(rng, &[1, 1, 2, 3]))
+                    .map(|_| topic_ref(rng, version >= 6))
+                    .collect(),
+                version,
+            }
+        }
+        108..=115 => Step::CreatePartitions {
+            topics: (0..pick(rng, &[1, 1, 2, 3]))
+                .map(|_| new_partitions(rng))
+                .collect(),
+            validate_only: chance(rng, 10),
+            version: rng.below(4) as i16,
+        },
+        116..=125 => Step::IncrementalAlterConfigs {
+            resources: (0..pick(rng, &[1, 1, 2, 3]))
+                .map(|_| resource_spec(rng))
+                .collect(),
+            validate_only: chance(rng, 10),
+            version: rng.below(2) as i16,
+        },
+        126..=129 => Step::AllocateProducerIds {
+            broker: pick(rng, &BROKERS),
+            epoch: epoch(rng),
+        },
         0..=24 => Step::Register {
             broker: pick(rng, &BROKERS),
             incarnation: rng.below(3) as u8,
@@ -175,7 +505,9 @@ fn step(rng: &mut Rng) -> Step {
     }
 }
 
-/// The sequence of `seed`: 6 to 30 steps, opening with registrations.
+/// The sequence of `seed`: 6 to 30 steps, opening with registrations, mostly followed by
+/// their unfencing heartbeats and a few valid topics (so that the later steps meet unfenced
+/// brokers and existing topics, not only refusals).
 pub fn sequence(seed: u64) -> Vec<Step> {
     let mut rng = Rng::new(seed);
     let len = 6 + rng.below(25) as usize;
@@ -190,139 +522,36 @@ pub fn sequence(seed: u64) -> Vec<Step> {
             version: 4,
         })
         .collect();
+    if opening > 0 && chance(&mut rng, 75) {
+        for broker in &BROKERS[..opening] {
+            steps.push(Step::Heartbeat {
+                broker: *broker,
+                epoch: EpochRef::Current,
+                caught_up: true,
+                want_fence: false,
+                want_shut_down: false,
+                version: 1,
+            });
+        }
+        if chance(&mut rng, 80) {
+            let topics = (0..1 + rng.below(3))
+                .map(|_| TopicSpec {
+                    name: pick(&mut rng, &TOPIC_NAMES).to_string(),
+                    partitions: 1 + rng.below(3) as i32,
+                    rf: 1 + rng.below(opening.min(2) as u64) as i16,
+                    assignments: None,
+                    configs: Vec::new(),
+                })
+                .collect();
+            steps.push(Step::CreateTopics {
+                topics,
+                validate_only: false,
+                version: 7,
+            });
+        }
+    }
     while steps.len() < len {
         steps.push(step(&mut rng));
     }
     steps
-}
-
-fn s(v: &str) -> StrBytes {
-    StrBytes::from_string(v.to_string())
-}
-
-/// The request a step becomes on a side that gave the brokers `epochs`.
-pub fn request(
-    step: &Step,
-    cluster_id: &str,
-    epochs: &BTreeMap<i32, i64>,
-) -> Option<(RequestBody, i16)> {
-    let resolve = |broker: i32, r: EpochRef| {
-        let current = epochs.get(&broker).copied().unwrap_or(-1);
-        match r {
-            EpochRef::Current => current,
-            EpochRef::Stale => current - 1,
-            EpochRef::Unknown => -1,
-        }
-    };
-    Some(match step {
-        Step::Register {
-            broker,
-            incarnation,
-            rack,
-            supports_mv,
-            previous,
-            version,
-        } => {
-            let tag = (u128::from(*broker as u32) << 8) | u128::from(*incarnation);
-            let req = BrokerRegistrationRequest::default()
-                .with_broker_id(BrokerId(*broker))
-                .with_cluster_id(s(cluster_id))
-                .with_incarnation_id(Uuid::from_u128(0x1000_0000 | tag))
-                .with_listeners(vec![Listener::default()
-                    .with_name(s("PLAINTEXT"))
-                    .with_host(s("localhost"))
-                    .with_port(9000 + *broker as u16)
-                    .with_security_protocol(0)])
-                .with_features(vec![Feature::default()
-                    .with_name(s("metadata.version"))
-                    .with_min_supported_version(7)
-                    .with_max_supported_version(if *supports_mv { 27 } else { 21 })])
-                .with_rack(rack.map(|r| s(&format!("rack{r}"))))
-                .with_log_dirs(vec![Uuid::from_u128((tag << 64) | 7)])
-                .with_previous_broker_epoch(resolve(*broker, *previous));
-            (RequestBody::BrokerRegistration(req), *version)
-        }
-        Step::Heartbeat {
-            broker,
-            epoch,
-            caught_up,
-            want_fence,
-            want_shut_down,
-            version,
-        } => {
-            let req = BrokerHeartbeatRequest::default()
-                .with_broker_id(BrokerId(*broker))
-                .with_broker_epoch(resolve(*broker, *epoch))
-                // Offsets differ in meaning between the two logs; "caught up" is past any
-                // registration on either, "behind" before any.
-                .with_current_metadata_offset(if *caught_up { 1 << 40 } else { 0 })
-                .with_want_fence(*want_fence)
-                .with_want_shut_down(*want_shut_down);
-            (RequestBody::BrokerHeartbeat(req), *version)
-        }
-        Step::CreateTopics {
-            topics,
-            validate_only,
-            version,
-        } => {
-            let topics = topics
-                .iter()
-                .map(|t| {
-                    CreatableTopic::default()
-                        .with_name(TopicName(s(&t.name)))
-                        .with_num_partitions(t.partitions)
-                        .with_replication_factor(t.rf)
-                        .with_assignments(
-                            t.assignments
-                                .iter()
-                                .flatten()
-                                .enumerate()
-                                .map(|(i, rs)| {
-                                    CreatableReplicaAssignment::default()
-                                        .with_partition_index(i as i32)
-                                        .with_broker_ids(rs.iter().map(|b| BrokerId(*b)).collect())
-                                })
-                                .collect(),
-                        )
-                        .with_configs(
-                            t.configs
-                                .iter()
-                                .map(|(k, v)| {
-                                    CreatableTopicConfig::default()
-                                        .with_name(s(k))
-                                        .with_value(v.as_deref().map(s))
-                                })
-                                .collect(),
-                        )
-                })
-                .collect();
-            let req = CreateTopicsRequest::default()
-                .with_topics(topics)
-                .with_timeout_ms(30_000)
-                .with_validate_only(*validate_only && *version >= 1);
-            (RequestBody::CreateTopics(req), *version)
-        }
-        Step::Time(_) => return None,
-    })
-}
-
-/// The API key and the request's body bytes at `version`.
-pub fn encode(body: &RequestBody, version: i16) -> (i16, Vec<u8>) {
-    let mut buf = BytesMut::new();
-    let key = match body {
-        RequestBody::BrokerRegistration(r) => {
-            r.encode(&mut buf, version).expect("encode");
-            62
-        }
-        RequestBody::BrokerHeartbeat(r) => {
-            r.encode(&mut buf, version).expect("encode");
-            63
-        }
-        RequestBody::CreateTopics(r) => {
-            r.encode(&mut buf, version).expect("encode");
-            19
-        }
-        other => panic!("not generated: {other:?}"),
-    };
-    (key, buf.to_vec())
 }

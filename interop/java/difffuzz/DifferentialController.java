@@ -109,6 +109,9 @@ public class DifferentialController {
 
     LocalLogManagerTestEnv logEnv;
     QuorumController controller;
+    /** Kafka's own ControllerApis for the request-level steps it exposes (deleteTopics,
+     *  createPartitions); only its config and clock are used on those paths, no authorizer. */
+    kafka.server.ControllerApis apis;
     StepTime time;
     HintedPlacer placer;
     int seen;
@@ -147,6 +150,8 @@ public class DifferentialController {
         b.setStaticConfig(config.originals());
         b.setConfigurationValidator(new kafka.server.ControllerConfigurationValidator(config));
         controller = b.build();
+        apis = new kafka.server.ControllerApis(null, scala.Option.empty(), null, time, controller, null,
+            config, logEnv.clusterId(), null, null, null);
         for (int i = 0; i < 2000 && controller.curClaimEpoch() < 0; i++) Thread.sleep(5);
         if (controller.curClaimEpoch() < 0) throw new IllegalStateException("controller never claimed");
         quiesce();
@@ -155,6 +160,8 @@ public class DifferentialController {
 
     void close() throws Exception {
         if (controller != null) {
+            // Its ACL purgatory's reaper thread would outlive it (one per sequence).
+            apis.close();
             controller.beginShutdown();
             controller.close();
             logEnv.close();
@@ -250,9 +257,146 @@ public class DifferentialController {
             }
             case CREATE_TOPICS:
                 return createTopics(ctx, new CreateTopicsRequestData(in, version), version);
+            case DELETE_TOPICS: {
+                DeleteTopicsRequestData req = new DeleteTopicsRequestData(in, version);
+                scala.Function1<scala.collection.Iterable<String>, scala.collection.immutable.Set<String>> all = n -> n.<String>toSet();
+                try {
+                    List<DeleteTopicsResponseData.DeletableTopicResult> results =
+                        await(apis.deleteTopics(ctx, req, version, true, all, all));
+                    return new DeleteTopicsResponseData().setResponses(
+                        new DeleteTopicsResponseData.DeletableTopicResultCollection(results.iterator()));
+                } catch (Exception e) {
+                    return new org.apache.kafka.common.requests.DeleteTopicsRequest.Builder(req).build(version)
+                        .getErrorResponse(cause(e)).data();
+                }
+            }
+            case CREATE_PARTITIONS: {
+                CreatePartitionsRequestData req = new CreatePartitionsRequestData(in, version);
+                scala.Function1<scala.collection.Iterable<String>, scala.collection.immutable.Set<String>> all = n -> n.<String>toSet();
+                try {
+                    return new CreatePartitionsResponseData().setResults(await(apis.createPartitions(ctx, req, all)));
+                } catch (Exception e) {
+                    return new org.apache.kafka.common.requests.CreatePartitionsRequest.Builder(req).build(version)
+                        .getErrorResponse(cause(e)).data();
+                }
+            }
+            case UNREGISTER_BROKER: {
+                // ControllerApis.handleUnregisterBroker: the request's own error response.
+                var req = org.apache.kafka.common.requests.UnregisterBrokerRequest.parse(in, version);
+                try {
+                    await(controller.unregisterBroker(ctx, req.data().brokerId()));
+                    return new UnregisterBrokerResponseData();
+                } catch (Exception e) {
+                    return req.getErrorResponse(0, cause(e)).data();
+                }
+            }
+            case ELECT_LEADERS: {
+                var req = org.apache.kafka.common.requests.ElectLeadersRequest.parse(in, version);
+                try {
+                    return await(controller.electLeaders(ctx, req.data()));
+                } catch (Exception e) {
+                    return req.getErrorResponse(0, cause(e)).data();
+                }
+            }
+            case ALTER_PARTITION: {
+                var req = org.apache.kafka.common.requests.AlterPartitionRequest.parse(in, version);
+                try {
+                    return await(controller.alterPartition(ctx, req.data()));
+                } catch (Exception e) {
+                    return req.getErrorResponse(0, cause(e)).data();
+                }
+            }
+            case ALTER_CONFIGS: {
+                var req = org.apache.kafka.common.requests.AlterConfigsRequest.parse(in, version);
+                try {
+                    return legacyAlterConfigs(ctx, req.data());
+                } catch (Exception e) {
+                    return req.getErrorResponse(0, cause(e)).data();
+                }
+            }
+            case INCREMENTAL_ALTER_CONFIGS:
+                return incrementalAlterConfigs(ctx, new IncrementalAlterConfigsRequestData(in, version));
+            case ALLOCATE_PRODUCER_IDS: {
+                AllocateProducerIdsRequestData req = new AllocateProducerIdsRequestData(in, version);
+                try {
+                    return await(controller.allocateProducerIds(ctx, req));
+                } catch (Exception e) {
+                    return new AllocateProducerIdsResponseData().setErrorCode(Errors.forException(cause(e)).code());
+                }
+            }
             default:
                 throw new IllegalArgumentException("API not driven yet: " + api);
         }
+    }
+
+    /** ControllerApis.handleIncrementalAlterConfigs without an authorizer (every resource
+     *  authorized) and without BROKER_LOGGER resources (not generated): unknown resource
+     *  types and duplicates answered first, then the controller's results in its map's
+     *  order. */
+    ApiMessage incrementalAlterConfigs(ControllerRequestContext ctx, IncrementalAlterConfigsRequestData request) throws Exception {
+        IncrementalAlterConfigsResponseData response = new IncrementalAlterConfigsResponseData();
+        Set<ConfigResource> duplicates = new HashSet<>();
+        Map<ConfigResource, Map<String, Map.Entry<AlterConfigOp.OpType, String>>> changes = new HashMap<>();
+        for (IncrementalAlterConfigsRequestData.AlterConfigsResource r : request.resources()) {
+            ConfigResource resource = new ConfigResource(ConfigResource.Type.forId(r.resourceType()), r.resourceName());
+            if (resource.type() == ConfigResource.Type.BROKER_LOGGER) {
+                throw new IllegalArgumentException("BROKER_LOGGER is not driven");
+            } else if (resource.type() == ConfigResource.Type.UNKNOWN) {
+                response.responses().add(new IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse()
+                    .setErrorCode(Errors.UNSUPPORTED_VERSION.code())
+                    .setErrorMessage("Unknown resource type " + r.resourceType() + ".")
+                    .setResourceName(r.resourceName()).setResourceType(r.resourceType()));
+            } else if (!duplicates.contains(resource)) {
+                Map<String, Map.Entry<AlterConfigOp.OpType, String>> byName = new HashMap<>();
+                for (IncrementalAlterConfigsRequestData.AlterableConfig c : r.configs()) {
+                    byName.put(c.name(), new AbstractMap.SimpleEntry<>(AlterConfigOp.OpType.forId(c.configOperation()), c.value()));
+                }
+                if (changes.put(resource, byName) != null) {
+                    duplicates.add(resource);
+                    changes.remove(resource);
+                    response.responses().add(new IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse()
+                        .setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Duplicate resource.")
+                        .setResourceName(r.resourceName()).setResourceType(r.resourceType()));
+                }
+            }
+        }
+        Map<ConfigResource, ApiError> results = await(controller.incrementalAlterConfigs(ctx, changes, request.validateOnly()));
+        results.forEach((k, v) -> response.responses().add(new IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse()
+            .setErrorCode(v.error().code()).setErrorMessage(v.message())
+            .setResourceName(k.name()).setResourceType(k.type().id())));
+        return response;
+    }
+
+    /** ControllerApis.handleLegacyAlterConfigs without an authorizer: unknown resource types
+     *  and duplicates answered first, then the controller's results in its map's order. */
+    ApiMessage legacyAlterConfigs(ControllerRequestContext ctx, AlterConfigsRequestData request) throws Exception {
+        AlterConfigsResponseData response = new AlterConfigsResponseData();
+        Set<ConfigResource> duplicates = new HashSet<>();
+        Map<ConfigResource, Map<String, String>> changes = new HashMap<>();
+        for (AlterConfigsRequestData.AlterConfigsResource r : request.resources()) {
+            ConfigResource resource = new ConfigResource(ConfigResource.Type.forId(r.resourceType()), r.resourceName());
+            if (resource.type() == ConfigResource.Type.UNKNOWN) {
+                response.responses().add(new AlterConfigsResponseData.AlterConfigsResourceResponse()
+                    .setErrorCode(Errors.UNSUPPORTED_VERSION.code())
+                    .setErrorMessage("Unknown resource type " + r.resourceType() + ".")
+                    .setResourceName(r.resourceName()).setResourceType(r.resourceType()));
+            } else if (!duplicates.contains(resource)) {
+                Map<String, String> configs = new HashMap<>();
+                for (AlterConfigsRequestData.AlterableConfig c : r.configs()) configs.put(c.name(), c.value());
+                if (changes.put(resource, configs) != null) {
+                    duplicates.add(resource);
+                    changes.remove(resource);
+                    response.responses().add(new AlterConfigsResponseData.AlterConfigsResourceResponse()
+                        .setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Duplicate resource.")
+                        .setResourceName(r.resourceName()).setResourceType(r.resourceType()));
+                }
+            }
+        }
+        Map<ConfigResource, ApiError> results = await(controller.legacyAlterConfigs(ctx, changes, request.validateOnly()));
+        results.forEach((k, v) -> response.responses().add(new AlterConfigsResponseData.AlterConfigsResourceResponse()
+            .setErrorCode(v.error().code()).setErrorMessage(v.message())
+            .setResourceName(k.name()).setResourceType(k.type().id())));
+        return response;
     }
 
     /** ControllerApis.createTopics with every principal authorized (ANONYMOUS, no authorizer). */

@@ -129,6 +129,14 @@ const BROKER_SYNONYMS: &[(&str, &str, bool)] = &[
     ),
 ];
 
+/// The first broker synonym of a topic config (`BROKER_SYNONYMS`), if it has one.
+pub(crate) fn primary_broker_synonym(topic_key: &str) -> Option<&'static str> {
+    BROKER_SYNONYMS
+        .iter()
+        .find(|(t, _, _)| *t == topic_key)
+        .map(|(_, b, _)| *b)
+}
+
 /// CLIENT_METRICS keys: (name, default, type id).
 const CLIENT_METRICS_KEYS: &[(&str, &str, i8)] = &[
     ("interval.ms", "300000", 3),

@@ -36,6 +36,7 @@ use super::errors::{self, ApiError};
 use super::features::elr_enabled;
 use super::result::{ControllerResult, RecordOut};
 use crate::codec::versions::Release;
+use crate::common::java::{java_hash_map_order, Built};
 use crate::metadata::image::{ConfigResource, MetadataImage};
 use crate::metadata::record::MetadataRecord;
 use crate::metadata::records::{ClearElrRecord, ConfigRecord};
@@ -68,10 +69,13 @@ const MIN_INSYNC_REPLICAS: &str = "min.insync.replicas";
 
 /// One resource's requested change, keyed by config name (the last op of a name wins).
 enum Change {
-    /// IncrementalAlterConfigs: (op, value) per key.
-    Incremental(BTreeMap<String, (i8, Option<String>)>),
-    /// AlterConfigs: the whole new set (keys left out are deleted).
-    Legacy(BTreeMap<String, Option<String>>),
+    /// IncrementalAlterConfigs: (op, value) per key, in the iteration order of the
+    /// `HashMap` Kafka's ControllerApis puts them in (`new HashMap<>()`, one `put` per
+    /// config in request order), which is the order of its records and of its checks.
+    Incremental(Vec<(String, (i8, Option<String>))>),
+    /// AlterConfigs: the whole new set (keys left out are deleted), in the iteration order
+    /// of Kafka's `HashMap` of it, as for `Incremental`.
+    Legacy(Vec<(String, Option<String>)>),
 }
 
 /// The answer to one resource.
@@ -181,13 +185,16 @@ fn incremental_resources(req: &IncrementalAlterConfigsRequest) -> Vec<(i8, Strin
     req.resources
         .iter()
         .map(|r| {
-            let mut ops = BTreeMap::new();
+            // A name met again keeps its place in the map and takes the later op.
+            let mut ops: Vec<(String, (i8, Option<String>))> = Vec::new();
             for c in &r.configs {
-                ops.insert(
-                    c.name.to_string(),
-                    (c.config_operation, c.value.as_ref().map(|v| v.to_string())),
-                );
+                let op = (c.config_operation, c.value.as_ref().map(|v| v.to_string()));
+                match ops.iter_mut().find(|(k, _)| k.as_str() == c.name.as_str()) {
+                    Some(entry) => entry.1 = op,
+                    None => ops.push((c.name.to_string(), op)),
+                }
             }
+            java_hash_map_order(&mut ops, Built::Default, |(k, _)| k.as_str());
             (
                 r.resource_type,
                 r.resource_name.to_string(),
@@ -201,10 +208,15 @@ fn legacy_resources(req: &AlterConfigsRequest) -> Vec<(i8, String, Change)> {
     req.resources
         .iter()
         .map(|r| {
-            let mut set = BTreeMap::new();
+            let mut set: Vec<(String, Option<String>)> = Vec::new();
             for c in &r.configs {
-                set.insert(c.name.to_string(), c.value.as_ref().map(|v| v.to_string()));
+                let value = c.value.as_ref().map(|v| v.to_string());
+                match set.iter_mut().find(|(k, _)| k.as_str() == c.name.as_str()) {
+                    Some(entry) => entry.1 = value,
+                    None => set.push((c.name.to_string(), value)),
+                }
             }
+            java_hash_map_order(&mut set, Built::Default, |(k, _)| k.as_str());
             (
                 r.resource_type,
                 r.resource_name.to_string(),
@@ -448,7 +460,10 @@ fn alter_resource(
                 }
             }
             if let Some(stored) = stored {
-                for k in stored.keys().filter(|k| !set.contains_key(*k)) {
+                // Kafka walks the resource's stored TimelineHashMap, whose order depends on
+                // the keys' insertion and removal history, which the image does not keep: name
+                // order (the differential fuzz compares these deletions as a set).
+                for k in stored.keys().filter(|k| !set.iter().any(|(n, _)| n == *k)) {
                     implicit.push((k.clone(), None));
                 }
             }

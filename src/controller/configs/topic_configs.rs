@@ -3,6 +3,8 @@
 //! the effective configs CreateTopics answers with and DescribeConfigs of a topic. Every
 //! lookup names the release presented: a key newer than it is unknown, as on that release.
 
+use std::collections::BTreeMap;
+
 use crate::common::release::Release;
 use crate::metadata::image::{ConfigResource, MetadataImage};
 
@@ -481,20 +483,59 @@ pub mod source {
     pub const DYNAMIC_BROKER_CONFIG: i8 = 2;
     /// Set dynamically as the cluster default.
     pub const DYNAMIC_DEFAULT_BROKER_CONFIG: i8 = 3;
+    /// Set in this node's static configuration.
+    pub const STATIC_BROKER_CONFIG: i8 = 4;
     /// Kafka's default.
     pub const DEFAULT_CONFIG: i8 = 5;
+}
+
+/// The broker configs a topic config falls back to, in Kafka's order
+/// (`ServerTopicConfigSynonyms.ALL_TOPIC_CONFIG_SYNONYMS`), each with the factor its value is
+/// converted by (`ConfigSynonym.HOURS_TO_MILLISECONDS` / `MINUTES_TO_MILLISECONDS`; 1 keeps
+/// the value as it is).
+fn broker_synonyms(topic_key: &str) -> Vec<(&'static str, i64)> {
+    const HOUR: i64 = 3_600_000;
+    match topic_key {
+        "retention.ms" => vec![
+            ("log.retention.ms", 1),
+            ("log.retention.minutes", 60_000),
+            ("log.retention.hours", HOUR),
+        ],
+        "segment.ms" => vec![("log.roll.ms", 1), ("log.roll.hours", HOUR)],
+        "segment.jitter.ms" => vec![("log.roll.jitter.ms", 1), ("log.roll.jitter.hours", HOUR)],
+        "flush.ms" => vec![
+            ("log.flush.interval.ms", 1),
+            ("log.flush.scheduler.interval.ms", 1),
+        ],
+        _ => super::describe::primary_broker_synonym(topic_key)
+            .map(|b| vec![(b, 1)])
+            .unwrap_or_default(),
+    }
+}
+
+/// A synonym's value converted to the topic config's unit: Kafka's `valueToInt` reads a
+/// trimmed int (blank or unparsable: 0) before it multiplies.
+fn converted(value: &str, factor: i64) -> String {
+    if factor == 1 {
+        return value.to_string();
+    }
+    let n: i64 = value.trim().parse::<i32>().map_or(0, i64::from);
+    (n * factor).to_string()
 }
 
 /// `BROKER` resource type id.
 const BROKER_RESOURCE: i8 = 4;
 
 /// The effective value and source of every topic config for a topic created with `set`
-/// (Kafka's `computeEffectiveTopicConfigs`): the topic's own value, else this node's or the
-/// cluster's dynamic value of the same key, else the default; sorted by name.
+/// (Kafka's `KafkaConfigSchema.resolveEffectiveTopicConfig`): the topic's own value, else the
+/// first of its broker synonyms ([`broker_synonyms`]) set dynamically for this node, else
+/// for the cluster, else in this node's static configuration (converted to the topic's unit),
+/// else the default; sorted by name.
 pub fn effective_topic_configs(
     image: &MetadataImage,
     release: Release,
     node_id: i32,
+    static_config: &BTreeMap<String, String>,
     set: &[(String, String)],
 ) -> Vec<(&'static str, String, i8)> {
     let dynamic = |name: &str| {
@@ -509,14 +550,22 @@ pub fn effective_topic_configs(
         .filter(|d| d.name != "internal.segment.bytes")
         .map(|d| {
             if let Some((_, v)) = set.iter().rev().find(|(k, _)| k == d.name) {
-                (d.name, v.clone(), source::TOPIC_CONFIG)
-            } else if let Some(v) = node.and_then(|c| c.get(d.name)) {
-                (d.name, v.clone(), source::DYNAMIC_BROKER_CONFIG)
-            } else if let Some(v) = cluster.and_then(|c| c.get(d.name)) {
-                (d.name, v.clone(), source::DYNAMIC_DEFAULT_BROKER_CONFIG)
-            } else {
-                (d.name, d.default.to_string(), source::DEFAULT_CONFIG)
+                return (d.name, v.clone(), source::TOPIC_CONFIG);
             }
+            let synonyms = broker_synonyms(d.name);
+            let levels = [
+                (node, source::DYNAMIC_BROKER_CONFIG),
+                (cluster, source::DYNAMIC_DEFAULT_BROKER_CONFIG),
+                (Some(static_config), source::STATIC_BROKER_CONFIG),
+            ];
+            for (configs, src) in levels {
+                for (name, factor) in &synonyms {
+                    if let Some(v) = configs.and_then(|c| c.get(*name)) {
+                        return (d.name, converted(v, *factor), src);
+                    }
+                }
+            }
+            (d.name, d.default.to_string(), source::DEFAULT_CONFIG)
         })
         .collect()
 }

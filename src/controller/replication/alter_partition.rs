@@ -139,7 +139,7 @@ pub fn alter_partition(
                 partitions.push(error_partition(p.partition_index, code));
                 continue;
             }
-            let acceptable = |r: i32| image.is_active_broker(r);
+            let acceptable = super::leader_acceptor(image, current, |r| image.is_active_broker(r));
             let election = if unclean_election_enabled(image, cfg, &topic.name) {
                 Election::Unclean
             } else {

@@ -308,17 +308,23 @@ fn create_topic(
         ));
     }
     let replication_factor = assignments.first().map_or(0, |(r, _)| r.len() as i16);
-    let effective = effective_topic_configs(image, cfg.release, cfg.node_id, &configs)
-        .into_iter()
-        .map(|(name, value, source)| {
-            CreatableTopicConfigs::default()
-                .with_name(StrBytes::from_static_str(name))
-                .with_value(Some(StrBytes::from_string(value)))
-                .with_read_only(false)
-                .with_config_source(source)
-                .with_is_sensitive(false)
-        })
-        .collect();
+    let effective = effective_topic_configs(
+        image,
+        cfg.release,
+        cfg.node_id,
+        cfg.static_properties.map(),
+        &configs,
+    )
+    .into_iter()
+    .map(|(name, value, source)| {
+        CreatableTopicConfigs::default()
+            .with_name(StrBytes::from_static_str(name))
+            .with_value(Some(StrBytes::from_string(value)))
+            .with_read_only(false)
+            .with_config_source(source)
+            .with_is_sensitive(false)
+    })
+    .collect();
     // Kafka's schema defaults ErrorMessage to null; the generated default here is "".
     let result = CreatableTopicResult::default()
         .with_error_message(None)

@@ -26,7 +26,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::partition_change::{Election, PartitionChangeBuilder, NO_LEADER};
 use super::{effective_min_isr, partition_change};
-use crate::common::java::{java_string_hash, timeline_hash_order};
+use crate::common::java::{java_string_hash, timeline_hash_order, timeline_hash_order_put_after};
 use crate::controller::config::ControllerConfig;
 use crate::controller::errors::{self, ApiError};
 use crate::controller::features::elr_enabled;
@@ -199,7 +199,7 @@ fn preferred_or_unclean_change(
     p: &PartitionRegistration,
     election: Election,
 ) -> Option<RecordOut> {
-    let acceptable = |r: i32| image.is_active_broker(r);
+    let acceptable = super::leader_acceptor(image, p, |r| image.is_active_broker(r));
     PartitionChangeBuilder::new(p, topic.id, partition_id, &acceptable)
         .election(election)
         .eligible_leader_replicas(
@@ -318,9 +318,16 @@ fn topics_in_kafka_order(image: &MetadataImage) -> Vec<&TopicImage> {
 }
 
 /// A topic's partition ids as Kafka's `parts` (a `TimelineHashMap<Integer, _>` filled in
-/// index order, `Integer.hashCode` being the value) iterates them.
+/// index order, `Integer.hashCode` being the value) iterates them. A partition change
+/// replaces its entry, which grows a full table (`timeline_hash_order_put_after`), but only
+/// one after the last partition was added matters (an earlier one grew the table to a size
+/// the later insertions reach anyway): the image's replay history tells.
 fn partitions_in_kafka_order(topic: &TopicImage) -> Vec<i32> {
     let mut ids: Vec<i32> = topic.partitions.keys().copied().collect();
-    timeline_hash_order(&mut ids, |id| *id);
+    if topic.history.changed_since_last_partition_added {
+        timeline_hash_order_put_after(&mut ids, |id| *id);
+    } else {
+        timeline_hash_order(&mut ids, |id| *id);
+    }
     ids
 }

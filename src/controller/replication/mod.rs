@@ -285,7 +285,8 @@ fn leader_and_isr_updates(
             } else {
                 vec![unclean]
             };
-            let record = PartitionChangeBuilder::new(p, topic.id, *id, &acceptable)
+            let accept = leader_acceptor(image, p, &acceptable);
+            let record = PartitionChangeBuilder::new(p, topic.id, *id, &accept)
                 .election(election)
                 .eligible_leader_replicas(elr, min_isr)
                 .unclean_shutdown_replicas(unclean_replicas)
@@ -298,6 +299,29 @@ fn leader_and_isr_updates(
         }
     }
     out
+}
+
+/// Kafka's `LeaderAcceptor`, which every PartitionChangeBuilder of 4.1.2's
+/// ReplicationControlManager is given: a replica may lead when `acceptable` says so and the
+/// directory the partition places it in is online on its broker (a broker that re-registered
+/// with other directories leads none of the partitions assigned to its old ones). A replica
+/// the partition does not hold (Kafka's `directory` would throw) counts as unassigned.
+pub(crate) fn leader_acceptor<'a>(
+    image: &'a MetadataImage,
+    partition: &'a PartitionRegistration,
+    acceptable: impl Fn(i32) -> bool + 'a,
+) -> impl Fn(i32) -> bool + 'a {
+    move |r| {
+        acceptable(r) && {
+            let dir = partition
+                .replicas
+                .iter()
+                .position(|x| *x == r)
+                .and_then(|i| partition.directories.get(i).copied())
+                .unwrap_or(uuid::Uuid::from_u64_pair(0, 1));
+            image.has_online_dir(r, dir)
+        }
+    }
 }
 
 fn partition_change(r: PartitionChangeRecord, version: u16) -> RecordOut {

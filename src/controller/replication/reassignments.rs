@@ -123,8 +123,8 @@ fn alter_partition_reassignment(
         .partitions
         .get(&partition_id)
         .ok_or_else(|| unknown(format!("Unable to find partition {topic}:{partition_id}.")))?;
-    // The leader may move to any active replica.
-    let acceptable = |r: i32| image.is_active_broker(r);
+    // The leader may move to any active replica whose directory is online.
+    let acceptable = super::leader_acceptor(image, part, |r| image.is_active_broker(r));
     let record = match &target.replicas {
         None => {
             if !is_reassigning(part) {

@@ -646,3 +646,150 @@ fn dynamic_topic_configs_are_in_the_image_until_the_topic_goes() {
         None
     );
 }
+
+/// The legacy AlterConfigs puts a resource's set in a `new HashMap<>()` too: its records come
+/// in that map's order (differential fuzz against 4.1.2).
+#[test]
+fn legacy_config_records_come_in_kafkas_hash_map_order() {
+    let mut ctx = ctx_with_topic();
+    let end = ctx.log.end();
+    let configs = [
+        "log.cleaner.threads",
+        "num.io.threads",
+        "no.such.broker.config",
+    ];
+    let req = AlterConfigsRequest::default().with_resources(vec![LegacyResource::default()
+        .with_resource_type(BROKER)
+        .with_resource_name(s(""))
+        .with_configs(
+            configs
+                .iter()
+                .map(|k| {
+                    LegacyConfig::default()
+                        .with_name(s(k))
+                        .with_value(Some(s("2")))
+                })
+                .collect(),
+        )]);
+    match ctx.call(RequestBody::AlterConfigs(req), 2) {
+        ResponseBody::AlterConfigs(r) => assert_eq!(r.responses[0].error_code, 0),
+        other => panic!("{other:?}"),
+    }
+    let names: Vec<String> = ctx
+        .log
+        .records_from(end)
+        .into_iter()
+        .filter_map(|r| match r {
+            crate::metadata::record::MetadataRecord::Config(c) => Some(c.name),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "num.io.threads",
+            "no.such.broker.config",
+            "log.cleaner.threads"
+        ]
+    );
+}
+
+/// Kafka's ControllerApis puts a resource's alterations in a `new HashMap<>()`, and
+/// ConfigurationControlManager writes (and checks) them in that map's order: by String hash
+/// bucket, not by name or request order (differential fuzz against 4.1.2).
+#[test]
+fn config_records_of_one_resource_come_in_kafkas_hash_map_order() {
+    let mut ctx = ctx_with_topic();
+    let end = ctx.log.end();
+    let r = alter(
+        &mut ctx,
+        vec![res(
+            BROKER,
+            "",
+            &[
+                ("log.cleaner.threads", SET, Some("2")),
+                ("num.io.threads", SET, Some("4")),
+                ("no.such.broker.config", SET, Some("1")),
+                ("log.cleaner.threads", SET, Some("3")),
+            ],
+        )],
+        false,
+    );
+    assert_eq!(results(&r), vec![ok(BROKER, "")]);
+    let names: Vec<(String, Option<String>)> = ctx
+        .log
+        .records_from(end)
+        .into_iter()
+        .filter_map(|r| match r {
+            crate::metadata::record::MetadataRecord::Config(c) => Some((c.name, c.value)),
+            _ => None,
+        })
+        .collect();
+    let expected = [
+        ("num.io.threads", "4"),
+        ("no.such.broker.config", "1"),
+        ("log.cleaner.threads", "3"),
+    ];
+    assert_eq!(
+        names,
+        expected
+            .iter()
+            .map(|(k, v)| (k.to_string(), Some(v.to_string())))
+            .collect::<Vec<_>>()
+    );
+}
+
+/// The configs a CreateTopics answer lists fall back, as Kafka's
+/// `KafkaConfigSchema.resolveEffectiveTopicConfig` does, to the topic config's broker
+/// synonyms (`log.retention.ms`, then `log.retention.minutes` and `log.retention.hours` in
+/// milliseconds, ...) set for this node, then for the cluster, then in the static
+/// configuration (differential fuzz against 4.1.2: a cluster `log.retention.ms` showed as the
+/// default `retention.ms`).
+#[test]
+fn created_topic_configs_come_from_broker_synonyms() {
+    let mut cfg = crate::controller::ControllerConfig::new(1, super::context::CLUSTER_ID);
+    cfg.rng_seed = 42;
+    cfg.static_properties = crate::common::static_properties::StaticProperties::new(
+        [("log.roll.hours".to_string(), " 2 ".to_string())].into(),
+    );
+    let mut ctx = Ctx::with_config(cfg, 27);
+    ctx.register_unfenced(1, None);
+    let r = alter(
+        &mut ctx,
+        vec![res(
+            BROKER,
+            "",
+            &[
+                ("log.retention.hours", SET, Some("3")),
+                ("log.cleanup.policy", SET, Some("compact")),
+            ],
+        )],
+        false,
+    );
+    assert_eq!(results(&r), vec![ok(BROKER, "")]);
+    let r = alter(
+        &mut ctx,
+        vec![res(
+            BROKER,
+            "1",
+            &[("log.retention.minutes", SET, Some("x"))],
+        )],
+        false,
+    );
+    assert_eq!(results(&r), vec![ok(BROKER, "1")]);
+    let created = ctx.create_topic("t", 1, 1);
+    let configs = created.topics[0].configs.clone().unwrap_or_default();
+    let of = |name: &str| {
+        configs.iter().find(|c| c.name.as_str() == name).map(|c| {
+            (
+                c.value.as_deref().unwrap_or("").to_string(),
+                c.config_source,
+            )
+        })
+    };
+    // This node's unparsable minutes (0) come before the cluster's hours.
+    assert_eq!(of("retention.ms"), Some(("0".to_string(), 2)));
+    assert_eq!(of("cleanup.policy"), Some(("compact".to_string(), 3)));
+    assert_eq!(of("segment.ms"), Some(("7200000".to_string(), 4)));
+    assert_eq!(of("segment.bytes"), Some(("1073741824".to_string(), 5)));
+}

@@ -50,3 +50,17 @@ fn test_unknown_broker_epoch() {
     );
     assert_eq!(ctx.image().next_producer_id, -1, "nothing handed out");
 }
+
+/// A refusal is Kafka's `AllocateProducerIdsRequest.getErrorResponse`: a fresh response data
+/// with only the error code set, so ProducerIdStart is the schema's default 0, not -1
+/// (differential fuzz against 4.1.2).
+#[test]
+fn a_refused_allocation_answers_producer_id_start_0() {
+    let mut ctx = Ctx::active(27);
+    let epoch = ctx.register_unfenced(1, None);
+    let r = allocate(&mut ctx, 1, epoch + 1);
+    assert_eq!(
+        (r.error_code, r.producer_id_start.0, r.producer_id_len),
+        (errors::STALE_BROKER_EPOCH, 0, 0)
+    );
+}

@@ -402,3 +402,210 @@ fn a_broker_fenced_after_its_controlled_shutdown_is_usable_for_placement() {
     );
     assert!(!p.isr.contains(&0) && p.leader != 0, "{p:?}");
 }
+
+/// Kafka replays every BrokerRegistrationChangeRecord into its heartbeat manager
+/// (`replayRegistrationChange` calls `BrokerHeartbeatManager.register`, whose `touch` with
+/// fenced=true drops the controlled-shutdown offset): a broker fenced by session expiry in
+/// the middle of its controlled shutdown is usable for placement again (differential fuzz
+/// D8, seed 52).
+#[test]
+fn a_broker_fenced_by_session_expiry_during_its_controlled_shutdown_is_usable_for_placement() {
+    let mut ctx = Ctx::active(27);
+    let e0 = ctx.register_unfenced(0, None);
+    let e1 = ctx.register_unfenced(1, None);
+    let led_by_1 = topic("t", -1, -1).with_assignments(vec![CreatableReplicaAssignment::default()
+        .with_partition_index(0)
+        .with_broker_ids(vec![BrokerId(1), BrokerId(0)])]);
+    assert_eq!(
+        ctx.create_topics(vec![led_by_1], false).topics[0].error_code,
+        0
+    );
+    let end = ctx.log.end();
+    let hb = ctx.heartbeat(1, e1, end, false, true);
+    assert!(
+        !hb.should_shut_down && !hb.is_fenced,
+        "in controlled shutdown: {hb:?}"
+    );
+    ctx.advance(5_000);
+    let end = ctx.log.end();
+    ctx.heartbeat(0, e0, end, false, false);
+    ctx.advance(5_000);
+    let broker1 = &ctx.image().brokers[&1];
+    assert!(broker1.fenced, "fenced by session expiry");
+    let r = ctx.create_topic("u", 1, 2);
+    assert_eq!(
+        (
+            r.topics[0].error_code,
+            r.topics[0].error_message.as_deref().map(|m| m.to_string())
+        ),
+        (0, None),
+        "the fencing record's replay ended broker 1's controlled shutdown in its session"
+    );
+    let p = ctx.partition("u", 0);
+    assert!(p.replicas.contains(&1) && p.leader == 0, "{p:?}");
+}
+
+/// Kafka 4.1.2's `LeaderAcceptor` (given to every PartitionChangeBuilder) accepts a leader
+/// only if the partition's directory for it is online on its broker
+/// (`ClusterControlManager.hasOnlineDir`): a broker that re-registered with other log
+/// directories does not lead, once unfenced, the leaderless partitions placed in its old one
+/// (differential fuzz D7, seed 46).
+#[test]
+fn an_unfenced_broker_does_not_lead_partitions_in_a_directory_it_no_longer_has() {
+    let mut ctx = Ctx::active(27);
+    ctx.register_unfenced(0, None);
+    let e1 = ctx.register_unfenced(1, None);
+    let on_1 = topic("t", -1, -1).with_assignments(vec![CreatableReplicaAssignment::default()
+        .with_partition_index(0)
+        .with_broker_ids(vec![BrokerId(1)])]);
+    assert_eq!(ctx.create_topics(vec![on_1], false).topics[0].error_code, 0);
+    let old_dir = ctx.partition("t", 0).directories[0];
+    // Broker 1 comes back as another incarnation with another directory, after a clean
+    // shutdown: it is fenced, the partition loses its leader and keeps broker 1 in its ISR.
+    ctx.advance(10_000);
+    let new_dir = uuid::Uuid::from_u128(0x77 << 64 | 9);
+    let again = super::context::registration(1, None)
+        .with_incarnation_id(uuid::Uuid::from_u128(5_001))
+        .with_log_dirs(vec![new_dir])
+        .with_previous_broker_epoch(e1);
+    let r = ctx.register(again);
+    assert_eq!(r.error_code, 0, "{r:?}");
+    let p = ctx.partition("t", 0);
+    assert_eq!((p.leader, p.isr.clone()), (-1, vec![1]), "{p:?}");
+    assert_eq!(p.directories, vec![old_dir]);
+    let end = ctx.log.end();
+    let before = ctx.log.end();
+    let hb = ctx.heartbeat(1, r.broker_epoch, end, false, false);
+    assert!(!hb.is_fenced, "unfenced: {hb:?}");
+    let written = ctx.log.records_from(before);
+    assert_eq!(written.len(), 1, "only the unfencing record: {written:?}");
+    assert_eq!(ctx.partition("t", 0).leader, -1);
+}
+
+/// Kafka's `parts` map of a topic grows when a partition change replaces an entry of a full
+/// table (`BaseHashTable.baseAddOrReplace` checks the load first): after its partitions lost
+/// their leader, an election over every partition answers a topic's five partitions in the
+/// order 0,2,4,1,3, not 2,0,4,1,3 (differential fuzz against 4.1.2, seed 191 of base 1).
+#[test]
+fn an_election_over_every_partition_follows_kafkas_grown_partition_map() {
+    use kafka_protocol::messages::ElectLeadersRequest;
+    let mut ctx = Ctx::active(27);
+    ctx.register_unfenced(1, None);
+    assert_eq!(ctx.create_topic("gamma", 5, 1).topics[0].error_code, 0);
+    ctx.advance(10_000);
+    assert_eq!(
+        ctx.partition("gamma", 0).leader,
+        -1,
+        "fenced by session expiry"
+    );
+    let req = ElectLeadersRequest::default()
+        .with_election_type(1)
+        .with_topic_partitions(None)
+        .with_timeout_ms(60_000);
+    let r = match ctx.call(RequestBody::ElectLeaders(req), 2) {
+        ResponseBody::ElectLeaders(r) => r,
+        other => panic!("{other:?}"),
+    };
+    let order: Vec<i32> = r.replica_election_results[0]
+        .partition_result
+        .iter()
+        .map(|p| p.partition_id)
+        .collect();
+    assert_eq!(order, [0, 2, 4, 1, 3]);
+}
+
+/// The partition changes that came before partitions were added do not grow Kafka's `parts`
+/// table beyond what the later insertions need: after gamma-0..2 lost their leader and
+/// gamma-3..4 were added, an election over every partition answers 2,0,1 (differential fuzz
+/// against 4.1.2, seed 2431069434).
+#[test]
+fn partition_changes_before_partitions_were_added_do_not_grow_the_order() {
+    use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
+    use kafka_protocol::messages::{CreatePartitionsRequest, ElectLeadersRequest, TopicName};
+    let mut ctx = Ctx::active(27);
+    ctx.register_unfenced(1, None);
+    assert_eq!(ctx.create_topic("gamma", 3, 1).topics[0].error_code, 0);
+    ctx.advance(10_000);
+    assert_eq!(
+        ctx.partition("gamma", 0).leader,
+        -1,
+        "fenced by session expiry"
+    );
+    ctx.register_unfenced(2, None);
+    let add =
+        CreatePartitionsRequest::default().with_topics(vec![CreatePartitionsTopic::default()
+            .with_name(TopicName("gamma".to_string().into()))
+            .with_count(5)
+            .with_assignments(None)]);
+    match ctx.call(RequestBody::CreatePartitions(add), 3) {
+        ResponseBody::CreatePartitions(r) => assert_eq!(r.results[0].error_code, 0, "{r:?}"),
+        other => panic!("{other:?}"),
+    }
+    let req = ElectLeadersRequest::default()
+        .with_election_type(0)
+        .with_topic_partitions(None)
+        .with_timeout_ms(60_000);
+    let r = match ctx.call(RequestBody::ElectLeaders(req), 2) {
+        ResponseBody::ElectLeaders(r) => r,
+        other => panic!("{other:?}"),
+    };
+    let order: Vec<i32> = r.replica_election_results[0]
+        .partition_result
+        .iter()
+        .map(|p| p.partition_id)
+        .collect();
+    assert_eq!(order, [2, 0, 1]);
+}
+
+/// A change of some older partitions after the last one was added grows the table as well:
+/// epsilon-0..4 on brokers 1-3, two of them fenced, then a preferred election over every
+/// partition answers in the grown order (differential fuzz against 4.1.2, seed 2431040618).
+#[test]
+fn a_change_of_older_partitions_after_the_last_was_added_grows_the_order() {
+    use kafka_protocol::messages::ElectLeadersRequest;
+    let mut ctx = Ctx::active(27);
+    for id in 1..=3 {
+        ctx.register_unfenced(id, None);
+    }
+    let assign = |rs: &[i32]| {
+        rs.iter()
+            .enumerate()
+            .map(|(i, b)| {
+                CreatableReplicaAssignment::default()
+                    .with_partition_index(i as i32)
+                    .with_broker_ids(vec![BrokerId(*b)])
+            })
+            .collect::<Vec<_>>()
+    };
+    let t = topic("epsilon", -1, -1).with_assignments(assign(&[1, 2, 1, 1, 3]));
+    assert_eq!(ctx.create_topics(vec![t], false).topics[0].error_code, 0);
+    // Brokers 1 and 2 go quiet; 3 keeps its session.
+    ctx.advance(5_000);
+    let e3 = ctx.image().brokers[&3].broker_epoch;
+    let end = ctx.log.end();
+    ctx.heartbeat(3, e3, end, false, false);
+    ctx.advance(5_000);
+    ctx.advance(20);
+    assert_eq!(ctx.partition("epsilon", 4).leader, 3);
+    assert_eq!(
+        ctx.partition("epsilon", 1).leader,
+        -1,
+        "{:?}",
+        ctx.partition("epsilon", 1)
+    );
+    let req = ElectLeadersRequest::default()
+        .with_election_type(0)
+        .with_topic_partitions(None)
+        .with_timeout_ms(60_000);
+    let r = match ctx.call(RequestBody::ElectLeaders(req), 2) {
+        ResponseBody::ElectLeaders(r) => r,
+        other => panic!("{other:?}"),
+    };
+    let order: Vec<i32> = r.replica_election_results[0]
+        .partition_result
+        .iter()
+        .map(|p| p.partition_id)
+        .collect();
+    // Kafka's grown table iterates 0,2,4,1,3; epsilon-4 needs no election.
+    assert_eq!(order, [0, 2, 1, 3]);
+}

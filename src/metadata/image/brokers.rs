@@ -41,6 +41,22 @@ impl MetadataImage {
             .is_some_and(|b| !b.fenced && !b.in_controlled_shutdown)
     }
 
+    /// Kafka's `ClusterControlManager.hasOnlineDir` (`DirectoryId.isOnline`): whether the
+    /// replica directory `dir` of `broker_id` is online. MIGRATING and UNASSIGNED are, LOST is
+    /// not; a broker that lists no directories (registered before 3.7-IV2) has every one
+    /// online; otherwise `dir` must be one the registration lists. An unregistered broker has
+    /// none.
+    pub fn has_online_dir(&self, broker_id: i32, dir: Uuid) -> bool {
+        let Some(b) = self.brokers.get(&broker_id) else {
+            return false;
+        };
+        match dir.as_u64_pair() {
+            (0, 0) | (0, 1) => true,
+            (0, 2) => false,
+            _ => b.log_dirs.is_empty() || b.log_dirs.contains(&dir),
+        }
+    }
+
     /// The log directory a new replica on `broker_id` gets (Kafka's `defaultDir`): the broker's
     /// only directory; UNASSIGNED when it has several; MIGRATING when it lists none.
     pub fn default_dir(&self, broker_id: i32) -> Uuid {

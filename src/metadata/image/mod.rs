@@ -46,7 +46,9 @@ use crate::records::framer::BatchFramer;
 use crate::records::view::BatchView;
 
 pub use configs::{config_resource_type_name, resource, ClientQuotaEntity, ConfigResource};
-pub use topics::{IsrMembers, PartitionRegistration, PartitionStats, TopicImage, NO_LEADER_CHANGE};
+pub use topics::{
+    IsrMembers, PartitionRegistration, PartitionStats, ReplayHistory, TopicImage, NO_LEADER_CHANGE,
+};
 pub use write::{
     mv, partition_version, register_broker_version, transactions_supported, ImageWriteError,
     ELR_FEATURE,

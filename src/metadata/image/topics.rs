@@ -91,7 +91,30 @@ pub struct TopicImage {
     pub partitions: BTreeMap<i32, Arc<PartitionRegistration>>,
     /// The brokers in its partitions' ISRs, kept by replay.
     pub isr_members: IsrMembers,
+    /// What this node's replay did to the topic beyond its value (see [`ReplayHistory`]).
+    pub history: ReplayHistory,
 }
+
+/// Replay history that shapes Kafka's own tables (the iteration order of a topic's `parts`
+/// TimelineHashMap, which ElectLeaders over every partition follows) but is no part of the
+/// image's value: it compares equal to any other, so a node that loaded a snapshot and one
+/// that replayed the log hold equal images (a Kafka controller loading the snapshot would
+/// build its tables afresh too).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReplayHistory {
+    /// A partition change (or a second PartitionRecord of a partition) was replayed after the
+    /// topic's last new partition: Kafka's `parts.put` then checked the table's load for one
+    /// more entry, which may have doubled it.
+    pub changed_since_last_partition_added: bool,
+}
+
+impl PartialEq for ReplayHistory {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for ReplayHistory {}
 
 impl TopicImage {
     /// Whether some partition's ISR holds `broker_id`: a broker's fencing or shutdown visits
@@ -335,6 +358,7 @@ impl MetadataImage {
                 id: r.topic_id,
                 partitions: BTreeMap::new(),
                 isr_members: IsrMembers::default(),
+                history: ReplayHistory::default(),
             }),
         );
         for p in replaced.iter().flat_map(|t| t.partitions.values()) {
@@ -356,6 +380,9 @@ impl MetadataImage {
         if let Some(old) = topic.partitions.insert(id, Arc::new(registration)) {
             self.partition_stats.remove(&old);
             topic.isr_members.remove(&old.isr);
+            topic.history.changed_since_last_partition_added = true;
+        } else {
+            topic.history.changed_since_last_partition_added = false;
         }
         Ok(())
     }
@@ -370,6 +397,7 @@ impl MetadataImage {
                 .ok_or(ReplayError::UnknownTopic(r.topic_id))?,
         );
         let partition_id = r.partition_id;
+        topic.history.changed_since_last_partition_added = true;
         let TopicImage {
             partitions,
             isr_members,
