@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use ferrokraft::common::errors::REQUEST_TIMED_OUT;
 use kafka_protocol::messages::add_raft_voter_request::Listener;
 use kafka_protocol::messages::{AddRaftVoterRequest, RemoveRaftVoterRequest};
 use kafka_protocol::protocol::StrBytes;
@@ -279,26 +280,43 @@ fn raw_voter_changes(c: &mut Cluster, leader: i32, record: &mut Record) {
     // A change in progress: node 4 is paused, so the leader's ApiVersions to it (the first
     // step of adding it) waits for its request timeout; a RemoveRaftVoter of an unknown voter
     // meanwhile is refused as pending, not as VOTER_NOT_FOUND.
-    c.node(4).pause();
     let unknown = remove(&id, 9, Some(c.directory_id(4)));
-    let before = answer(c, leader, RemoveRaftVoter, &unknown);
-    record.insert("RemoveRaftVoter of an unknown voter".into(), before.clone());
     let add = add_voter(c, &id, 4);
-    let (added, pending) = thread::scope(|s| {
-        let adding = s.spawn(|| answer(c, leader, AddRaftVoter, &add));
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let mut pending = None;
-        while !adding.is_finished() && Instant::now() < deadline {
-            let now = answer(c, leader, RemoveRaftVoter, &unknown);
-            if now != before {
-                pending = Some(now);
-                break;
+    let in_progress = |c: &mut Cluster| {
+        c.node(4).pause();
+        let before = answer(c, leader, RemoveRaftVoter, &unknown);
+        let (added, pending) = thread::scope(|s| {
+            let adding = s.spawn(|| answer(c, leader, AddRaftVoter, &add));
+            let deadline = Instant::now() + Duration::from_secs(20);
+            let mut pending = None;
+            while !adding.is_finished() && Instant::now() < deadline {
+                let now = answer(c, leader, RemoveRaftVoter, &unknown);
+                if now != before {
+                    pending = Some(now);
+                    break;
+                }
+                thread::sleep(Duration::from_millis(20));
             }
-            thread::sleep(Duration::from_millis(20));
-        }
-        (adding.join().unwrap(), pending)
-    });
-    c.node(4).resume();
+            (adding.join().unwrap(), pending)
+        });
+        c.node(4).resume();
+        (before, added, pending)
+    };
+    let mut attempt = in_progress(c);
+    // A Kafka leader sometimes loses its cancelled ApiVersions' failure (seen on 4.1.2 and
+    // 4.2.2; docs/interop.md "4.2.2 tools-mixed") and answers only when the operation's own
+    // timer expires. That is a race in Kafka, not a rule: the step is tried once more, and a
+    // second loss is kept (and so fails the comparison).
+    let lost = (
+        i32::from(REQUEST_TIMED_OUT),
+        "The request timed out.".to_string(),
+    );
+    if c.nodes[(leader - 1) as usize].kind == Impl::Kafka && attempt.1 == lost {
+        eprintln!("the Kafka leader lost its ApiVersions failure; the paused-observer step again");
+        attempt = in_progress(c);
+    }
+    let (before, added, pending) = attempt;
+    record.insert("RemoveRaftVoter of an unknown voter".into(), before);
     // Seen in every phase, or the comparison would hold vacuously.
     let pending =
         pending.expect("the AddRaftVoter of the paused observer was never seen in progress");
