@@ -162,6 +162,18 @@ pub struct Results {
     pub heartbeats: Vec<heartbeats::HeartbeatRun>,
     /// The metrics' cost runs, in the order run.
     pub metrics_cost: Vec<heartbeats::HeartbeatRun>,
+    /// Sizes a controller could not hold (Kafka's beyond its heap).
+    pub stopped: Vec<Stopped>,
+}
+
+/// A size run that failed: where a controller stops.
+#[derive(Debug, Clone)]
+pub struct Stopped {
+    pub kind: procs::Kind,
+    pub partitions: usize,
+    pub heap: String,
+    /// The error's first line.
+    pub why: String,
 }
 
 /// Runs every measurement in `dir`, the implementations taking turns at each size;
@@ -187,11 +199,30 @@ pub fn run(
     for &size in &p.sizes {
         for &kind in &p.kinds {
             eprintln!("{} at {size} partitions …", kind.label());
-            r.sizes
-                .push(phases::size_run(&rt, env, dir, kind, size, p)?);
+            match phases::size_run(&rt, env, dir, kind, size, p) {
+                Ok(run) => r.sizes.push(run),
+                // A Kafka controller that cannot hold a size (its heap) is a result, where it
+                // stops (#41), not the end of the run; ferrokraft failing is.
+                Err(e) if kind != procs::Kind::Ferrokraft => {
+                    eprintln!("{} stopped at {size}: {e}", kind.label());
+                    r.stopped.push(Stopped {
+                        kind,
+                        partitions: size,
+                        heap: p.kafka_heap.clone(),
+                        why: e.lines().next().unwrap_or_default().to_string(),
+                    });
+                }
+                Err(e) => return Err(e),
+            }
             progress(&r);
         }
         for &kind in &p.kinds {
+            if r.stopped
+                .iter()
+                .any(|s| s.kind == kind && s.partitions == size)
+            {
+                continue;
+            }
             eprintln!("{} failover, 3 voters, {size} partitions …", kind.label());
             r.failovers
                 .push(failover::failover_run(&rt, env, dir, kind, size, p)?);

@@ -177,6 +177,16 @@ pub fn markdown(r: &Results, p: &Params, kafka_version: &str) -> String {
         let (a, b) = f(&|s| s.spurious_fencings as f64);
         row(&mut out, "spurious fencings (must be 0)", "brokers", a, b);
         out.push('\n');
+        per_record(&mut out, fk, kafka, &r.floors);
+        for s in r.stopped.iter().filter(|s| s.partitions == size) {
+            let _ = writeln!(
+                out,
+                "**{} stopped at {size} partitions** (heap {}): {}\n",
+                s.kind.label(),
+                s.heap,
+                s.why
+            );
+        }
     }
     failover_tables(&mut out, &r.failovers);
     let mut counts: Vec<usize> = r.heartbeats.iter().map(|h| h.brokers).collect();
@@ -355,4 +365,79 @@ fn failover_tables(out: &mut String, runs: &[FailoverRun]) {
         row(out, "brokers fenced (must be 0)", "brokers", a, b);
         out.push('\n');
     }
+}
+
+/// Each measurement per record, beside what the machine's floors allow for the same bytes
+/// (#41): the distance to the floor is the room left.
+fn per_record(
+    out: &mut String,
+    fk: Option<&SizeRun>,
+    kafka: Option<&SizeRun>,
+    floors: &super::storage_measure::Floors,
+) {
+    let Some(any) = fk.or(kafka) else {
+        return;
+    };
+    let partitions = any.partitions.max(1) as f64;
+    // A partition's share of the snapshot: the bytes a controller must at least encode,
+    // copy and write for it.
+    let record_bytes = any.cold_start.snapshot_bytes as f64 / partitions;
+    let floor_us = |mb_s: f64| {
+        if mb_s > 0.0 {
+            record_bytes / mb_s
+        } else {
+            f64::NAN
+        }
+    };
+    let _ = writeln!(
+        out,
+        "Per record ({record_bytes:.0} bytes of snapshot a partition; its memcpy floor \
+         {:.3} µs, its sequential-write floor {:.3} µs, one 4 KiB fsync p50 {:.0} µs):\n\n\
+         | Cost | ferrokraft | Kafka | ratio |\n|---|---|---|---|",
+        floor_us(floors.memcpy_mb_s),
+        floor_us(floors.seq_write_mb_s),
+        floors.fsync_4k.p50.as_secs_f64() * 1e6,
+    );
+    let f = |g: &dyn Fn(&SizeRun) -> f64| (fk.map(g), kafka.map(g));
+    let per = |ms: f64, n: usize| {
+        if n == 0 {
+            f64::NAN
+        } else {
+            ms * 1000.0 / n as f64
+        }
+    };
+    let (a, b) = f(&|s| s.create.seconds * 1e6 / s.create.partitions.max(1) as f64);
+    row(out, "1. CreateTopics per partition committed", "µs", a, b);
+    let (a, b) = f(&|s| per(s.fence.moved_ms, s.fence.leaders_moved));
+    row(out, "2. broker dies per leadership moved", "µs", a, b);
+    let (a, b) = f(&|s| per(s.shutdown.moved_ms, s.shutdown.led));
+    row(
+        out,
+        "3. controlled shutdown per leadership moved",
+        "µs",
+        a,
+        b,
+    );
+    let (a, b) = f(&|s| s.cold_start.from_snapshot_ms * 1000.0 / s.partitions.max(1) as f64);
+    row(out, "5. cold start on a snapshot per partition", "µs", a, b);
+    let (a, b) = f(&|s| {
+        s.rss_created_kib.saturating_sub(s.rss_idle_kib) as f64 * 1024.0
+            / s.partitions.max(1) as f64
+    });
+    row(
+        out,
+        "RSS the partitions added, per partition",
+        "bytes",
+        a,
+        b,
+    );
+    let (a, b) = f(&|s| s.cold_start.rss_kib as f64 * 1024.0 / s.partitions.max(1) as f64);
+    row(
+        out,
+        "RSS serving from the snapshot, per partition",
+        "bytes",
+        a,
+        b,
+    );
+    out.push('\n');
 }

@@ -233,18 +233,18 @@ pub(crate) fn registration_text(p: &PartitionRegistration) -> String {
         let items: Vec<String> = v.iter().map(i32::to_string).collect();
         format!("[{}]", items.join(", "))
     };
-    let dirs: Vec<String> = p.directories.iter().map(uuid_to_kafka_string).collect();
+    let dirs: Vec<String> = p.directories().iter().map(uuid_to_kafka_string).collect();
     format!(
         "PartitionRegistration(replicas={}, directories=[{}], isr={}, removingReplicas={}, \
          addingReplicas={}, elr={}, lastKnownElr={}, leader={}, leaderRecoveryState={}, \
          leaderEpoch={}, partitionEpoch={})",
-        ids(&p.replicas),
+        ids(p.replicas()),
         dirs.join(", "),
-        ids(&p.isr),
-        ids(&p.removing_replicas),
-        ids(&p.adding_replicas),
-        ids(&p.elr),
-        ids(&p.last_known_elr),
+        ids(p.isr()),
+        ids(p.removing_replicas()),
+        ids(p.adding_replicas()),
+        ids(p.elr()),
+        ids(p.last_known_elr()),
         p.leader,
         if p.leader_recovery_state == 1 {
             "RECOVERING"
@@ -303,6 +303,7 @@ fn broker_key_is_password(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metadata::image::PartitionParts;
 
     fn config(resource_type: i8, name: &str) -> ConfigRecord {
         ConfigRecord {
@@ -336,7 +337,7 @@ mod tests {
 
     #[test]
     fn registrations_read_as_kafka_prints_them() {
-        let p = PartitionRegistration {
+        let p = PartitionRegistration::from_parts(PartitionParts {
             replicas: vec![1, 2],
             directories: vec![uuid::Uuid::nil(); 2],
             isr: vec![1, 2],
@@ -348,7 +349,7 @@ mod tests {
             partition_epoch: 0,
             elr: vec![],
             last_known_elr: vec![],
-        };
+        });
         assert_eq!(
             registration_text(&p),
             "PartitionRegistration(replicas=[1, 2], directories=[AAAAAAAAAAAAAAAAAAAAAA, \

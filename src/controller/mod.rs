@@ -137,7 +137,7 @@ impl ElectionStats {
             .topics
             .get(&c.topic_id)
             .and_then(|t| t.partitions.get(&c.partition_id));
-        if prev.is_some_and(|p| p.elr.contains(&c.leader)) {
+        if prev.is_some_and(|p| p.elr().contains(&c.leader)) {
             self.from_elr += 1;
         }
     }

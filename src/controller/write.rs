@@ -25,7 +25,7 @@ use super::result::{ControllerResult, RecordOut, MAX_RECORDS_PER_USER_OP};
 use crate::codec::error_response::error_response;
 use crate::codec::{RequestBody, ResponseBody};
 use crate::metadata::image::MetadataImage;
-use crate::metadata::record::{ApiMessageAndVersion, MetadataRecord};
+use crate::metadata::record::MetadataRecord;
 use crate::raft::{InboundRequest, ProposeError};
 
 /// Kafka's `MAX_RECORDS_PER_BATCH`.
@@ -36,8 +36,8 @@ pub(crate) fn encode_records(records: &[RecordOut]) -> Result<Vec<Bytes>, Contro
     records
         .iter()
         .map(|r| {
-            ApiMessageAndVersion::new(r.record.clone(), r.version)
-                .encode()
+            r.record
+                .encode_at(r.version)
                 .map(Bytes::from)
                 .map_err(ControllerError::from)
         })
@@ -182,18 +182,18 @@ impl ActiveController {
                         where_()
                     );
                     assert!(
-                        p.isr.contains(&p.leader),
+                        p.isr().contains(&p.leader),
                         "leader out of its ISR: {}",
                         where_()
                     );
                 }
                 assert!(
-                    elr || !p.isr.is_empty(),
+                    elr || !p.isr().is_empty(),
                     "empty ISR without ELR: {}",
                     where_()
                 );
                 assert!(
-                    p.isr.iter().all(|r| p.replicas.contains(r)),
+                    p.isr().iter().all(|r| p.replicas().contains(r)),
                     "ISR member that is not a replica: {}",
                     where_()
                 );

@@ -15,6 +15,7 @@
 //!
 //! [`levels`] is the model and the mapping to Kafka's loggers; [`loggers`] lists ferrokraft's.
 
+mod fields;
 pub mod levels;
 pub mod loggers;
 
@@ -140,6 +141,7 @@ pub fn init(fallback: Option<String>) {
             tracing_subscriber::fmt::layer()
                 .with_writer(std::io::stderr)
                 .with_ansi(false)
+                .fmt_fields(fields::KafkaFields)
                 .event_format(KafkaFormat),
         )
         .try_init();

@@ -57,30 +57,7 @@ impl ApiMessageAndVersion {
     /// (nothing to write it with), and when a field set to a non-default value does not exist
     /// at the version (it would be lost; Kafka's writer refuses too).
     pub fn encode(&self) -> Result<Vec<u8>, MetadataError> {
-        let api_key = self.message.api_key();
-        if let Some(max) = max_version(api_key) {
-            if self.version > max {
-                return Err(MetadataError::UnsupportedVersion {
-                    record: self.message.name(),
-                    api_key,
-                    version: self.version,
-                    max,
-                });
-            }
-        }
-        if let Some(field) = self.message.field_missing_at(self.version) {
-            return Err(MetadataError::FieldNotInVersion {
-                record: self.message.name(),
-                field,
-                version: self.version,
-            });
-        }
-        let mut out = Vec::new();
-        put_uvarint(&mut out, FRAME_VERSION);
-        put_uvarint(&mut out, u32::from(api_key));
-        put_uvarint(&mut out, u32::from(self.version));
-        self.message.write_body(self.version, &mut out);
-        Ok(out)
+        self.message.encode_at(self.version)
     }
 }
 
@@ -90,8 +67,31 @@ impl MetadataRecord {
         ApiMessageAndVersion::decode(value).map(|r| r.message)
     }
 
-    /// Encodes the record value at `version`.
+    /// Encodes the record value at `version` (see [`ApiMessageAndVersion::encode`]).
     pub fn encode_at(&self, version: u16) -> Result<Vec<u8>, MetadataError> {
-        ApiMessageAndVersion::new(self.clone(), version).encode()
+        let api_key = self.api_key();
+        if let Some(max) = max_version(api_key) {
+            if version > max {
+                return Err(MetadataError::UnsupportedVersion {
+                    record: self.name(),
+                    api_key,
+                    version,
+                    max,
+                });
+            }
+        }
+        if let Some(field) = self.field_missing_at(version) {
+            return Err(MetadataError::FieldNotInVersion {
+                record: self.name(),
+                field,
+                version,
+            });
+        }
+        let mut out = Vec::new();
+        put_uvarint(&mut out, FRAME_VERSION);
+        put_uvarint(&mut out, u32::from(api_key));
+        put_uvarint(&mut out, u32::from(version));
+        self.write_body(version, &mut out);
+        Ok(out)
     }
 }

@@ -295,8 +295,8 @@ pub fn request(
             let (leader, replicas, mut new_isr, leader_epoch, partition_epoch) = match current {
                 Some(p) => (
                     p.leader,
-                    p.replicas.clone(),
-                    p.isr.clone(),
+                    p.replicas().to_vec(),
+                    p.isr().to_vec(),
                     p.leader_epoch,
                     p.partition_epoch,
                 ),

@@ -415,13 +415,13 @@ fn compare_once(
                      removingReplicas={}, addingReplicas={}, elr={}, lastKnownElr={}, \
                      leader={}, leaderRecoveryState={recovery}, leaderEpoch={}, \
                      partitionEpoch={})",
-                    list(&p.replicas),
-                    uuids(&p.directories),
-                    list(&p.isr),
-                    list(&p.removing_replicas),
-                    list(&p.adding_replicas),
-                    list(&p.elr),
-                    list(&p.last_known_elr),
+                    list(p.replicas()),
+                    uuids(&p.directories()),
+                    list(p.isr()),
+                    list(p.removing_replicas()),
+                    list(p.adding_replicas()),
+                    list(p.elr()),
+                    list(p.last_known_elr()),
                     p.leader,
                     p.leader_epoch,
                     p.partition_epoch

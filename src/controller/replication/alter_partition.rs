@@ -27,7 +27,7 @@ fn state_partition(index: i32, p: &PartitionRegistration) -> PartitionData {
         .with_error_code(errors::NONE)
         .with_leader_id(BrokerId(p.leader))
         .with_leader_epoch(p.leader_epoch)
-        .with_isr(p.isr.iter().map(|r| BrokerId(*r)).collect())
+        .with_isr(p.isr().iter().map(|r| BrokerId(*r)).collect())
         .with_leader_recovery_state(p.leader_recovery_state)
         .with_partition_epoch(p.partition_epoch)
 }
@@ -70,7 +70,11 @@ fn validate(
     let mut unique = ids.clone();
     unique.sort_unstable();
     unique.dedup();
-    if ids.iter().any(|r| *r < 0 || !current.replicas.contains(r)) || unique.len() != ids.len() {
+    if ids
+        .iter()
+        .any(|r| *r < 0 || !current.replicas().contains(r))
+        || unique.len() != ids.len()
+    {
         return Some(errors::INVALID_REQUEST);
     }
     if !ids.contains(&current.leader) {

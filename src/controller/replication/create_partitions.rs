@@ -179,7 +179,7 @@ fn create_partitions_of(
             format!("Invalid state: topic {name} appears to have no partitions."),
         ));
     };
-    let replication_factor = first.replicas.len();
+    let replication_factor = first.replicas().len();
     let rf = i16::try_from(replication_factor).map_err(|_| {
         ApiError::new(
             errors::UNKNOWN_SERVER_ERROR,

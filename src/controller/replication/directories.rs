@@ -63,9 +63,9 @@ pub fn directories_offline(
         NO_LEADER,
         |_| true,
         |p| {
-            p.replicas
+            p.replicas()
                 .iter()
-                .zip(&p.directories)
+                .zip(&p.directories())
                 .any(|(r, d)| *r == broker_id && gone.contains(d))
         },
     );

@@ -103,7 +103,7 @@ pub fn effective_min_isr(image: &MetadataImage, cfg: &ControllerConfig, topic: &
     let replication_factor = image
         .topic_by_name(topic)
         .and_then(|t| t.partitions.get(&0))
-        .map_or(0, |p| p.replicas.len());
+        .map_or(0, |p| p.replicas().len());
     usize::try_from(configured)
         .unwrap_or(0)
         .min(replication_factor)
@@ -275,7 +275,7 @@ fn leader_and_isr_updates(
                 (election, effective_min_isr(image, cfg, &topic.name))
             });
             let target: Vec<i32> = p
-                .isr
+                .isr()
                 .iter()
                 .copied()
                 .filter(|r| *r != remove && *r != unclean)
@@ -314,10 +314,10 @@ pub(crate) fn leader_acceptor<'a>(
     move |r| {
         acceptable(r) && {
             let dir = partition
-                .replicas
+                .replicas()
                 .iter()
                 .position(|x| *x == r)
-                .and_then(|i| partition.directories.get(i).copied())
+                .and_then(|i| partition.directories().get(i).copied())
                 .unwrap_or(uuid::Uuid::from_u64_pair(0, 1));
             image.has_online_dir(r, dir)
         }
@@ -342,7 +342,7 @@ pub fn broker_removed_from_isrs(
         NO_LEADER,
         NO_LEADER,
         |t| t.isr_holds(broker_id),
-        |p| p.isr.contains(&broker_id),
+        |p| p.isr().contains(&broker_id),
     )
 }
 
@@ -361,7 +361,7 @@ pub fn broker_shut_down_uncleanly(
         NO_LEADER,
         broker_id,
         |t| t.isr_holds(broker_id),
-        |p| p.isr.contains(&broker_id),
+        |p| p.isr().contains(&broker_id),
     );
     out.extend(leader_and_isr_updates(
         image,
@@ -370,7 +370,7 @@ pub fn broker_shut_down_uncleanly(
         NO_LEADER,
         broker_id,
         |_| true,
-        |p| p.elr.contains(&broker_id),
+        |p| p.elr().contains(&broker_id),
     ));
     out
 }
@@ -479,29 +479,31 @@ pub fn assign_replicas_to_dirs(
                 {
                     None => errors::UNKNOWN_TOPIC_ID,
                     Some(None) => errors::UNKNOWN_TOPIC_OR_PARTITION,
-                    Some(Some(part)) => match part.replicas.iter().position(|r| *r == broker_id) {
-                        None => errors::NOT_LEADER_OR_FOLLOWER,
-                        Some(i) => {
-                            if part.directories.get(i) != Some(&dir.id) {
-                                let mut dirs = part.directories.clone();
-                                if let Some(d) = dirs.get_mut(i) {
-                                    *d = dir.id;
+                    Some(Some(part)) => {
+                        match part.replicas().iter().position(|r| *r == broker_id) {
+                            None => errors::NOT_LEADER_OR_FOLLOWER,
+                            Some(i) => {
+                                if part.directories().get(i) != Some(&dir.id) {
+                                    let mut dirs = part.directories();
+                                    if let Some(d) = dirs.get_mut(i) {
+                                        *d = dir.id;
+                                    }
+                                    records.push(partition_change(
+                                        PartitionChangeRecord {
+                                            topic_id: t.topic_id,
+                                            partition_id: p.partition_index,
+                                            leader: crate::metadata::image::NO_LEADER_CHANGE,
+                                            leader_recovery_state: -1,
+                                            directories: Some(dirs),
+                                            ..Default::default()
+                                        },
+                                        version,
+                                    ));
                                 }
-                                records.push(partition_change(
-                                    PartitionChangeRecord {
-                                        topic_id: t.topic_id,
-                                        partition_id: p.partition_index,
-                                        leader: crate::metadata::image::NO_LEADER_CHANGE,
-                                        leader_recovery_state: -1,
-                                        directories: Some(dirs),
-                                        ..Default::default()
-                                    },
-                                    version,
-                                ));
+                                errors::NONE
                             }
-                            errors::NONE
                         }
-                    },
+                    }
                 };
                 partitions.push(
                     PartitionData::default()

@@ -85,15 +85,15 @@ impl<'a> PartitionChangeBuilder<'a> {
             partition_id,
             is_acceptable_leader,
             election: Election::Online,
-            target_isr: partition.isr.clone(),
-            target_replicas: partition.replicas.clone(),
-            target_removing: partition.removing_replicas.clone(),
-            target_adding: partition.adding_replicas.clone(),
+            target_isr: partition.isr().to_vec(),
+            target_replicas: partition.replicas().to_vec(),
+            target_removing: partition.removing_replicas().to_vec(),
+            target_adding: partition.adding_replicas().to_vec(),
             target_recovery_state: partition.leader_recovery_state,
             bump_on_isr_shrink: false,
             elr_enabled: false,
             min_isr: 1,
-            target_elr: partition.elr.clone(),
+            target_elr: partition.elr().to_vec(),
             unclean_shutdown_replicas: Vec::new(),
             new_replica_dir: None,
         }
@@ -215,7 +215,7 @@ impl<'a> PartitionChangeBuilder<'a> {
             return;
         }
         let mut candidates = self.target_elr.clone();
-        for r in &self.partition.isr {
+        for r in self.partition.isr() {
             if !candidates.contains(r) {
                 candidates.push(*r);
             }
@@ -234,7 +234,7 @@ impl<'a> PartitionChangeBuilder<'a> {
         self.elr_enabled
             && self.target_elr.is_empty()
             && self.target_isr.is_empty()
-            && self.partition.last_known_elr.len() == 1
+            && self.partition.last_known_elr().len() == 1
     }
 
     fn elect(&self) -> Elected {
@@ -261,7 +261,7 @@ impl<'a> PartitionChangeBuilder<'a> {
         }
         if self.can_elect_last_known_leader() {
             return Elected {
-                node: self.partition.last_known_elr[0],
+                node: self.partition.last_known_elr()[0],
                 unclean: true,
             };
         }
@@ -318,7 +318,7 @@ impl<'a> PartitionChangeBuilder<'a> {
         if record.leader == NO_LEADER_CHANGE
             && !self
                 .partition
-                .replicas
+                .replicas()
                 .iter()
                 .all(|r| self.target_replicas.contains(r))
         {
@@ -328,7 +328,7 @@ impl<'a> PartitionChangeBuilder<'a> {
         if record.isr.is_some() || !self.elr_enabled {
             self.target_elr.clear();
         }
-        if self.target_elr != self.partition.elr {
+        if self.target_elr != self.partition.elr() {
             record.eligible_leader_replicas = Some(self.target_elr.clone());
         }
         // Without ELR the ISR never becomes empty: the last member stays, leaderless, and
@@ -336,13 +336,13 @@ impl<'a> PartitionChangeBuilder<'a> {
         // ELR it may empty: the ELR then says who can lead.
         if record.isr.is_none()
             && (!self.target_isr.is_empty() || self.elr_enabled)
-            && self.target_isr != self.partition.isr
+            && self.target_isr != self.partition.isr()
         {
             record.isr = Some(self.target_isr.clone());
         }
         if self.bump_on_isr_shrink && record.leader == NO_LEADER_CHANGE {
             if let Some(isr) = &record.isr {
-                if !self.partition.isr.iter().all(|r| isr.contains(r)) {
+                if !self.partition.isr().iter().all(|r| isr.contains(r)) {
                     record.leader = self.partition.leader;
                 }
             }
@@ -351,32 +351,32 @@ impl<'a> PartitionChangeBuilder<'a> {
         if !self.target_replicas.is_empty() {
             // Directories follow the replicas wherever the partition records them (a
             // completed reassignment drops some in any change of the partition).
-            if self.new_replica_dir.is_some() || !self.partition.directories.is_empty() {
+            if self.new_replica_dir.is_some() || !self.partition.directories().is_empty() {
                 let directories: Vec<Uuid> = self
                     .target_replicas
                     .iter()
                     .map(|r| {
                         self.partition
-                            .replicas
+                            .replicas()
                             .iter()
                             .position(|x| x == r)
-                            .and_then(|i| self.partition.directories.get(i).copied())
+                            .and_then(|i| self.partition.directories().get(i).copied())
                             .or_else(|| self.new_replica_dir.as_ref().map(|f| f(*r)))
                             .unwrap_or_else(Uuid::nil)
                     })
                     .collect();
-                if directories != self.partition.directories {
+                if directories != self.partition.directories() {
                     record.directories = Some(directories);
                 }
             }
-            if self.target_replicas != self.partition.replicas {
+            if self.target_replicas != self.partition.replicas() {
                 record.replicas = Some(self.target_replicas.clone());
             }
         }
-        if self.target_removing != self.partition.removing_replicas {
+        if self.target_removing != self.partition.removing_replicas() {
             record.removing_replicas = Some(self.target_removing.clone());
         }
-        if self.target_adding != self.partition.adding_replicas {
+        if self.target_adding != self.partition.adding_replicas() {
             record.adding_replicas = Some(self.target_adding.clone());
         }
         if self.target_recovery_state != self.partition.leader_recovery_state {
@@ -411,7 +411,7 @@ impl<'a> PartitionChangeBuilder<'a> {
         if !self.elr_enabled {
             return;
         }
-        let known = &self.partition.last_known_elr;
+        let known = &self.partition.last_known_elr();
         let emptied = record.isr.as_ref().is_some_and(Vec::is_empty);
         if emptied && (known.len() != 1 || known[0] != self.partition.leader) {
             record.last_known_elr = Some(vec![self.partition.leader]);

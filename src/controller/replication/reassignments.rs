@@ -41,7 +41,7 @@ use crate::metadata::record::MetadataRecord;
 
 /// Whether `p` is being reassigned.
 pub fn is_reassigning(p: &PartitionRegistration) -> bool {
-    !p.adding_replicas.is_empty() || !p.removing_replicas.is_empty()
+    !p.adding_replicas().is_empty() || !p.removing_replicas().is_empty()
 }
 
 /// Kafka's `PartitionReassignmentReplicas(current, target)`: (replicas, removing, adding).
@@ -69,11 +69,11 @@ fn reassignment_replicas(current: &[i32], target: &[i32]) -> (Vec<i32>, Vec<i32>
 /// reassignment is heading to.
 fn current_replication_factor(p: &PartitionRegistration) -> usize {
     if !is_reassigning(p) {
-        return p.replicas.len();
+        return p.replicas().len();
     }
-    let mut set: BTreeSet<i32> = p.replicas.iter().copied().collect();
-    set.extend(&p.adding_replicas);
-    for r in &p.removing_replicas {
+    let mut set: BTreeSet<i32> = p.replicas().iter().copied().collect();
+    set.extend(p.adding_replicas());
+    for r in p.removing_replicas() {
         set.remove(r);
     }
     set.len()
@@ -133,16 +133,16 @@ fn alter_partition_reassignment(
             // Kafka's PartitionReassignmentRevert: the original replicas, the ISR without
             // the replicas being added (their first if none is left: an unclean election).
             let original: Vec<i32> = part
-                .replicas
+                .replicas()
                 .iter()
                 .copied()
-                .filter(|r| !part.adding_replicas.contains(r))
+                .filter(|r| !part.adding_replicas().contains(r))
                 .collect();
             let mut isr: Vec<i32> = part
-                .isr
+                .isr()
                 .iter()
                 .copied()
-                .filter(|r| !part.adding_replicas.contains(r))
+                .filter(|r| !part.adding_replicas().contains(r))
                 .collect();
             let unclean_allowed = unclean_election_enabled(image, cfg, topic);
             if isr.is_empty() {
@@ -188,9 +188,9 @@ fn alter_partition_reassignment(
                     ));
                 }
             }
-            let (new_replicas, removing, adding) = reassignment_replicas(&part.replicas, &target);
+            let (new_replicas, removing, adding) = reassignment_replicas(part.replicas(), &target);
             let mut b = builder_for(image, cfg, topic, topic_id, partition_id, part, &acceptable);
-            if new_replicas != part.replicas {
+            if new_replicas != part.replicas() {
                 b = b.target_replicas(new_replicas);
             }
             if !removing.is_empty() {
@@ -286,9 +286,9 @@ pub fn list_partition_reassignments(
     let ongoing = |p_id: i32, p: &PartitionRegistration| {
         OngoingPartitionReassignment::default()
             .with_partition_index(p_id)
-            .with_replicas(ids(&p.replicas))
-            .with_adding_replicas(ids(&p.adding_replicas))
-            .with_removing_replicas(ids(&p.removing_replicas))
+            .with_replicas(ids(p.replicas()))
+            .with_adding_replicas(ids(p.adding_replicas()))
+            .with_removing_replicas(ids(p.removing_replicas()))
     };
     let mut topics = Vec::new();
     let mut add = |name: &str, partitions: Vec<OngoingPartitionReassignment>| {

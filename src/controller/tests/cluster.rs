@@ -112,7 +112,7 @@ fn test_unregister() {
     assert_eq!(r.error_code, 0);
     assert!(!ctx.image().brokers.contains_key(&1));
     for p in 0..2 {
-        assert!(!ctx.partition("t", p).isr.contains(&1), "left every ISR");
+        assert!(!ctx.partition("t", p).isr().contains(&1), "left every ISR");
         assert_ne!(ctx.partition("t", p).leader, 1);
     }
     let ResponseBody::UnregisterBroker(r) = ctx.call(unregister(1), 0) else {

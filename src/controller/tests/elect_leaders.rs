@@ -168,7 +168,7 @@ fn heartbeat(ctx: &mut Ctx, id: i32, epoch: i64, want_fence: bool) {
 
 fn leader_and_isr(ctx: &Ctx, partition: i32) -> (i32, Vec<i32>) {
     let p = ctx.partition("foo", partition);
-    (p.leader, p.isr)
+    (p.leader, p.isr().to_vec())
 }
 
 /// The partition changes written since `from`, in log order.
@@ -656,9 +656,9 @@ fn unclean_election_with_elr_clears_the_elr() {
     heartbeat(&mut ctx, 2, epochs[2], true);
     heartbeat(&mut ctx, 1, epochs[1], true);
     let p = ctx.partition("foo", 0);
-    assert_eq!((p.leader, p.isr.is_empty()), (-1, true), "{p:?}");
-    assert!(!p.elr.is_empty(), "{p:?}");
-    assert!(!p.elr.contains(&3), "{p:?}");
+    assert_eq!((p.leader, p.isr().is_empty()), (-1, true), "{p:?}");
+    assert!(!p.elr().is_empty(), "{p:?}");
+    assert!(!p.elr().contains(&3), "{p:?}");
     // Broker 3 is back: not eligible, so no clean election.
     heartbeat(&mut ctx, 3, epochs[3], false);
     assert_eq!(ctx.partition("foo", 0).leader, -1);
@@ -677,7 +677,12 @@ fn unclean_election_with_elr_clears_the_elr() {
     assert_eq!(c.last_known_elr, Some(vec![]));
     let p = ctx.partition("foo", 0);
     assert_eq!(
-        (p.leader, p.isr, p.elr, p.last_known_elr),
+        (
+            p.leader,
+            p.isr().to_vec(),
+            p.elr().to_vec(),
+            p.last_known_elr().to_vec()
+        ),
         (3, vec![3], vec![], vec![])
     );
     assert_ne!(c.leader, NO_LEADER_CHANGE);

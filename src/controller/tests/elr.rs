@@ -11,7 +11,7 @@ use bytes::Bytes;
 use super::context::{registration, topic, topic_config, Ctx, CLUSTER_ID};
 use crate::controller::replication::partition_change::{PartitionChangeBuilder, NO_LEADER};
 use crate::controller::ControllerConfig;
-use crate::metadata::image::{PartitionRegistration, NO_LEADER_CHANGE};
+use crate::metadata::image::{PartitionParts, PartitionRegistration, NO_LEADER_CHANGE};
 use crate::metadata::records::PartitionChangeRecord;
 
 fn partition(
@@ -21,7 +21,7 @@ fn partition(
     elr: &[i32],
     lkelr: &[i32],
 ) -> PartitionRegistration {
-    PartitionRegistration {
+    PartitionRegistration::from_parts(PartitionParts {
         replicas: replicas.to_vec(),
         directories: vec![Uuid::nil(); replicas.len()],
         isr: isr.to_vec(),
@@ -33,7 +33,7 @@ fn partition(
         partition_epoch: 5,
         elr: elr.to_vec(),
         last_known_elr: lkelr.to_vec(),
-    }
+    })
 }
 
 /// The change taking `p` to `target_isr` with only `acceptable` able to lead.
@@ -145,7 +145,11 @@ fn broker_2_eligible_after_shutdown() -> (Ctx, i64) {
     let offset = ctx.log.end();
     ctx.heartbeat(2, epoch, offset, false, true);
     let p = ctx.partition("t", 0);
-    assert_eq!((p.isr.clone(), p.elr.clone()), (vec![1], vec![2]), "{p:?}");
+    assert_eq!(
+        (p.isr().to_vec(), p.elr().to_vec()),
+        (vec![1], vec![2]),
+        "{p:?}"
+    );
     // Broker 2 stops; its session expires (broker 1 keeps heartbeating) before it comes back.
     for _ in 0..2 {
         ctx.advance(5_000);
@@ -153,7 +157,11 @@ fn broker_2_eligible_after_shutdown() -> (Ctx, i64) {
         ctx.heartbeat(1, epoch_1, offset, false, false);
     }
     assert!(ctx.image().brokers[&2].fenced, "broker 2's session expired");
-    assert_eq!(ctx.partition("t", 0).elr, vec![2], "fenced, still eligible");
+    assert_eq!(
+        ctx.partition("t", 0).elr(),
+        vec![2],
+        "fenced, still eligible"
+    );
     (ctx, epoch)
 }
 
@@ -167,8 +175,8 @@ fn eligible_leader_replicas_unclean_shutdown() {
         .with_previous_broker_epoch(-1);
     assert_eq!(ctx.register(req).error_code, 0);
     let p = ctx.partition("t", 0);
-    assert!(p.elr.is_empty(), "out of the ELR: {p:?}");
-    assert_eq!(p.isr, vec![1]);
+    assert!(p.elr().is_empty(), "out of the ELR: {p:?}");
+    assert_eq!(p.isr(), vec![1]);
 }
 
 /// ReplicationControlManagerTest's testEligibleLeaderReplicas_CleanShutdown: with its
@@ -180,7 +188,7 @@ fn eligible_leader_replicas_clean_shutdown() {
         .with_incarnation_id(Uuid::from_u128(77))
         .with_previous_broker_epoch(epoch);
     assert_eq!(ctx.register(req).error_code, 0);
-    assert_eq!(ctx.partition("t", 0).elr, vec![2]);
+    assert_eq!(ctx.partition("t", 0).elr(), vec![2]);
 }
 
 /// Kafka 4.1's `ElectionFromEligibleLeaderReplicasPerSec`: broker 2 came back cleanly and is

@@ -92,7 +92,7 @@ fn test_handle_directories_offline() {
     heartbeat(&mut ctx, 0, epochs[0], end, &[dir_of(0)], None);
     for p in 0..3 {
         let part = ctx.partition("foo", p);
-        assert!(!part.isr.contains(&0), "partition {p}: {part:?}");
+        assert!(!part.isr().contains(&0), "partition {p}: {part:?}");
         assert_ne!(part.leader, 0);
     }
     assert_eq!(ctx.image().brokers[&0].log_dirs, vec![dir_of(0)]);
@@ -100,7 +100,7 @@ fn test_handle_directories_offline() {
     let end = ctx.log.end();
     heartbeat(&mut ctx, 1, epochs[1], end, &[Uuid::from_u128(99)], None);
     assert_eq!(ctx.log.end(), end, "no record for an unknown directory");
-    assert!(ctx.partition("foo", 0).isr.contains(&1));
+    assert!(ctx.partition("foo", 0).isr().contains(&1));
 }
 
 /// Kafka 4.4's handleDirectoriesCordoned: the first non-null list is written (the registration
@@ -151,7 +151,7 @@ fn placement_skips_brokers_with_every_directory_cordoned() {
     heartbeat(&mut ctx, 0, epoch, end, &[], Some(&[dir_of(0)]));
     assert_eq!(ctx.create_topic("bar", 6, 1).topics[0].error_code, 0);
     for p in 0..6 {
-        assert_eq!(ctx.partition("bar", p).replicas, vec![1], "partition {p}");
+        assert_eq!(ctx.partition("bar", p).replicas(), vec![1], "partition {p}");
     }
     // Kafka 4.4's placer names cordoned directories in its refusal.
     let r = ctx.create_topic("baz", 1, 3);

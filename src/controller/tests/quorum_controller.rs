@@ -196,7 +196,7 @@ fn written_topics_are_shared_with_the_committed_image_once_committed() {
                 );
                 unchanged += 1;
             } else {
-                assert!(!committed.isr.is_empty() && committed.isr.contains(&0));
+                assert!(!committed.isr().is_empty() && committed.isr().contains(&0));
                 changed += 1;
             }
         }
@@ -212,6 +212,6 @@ fn written_topics_are_shared_with_the_committed_image_once_committed() {
     ctx.commit();
     assert_eq!(shared(&ctx), 2, "shared again once committed");
     for t in ctx.image().topics.values() {
-        assert!(t.partitions.values().all(|p| !p.isr.contains(&0)));
+        assert!(t.partitions.values().all(|p| !p.isr().contains(&0)));
     }
 }

@@ -227,8 +227,8 @@ fn test_reassign_partitions() {
     assert_eq!(r.responses.len(), 2, "bar answered with no partitions");
     // Partition 0 only changed order: done at once (every target replica is in sync).
     let p0 = ctx.partition("foo", 0);
-    assert_eq!(p0.replicas, [3, 2, 1]);
-    assert!(p0.adding_replicas.is_empty() && p0.removing_replicas.is_empty());
+    assert_eq!(p0.replicas(), [3, 2, 1]);
+    assert!(p0.adding_replicas().is_empty() && p0.removing_replicas().is_empty());
     let expected = vec![("foo".to_string(), 1, vec![0, 2, 1, 3], vec![0], vec![3])];
     assert_eq!(ongoing(&list(&mut ctx, None)), expected);
     assert!(ongoing(&list(&mut ctx, Some(vec![("bar", vec![0, 1, 2])]))).is_empty());
@@ -243,7 +243,7 @@ fn test_reassign_partitions() {
             .collect()
     };
     assert_eq!(
-        p1.directories,
+        p1.directories(),
         dirs(&ctx, &[0, 2, 1, 3]),
         "the added replica's dir"
     );
@@ -274,8 +274,8 @@ fn test_reassign_partitions() {
         ]
     );
     let p1 = ctx.partition("foo", 1);
-    assert_eq!(p1.replicas, [2, 1, 3]);
-    assert_eq!(p1.directories, dirs(&ctx, &[2, 1, 3]));
+    assert_eq!(p1.replicas(), [2, 1, 3]);
+    assert_eq!(p1.directories(), dirs(&ctx, &[2, 1, 3]));
     assert_eq!(p1.leader, 3);
     assert_eq!(
         p1.leader_epoch,
@@ -292,18 +292,18 @@ fn test_reassign_partitions() {
         1,
         true,
     );
-    assert_eq!(ctx.partition("foo", 1).isr, [3, 2, 1]);
+    assert_eq!(ctx.partition("foo", 1).isr(), [3, 2, 1]);
     let r = alter_isr(&mut ctx, 3, "foo", 1, &[3, 0, 2, 1]);
     assert_eq!(
         r.topics[0].partitions[0].error_code,
         errors::NEW_LEADER_ELECTED
     );
     let p1 = ctx.partition("foo", 1);
-    assert_eq!(p1.replicas, [0, 2, 1]);
-    assert_eq!(p1.isr, [0, 2, 1]);
+    assert_eq!(p1.replicas(), [0, 2, 1]);
+    assert_eq!(p1.isr(), [0, 2, 1]);
     assert_ne!(p1.leader, 3);
-    assert!(p1.adding_replicas.is_empty() && p1.removing_replicas.is_empty());
-    assert_eq!(p1.directories, dirs(&ctx, &[0, 2, 1]));
+    assert!(p1.adding_replicas().is_empty() && p1.removing_replicas().is_empty());
+    assert_eq!(p1.directories(), dirs(&ctx, &[0, 2, 1]));
     assert!(ongoing(&list(&mut ctx, None)).is_empty());
 }
 
@@ -322,19 +322,16 @@ fn test_cancel_reassign_partitions() {
     );
     assert_eq!(codes(&r), [row("foo", 0, 0, None)]);
     let p = ctx.partition("foo", 0);
-    assert_eq!(p.replicas, [0, 1, 2, 3, 4]);
+    assert_eq!(p.replicas(), [0, 1, 2, 3, 4]);
     assert_eq!(
-        (p.adding_replicas.as_slice(), p.removing_replicas.as_slice()),
+        (p.adding_replicas(), p.removing_replicas()),
         (&[0][..], &[2, 3, 4][..])
     );
     // The leader (1) adds 0 to the ISR: the target [0, 1] is in sync, so it completes.
     let r = alter_isr(&mut ctx, 1, "foo", 0, &[1, 2, 3, 4, 0]);
     assert_eq!(r.topics[0].partitions[0].error_code, 0);
     let p = ctx.partition("foo", 0);
-    assert_eq!(
-        (p.replicas.as_slice(), p.isr.as_slice()),
-        (&[0, 1][..], &[1, 0][..])
-    );
+    assert_eq!((p.replicas(), p.isr()), (&[0, 1][..], &[1, 0][..]));
 
     // bar moves from [1, 2] to [3, 4]; 3 catches up, then 1 and 2 are fenced: only the
     // adding replica 3 is in sync.
@@ -352,7 +349,7 @@ fn test_cancel_reassign_partitions() {
         ctx.heartbeat(id, epoch, end, true, false);
     }
     let p = ctx.partition("bar", 0);
-    assert_eq!((p.isr.as_slice(), p.leader), (&[3][..], 3));
+    assert_eq!((p.isr(), p.leader), (&[3][..], 3));
     let r = reassign(&mut ctx, vec![("bar", vec![(0, None)])], 1, true);
     assert_eq!(
         codes(&r),
@@ -387,11 +384,8 @@ fn test_cancel_reassign_partitions() {
     let r = reassign(&mut ctx, vec![("bar", vec![(0, None)])], 1, true);
     assert_eq!(codes(&r), [row("bar", 0, 0, None)]);
     let p = ctx.partition("bar", 0);
-    assert_eq!(
-        (p.replicas.as_slice(), p.isr.as_slice()),
-        (&[1, 2][..], &[1][..])
-    );
-    assert!(p.adding_replicas.is_empty() && p.removing_replicas.is_empty());
+    assert_eq!((p.replicas(), p.isr()), (&[1, 2][..], &[1][..]));
+    assert!(p.adding_replicas().is_empty() && p.removing_replicas().is_empty());
 }
 
 /// ReplicationControlManagerTest.testReassignPartitionsHandlesNewReassignmentThatRemovesPreviouslyAddingReplicas:
@@ -407,9 +401,9 @@ fn test_reassign_partitions_handles_new_reassignment_that_removes_previously_add
         true,
     );
     let p = ctx.partition("foo", 0);
-    assert_eq!(p.replicas, [3, 4, 5, 0, 1, 2]);
+    assert_eq!(p.replicas(), [3, 4, 5, 0, 1, 2]);
     assert_eq!(
-        (p.adding_replicas.as_slice(), p.removing_replicas.as_slice()),
+        (p.adding_replicas(), p.removing_replicas()),
         (&[3, 4, 5][..], &[0, 1, 2][..])
     );
     reassign(
@@ -420,11 +414,11 @@ fn test_reassign_partitions_handles_new_reassignment_that_removes_previously_add
     );
     let p = ctx.partition("foo", 0);
     assert_eq!(
-        p.replicas,
+        p.replicas(),
         [0, 1, 2],
         "the adding replicas are dropped, none in sync"
     );
-    assert!(p.adding_replicas.is_empty() && p.removing_replicas.is_empty());
+    assert!(p.adding_replicas().is_empty() && p.removing_replicas().is_empty());
 }
 
 /// KIP-860 (AlterPartitionReassignments v1): with AllowReplicationFactorChange false, a target

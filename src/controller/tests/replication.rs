@@ -30,12 +30,16 @@ fn test_create_topics() {
     assert_eq!(ctx.image().topic_by_name("foo").unwrap().id, t.topic_id);
     for p in 0..3 {
         let part = ctx.partition("foo", p);
-        assert_eq!(part.replicas.len(), 3);
-        assert_eq!(part.isr, part.replicas, "every replica active: all in sync");
-        assert_eq!(part.leader, part.replicas[0]);
+        assert_eq!(part.replicas().len(), 3);
+        assert_eq!(
+            part.isr(),
+            part.replicas(),
+            "every replica active: all in sync"
+        );
+        assert_eq!(part.leader, part.replicas()[0]);
         assert_eq!((part.leader_epoch, part.partition_epoch), (0, 0));
         assert!(
-            part.directories.iter().all(|d| !d.is_nil()),
+            part.directories().iter().all(|d| !d.is_nil()),
             "the brokers' only dirs"
         );
     }
@@ -160,7 +164,10 @@ fn test_manual_partition_assignment_on_all_fenced_brokers() {
     let r = ctx.create_topics(vec![manual(&[1, 0])], false);
     assert_eq!(r.topics[0].error_code, 0);
     let p = ctx.partition("m", 0);
-    assert_eq!((p.replicas, p.isr, p.leader), (vec![1, 0], vec![0], 0));
+    assert_eq!(
+        (p.replicas().to_vec(), p.isr().to_vec(), p.leader),
+        (vec![1, 0], vec![0], 0)
+    );
 }
 
 fn alter(
@@ -218,7 +225,7 @@ fn test_shrink_and_expand_isr() {
     let p = &r.topics[0].partitions[0];
     assert_eq!(p.error_code, 0);
     assert_eq!((p.leader_epoch, p.partition_epoch), (0, 1));
-    assert_eq!(ctx.partition("t", 0).isr, vec![0, 1]);
+    assert_eq!(ctx.partition("t", 0).isr(), vec![0, 1]);
     // The same again changes nothing and writes nothing.
     let end = ctx.log.end();
     let r = alter(&mut ctx, 0, e[0], "t", 0, 1, &[(0, e[0]), (1, e[1])]);
@@ -235,7 +242,7 @@ fn test_shrink_and_expand_isr() {
         &[(0, e[0]), (1, e[1]), (2, e[2])],
     );
     assert_eq!(r.topics[0].partitions[0].partition_epoch, 2);
-    assert_eq!(ctx.partition("t", 0).isr, vec![0, 1, 2]);
+    assert_eq!(ctx.partition("t", 0).isr(), vec![0, 1, 2]);
 }
 
 #[test]
@@ -321,12 +328,12 @@ fn test_fence_multiple_brokers() {
     assert!(image.brokers[&0].fenced && image.brokers[&1].fenced && !image.brokers[&2].fenced);
     for p in 0..6 {
         let part = ctx.partition("t", p);
-        if part.replicas.contains(&2) {
+        if part.replicas().contains(&2) {
             assert_eq!(part.leader, 2, "partition {p}: {part:?}");
-            assert_eq!(part.isr, vec![2]);
+            assert_eq!(part.isr(), vec![2]);
         } else {
             assert_eq!(part.leader, -1, "no live replica: leaderless {part:?}");
-            assert_eq!(part.isr.len(), 1, "the last ISR member stays without ELR");
+            assert_eq!(part.isr().len(), 1, "the last ISR member stays without ELR");
         }
     }
     // Broker 0 comes back: unfenced, and it leads the partitions it was the last ISR member of.
@@ -334,7 +341,7 @@ fn test_fence_multiple_brokers() {
     assert!(!ctx.heartbeat(0, e[0], end, false, false).is_fenced);
     for p in 0..6 {
         let part = ctx.partition("t", p);
-        if part.isr == vec![0] {
+        if part.isr() == vec![0] {
             assert_eq!(part.leader, 0);
         }
     }
@@ -355,7 +362,7 @@ fn test_controlled_shutdown_moves_leaders_first() {
     for p in 0..6 {
         let part = ctx.partition("t", p);
         assert_ne!(part.leader, 0);
-        assert!(!part.isr.contains(&0));
+        assert!(!part.isr().contains(&0));
     }
     // The others have not caught up with the shutdown offset yet.
     let hb = ctx.heartbeat(0, e[0], end, false, true);
@@ -397,10 +404,10 @@ fn a_broker_fenced_after_its_controlled_shutdown_is_usable_for_placement() {
     );
     let p = ctx.partition("u", 0);
     assert!(
-        p.replicas.contains(&0),
+        p.replicas().contains(&0),
         "the fenced broker holds a replica: {p:?}"
     );
-    assert!(!p.isr.contains(&0) && p.leader != 0, "{p:?}");
+    assert!(!p.isr().contains(&0) && p.leader != 0, "{p:?}");
 }
 
 /// Kafka replays every BrokerRegistrationChangeRecord into its heartbeat manager
@@ -442,7 +449,7 @@ fn a_broker_fenced_by_session_expiry_during_its_controlled_shutdown_is_usable_fo
         "the fencing record's replay ended broker 1's controlled shutdown in its session"
     );
     let p = ctx.partition("u", 0);
-    assert!(p.replicas.contains(&1) && p.leader == 0, "{p:?}");
+    assert!(p.replicas().contains(&1) && p.leader == 0, "{p:?}");
 }
 
 /// Kafka 4.1.2's `LeaderAcceptor` (given to every PartitionChangeBuilder) accepts a leader
@@ -459,7 +466,7 @@ fn an_unfenced_broker_does_not_lead_partitions_in_a_directory_it_no_longer_has()
         .with_partition_index(0)
         .with_broker_ids(vec![BrokerId(1)])]);
     assert_eq!(ctx.create_topics(vec![on_1], false).topics[0].error_code, 0);
-    let old_dir = ctx.partition("t", 0).directories[0];
+    let old_dir = ctx.partition("t", 0).directories()[0];
     // Broker 1 comes back as another incarnation with another directory, after a clean
     // shutdown: it is fenced, the partition loses its leader and keeps broker 1 in its ISR.
     ctx.advance(10_000);
@@ -471,8 +478,8 @@ fn an_unfenced_broker_does_not_lead_partitions_in_a_directory_it_no_longer_has()
     let r = ctx.register(again);
     assert_eq!(r.error_code, 0, "{r:?}");
     let p = ctx.partition("t", 0);
-    assert_eq!((p.leader, p.isr.clone()), (-1, vec![1]), "{p:?}");
-    assert_eq!(p.directories, vec![old_dir]);
+    assert_eq!((p.leader, p.isr().to_vec()), (-1, vec![1]), "{p:?}");
+    assert_eq!(p.directories(), vec![old_dir]);
     let end = ctx.log.end();
     let before = ctx.log.end();
     let hb = ctx.heartbeat(1, r.broker_epoch, end, false, false);

@@ -63,7 +63,7 @@ fn random_admin_request(rng: &mut Rng, image: &MetadataImage) -> Option<(Request
                 for i in (1..ids.len()).rev() {
                     ids.swap(i, rng.below(i as u64 + 1) as usize);
                 }
-                ids.truncate(p.replicas.len());
+                ids.truncate(p.replicas().len());
                 ids.into_iter().map(BrokerId).collect()
             });
             let req = AlterPartitionReassignmentsRequest::default().with_topics(vec![
@@ -181,7 +181,7 @@ impl Brokers {
         let (topic_id, index, p) = parts[rng.below(parts.len() as u64) as usize].clone();
         let leader_epoch = *self.epochs.get(&p.leader)?;
         let mut isr = vec![p.leader];
-        for r in &p.replicas {
+        for r in p.replicas() {
             if *r != p.leader && rng.below(2) == 0 {
                 isr.push(*r);
             }

@@ -445,9 +445,9 @@ fn test_create_partitions() {
     let foo = ctx.image().topic_by_name("foo").unwrap();
     assert_eq!(foo.partitions.len(), 5);
     for p in foo.partitions.values() {
-        assert_eq!(p.replicas.len(), 2, "the topic's replication factor");
-        assert_eq!(p.isr, p.replicas);
-        assert_eq!(p.leader, p.replicas[0]);
+        assert_eq!(p.replicas().len(), 2, "the topic's replication factor");
+        assert_eq!(p.isr(), p.replicas());
+        assert_eq!(p.leader, p.replicas()[0]);
     }
     let r = create_partitions(
         &mut ctx,
@@ -483,14 +483,15 @@ fn test_create_partitions() {
     expected.sort();
     assert_eq!(partition_results(&r), expected);
     let p5 = ctx.partition("foo", 5);
-    assert_eq!(p5.replicas, [1, 3]);
+    assert_eq!(p5.replicas(), [1, 3]);
     assert_eq!((p5.leader, p5.leader_epoch, p5.partition_epoch), (1, 0, 0));
     let dirs = [
         ctx.image().brokers[&1].log_dirs[0],
         ctx.image().brokers[&3].log_dirs[0],
     ];
     assert_eq!(
-        p5.directories, dirs,
+        p5.directories(),
+        dirs,
         "each replica in its broker's only dir"
     );
     assert_eq!(
@@ -588,26 +589,26 @@ fn test_create_partitions_isr_invariants() {
         .with_partition_index(0)
         .with_broker_ids(vec![BrokerId(0), BrokerId(1), BrokerId(2)])]);
     assert_eq!(ctx.create_topics(vec![t], false).topics[0].error_code, 0);
-    assert_eq!(ctx.partition("foo", 0).isr, [0], "1 shut down, 2 fenced");
+    assert_eq!(ctx.partition("foo", 0).isr(), [0], "1 shut down, 2 fenced");
     assert!(ctx.image().brokers[&1].fenced && ctx.image().brokers[&2].fenced);
     let r = create_partitions(&mut ctx, vec![grow("foo", 2, None)], false);
     assert_eq!(partition_results(&r), [prow("foo", 0, None)]);
     let p1 = ctx.partition("foo", 1);
-    assert_eq!(p1.replicas.len(), 3);
+    assert_eq!(p1.replicas().len(), 3);
     assert!(
-        p1.replicas.iter().any(|r| *r == 1 || *r == 2),
+        p1.replicas().iter().any(|r| *r == 1 || *r == 2),
         "three of four brokers: a fenced one among them"
     );
     let active: Vec<i32> = p1
-        .replicas
+        .replicas()
         .iter()
         .copied()
         .filter(|r| *r == 0 || *r == 3)
         .collect();
-    assert_eq!(p1.isr, active, "fenced brokers are not in the ISR");
+    assert_eq!(p1.isr(), active, "fenced brokers are not in the ISR");
     assert_eq!(
         (p1.leader, p1.leader_epoch, p1.partition_epoch),
-        (p1.isr[0], 0, 0)
+        (p1.isr()[0], 0, 0)
     );
 }
 
@@ -645,8 +646,8 @@ fn test_create_partitions_fails_with_manual_assignment_with_all_fenced() {
     );
     assert_eq!(partition_results(&r), [prow("foo", 0, None)]);
     let p1 = ctx.partition("foo", 1);
-    assert_eq!(p1.replicas, [2, 4, 5]);
-    assert_eq!((p1.isr.as_slice(), p1.leader), (&[2][..], 2));
+    assert_eq!(p1.replicas(), [2, 4, 5]);
+    assert_eq!((p1.isr(), p1.leader), (&[2][..], 2));
 }
 
 /// ReplicationControlManagerTest.testValidateBadManualPartitionAssignments, through

@@ -31,17 +31,17 @@ impl MetadataImage {
                     "topic_id": uuid_to_kafka_string(&t.id),
                     "partitions": t.partitions.iter().map(|(id, p)| json!({
                         "partition_id": id,
-                        "replicas": p.replicas,
-                        "directories": ids(&p.directories),
-                        "isr": p.isr,
-                        "removing_replicas": p.removing_replicas,
-                        "adding_replicas": p.adding_replicas,
+                        "replicas": p.replicas(),
+                        "directories": ids(&p.directories()),
+                        "isr": p.isr(),
+                        "removing_replicas": p.removing_replicas(),
+                        "adding_replicas": p.adding_replicas(),
                         "leader": p.leader,
                         "leader_recovery_state": p.leader_recovery_state,
                         "leader_epoch": p.leader_epoch,
                         "partition_epoch": p.partition_epoch,
-                        "eligible_leader_replicas": p.elr,
-                        "last_known_elr": p.last_known_elr,
+                        "eligible_leader_replicas": p.elr(),
+                        "last_known_elr": p.last_known_elr(),
                     })).collect::<Vec<_>>(),
                 })
             })
@@ -155,13 +155,13 @@ impl MetadataImage {
                     out,
                     "    partition {id} replicas {:?} isr {:?} leader {} leader_epoch {} \
                      partition_epoch {} elr {:?} last_known_elr {:?} recovery {}",
-                    p.replicas,
-                    p.isr,
+                    p.replicas(),
+                    p.isr(),
                     p.leader,
                     p.leader_epoch,
                     p.partition_epoch,
-                    p.elr,
-                    p.last_known_elr,
+                    p.elr(),
+                    p.last_known_elr(),
                     p.leader_recovery_state
                 );
             }

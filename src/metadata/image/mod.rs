@@ -18,7 +18,9 @@
 mod brokers;
 mod cluster;
 mod configs;
+mod directory_ids;
 mod json;
+mod partition;
 mod security;
 pub use security::scram_mechanism_name;
 mod topics;
@@ -47,7 +49,8 @@ use crate::records::view::BatchView;
 
 pub use configs::{config_resource_type_name, resource, ClientQuotaEntity, ConfigResource};
 pub use topics::{
-    IsrMembers, PartitionRegistration, PartitionStats, ReplayHistory, TopicImage, NO_LEADER_CHANGE,
+    IsrMembers, PartitionParts, PartitionRegistration, PartitionStats, ReplayHistory, TopicImage,
+    NO_LEADER_CHANGE,
 };
 pub use write::{
     mv, partition_version, register_broker_version, transactions_supported, ImageWriteError,

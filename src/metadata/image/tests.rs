@@ -83,7 +83,7 @@ fn partition_change_leader_sentinels_and_epochs() {
     let p = &img.topics[&T1].partitions[&0];
     assert_eq!((p.leader, p.leader_epoch, p.partition_epoch), (1, 0, 1));
     assert_eq!(
-        (p.isr.clone(), p.replicas.clone()),
+        (p.isr().to_vec(), p.replicas().to_vec()),
         (vec![1, 2], vec![1, 2, 3])
     );
 
@@ -135,7 +135,7 @@ fn partition_change_for_unknown_partition_is_refused() {
 fn directories_default_to_migrating_and_must_match_replicas() {
     let img = image(vec![topic("a", T1), partition(T1, 0, vec![1, 2])]);
     assert_eq!(
-        img.topics[&T1].partitions[&0].directories,
+        img.topics[&T1].partitions[&0].directories(),
         vec![Uuid::nil(); 2]
     );
     let mut img = img;
@@ -157,7 +157,7 @@ fn directories_default_to_migrating_and_must_match_replicas() {
     }))
     .unwrap();
     assert_eq!(
-        img.topics[&T1].partitions[&0].directories,
+        img.topics[&T1].partitions[&0].directories(),
         vec![Uuid::nil(); 3]
     );
 }
@@ -239,19 +239,19 @@ fn clear_elr_filters_by_topic() {
     }))
     .unwrap();
     let a0 = &img.topics[&T1].partitions[&0];
-    assert!(a0.elr.is_empty() && a0.last_known_elr.is_empty());
+    assert!(a0.elr().is_empty() && a0.last_known_elr().is_empty());
     assert_eq!(a0.partition_epoch, 2);
     assert_eq!(
         img.topics[&T1].partitions[&1].partition_epoch, 0,
         "nothing to clear"
     );
     assert_eq!(
-        img.topics[&T2].partitions[&0].elr,
+        img.topics[&T2].partitions[&0].elr(),
         vec![2],
         "other topic kept"
     );
     img.replay(R::ClearElr(ClearElrRecord::default())).unwrap();
-    assert!(img.topics[&T2].partitions[&0].elr.is_empty());
+    assert!(img.topics[&T2].partitions[&0].elr().is_empty());
     assert_eq!(
         img.replay(R::ClearElr(ClearElrRecord {
             topic_name: "nope".into(),
@@ -591,8 +591,8 @@ fn a_copied_image_shares_topics_until_one_changes() {
         .replay(R::ClearElr(ClearElrRecord::default()))
         .unwrap();
     assert!(Arc::ptr_eq(&committed.topics[&T1], &cleared.topics[&T1]));
-    assert!(cleared.topics[&T2].partitions[&0].elr.is_empty());
-    assert_eq!(committed.topics[&T2].partitions[&0].elr, vec![2]);
+    assert!(cleared.topics[&T2].partitions[&0].elr().is_empty());
+    assert_eq!(committed.topics[&T2].partitions[&0].elr(), vec![2]);
     // The statistics of each image follow its own topics.
     let stats_of = |img: &MetadataImage| {
         super::PartitionStats::count(img.topics.values()) == img.partition_stats

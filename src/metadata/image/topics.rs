@@ -6,6 +6,7 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 use super::configs::{resource, ConfigResource};
+pub use super::partition::{PartitionParts, PartitionRegistration};
 use super::{MetadataImage, ReplayError};
 use crate::metadata::records::{
     ClearElrRecord, PartitionChangeRecord, PartitionRecord, RemoveTopicRecord, TopicRecord,
@@ -13,8 +14,6 @@ use crate::metadata::records::{
 
 /// PartitionChangeRecord.leader: the leader stays (and so does the leader epoch).
 pub const NO_LEADER_CHANGE: i32 = -2;
-/// PartitionChangeRecord.leader_recovery_state: unchanged.
-const NO_RECOVERY_STATE_CHANGE: i8 = -1;
 
 /// What the controller asks of all partitions at once, kept as they change (Kafka's
 /// ReplicationControlManager keeps its `imbalancedPartitions` and the controller metrics'
@@ -162,152 +161,9 @@ impl IsrMembers {
     pub fn count<'a>(partitions: impl IntoIterator<Item = &'a Arc<PartitionRegistration>>) -> Self {
         let mut members = Self::default();
         for p in partitions {
-            members.add(&p.isr);
+            members.add(p.isr());
         }
         members
-    }
-}
-
-/// A partition's state, as a PartitionRecord in a snapshot would carry it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PartitionRegistration {
-    /// Replica broker ids, preferred leader first.
-    pub replicas: Vec<i32>,
-    /// Log directory of each replica; all-zero ids ("migrating") when unknown.
-    pub directories: Vec<Uuid>,
-    /// In-sync replicas.
-    pub isr: Vec<i32>,
-    /// Replicas a reassignment removes.
-    pub removing_replicas: Vec<i32>,
-    /// Replicas a reassignment adds.
-    pub adding_replicas: Vec<i32>,
-    /// Leader, -1 for none.
-    pub leader: i32,
-    /// 0 recovered, 1 recovering.
-    pub leader_recovery_state: i8,
-    /// Leader epoch.
-    pub leader_epoch: i32,
-    /// Partition epoch.
-    pub partition_epoch: i32,
-    /// Eligible leader replicas (KIP-966).
-    pub elr: Vec<i32>,
-    /// Last known ELR.
-    pub last_known_elr: Vec<i32>,
-}
-
-/// Kafka keeps "migrating" (the all-zero id) for every replica when no directory is known: a
-/// missing or empty list, or one holding only that id, becomes one per replica.
-fn default_to_migrating(dirs: Vec<Uuid>, replicas: usize) -> Vec<Uuid> {
-    if dirs.iter().all(Uuid::is_nil) {
-        vec![Uuid::nil(); replicas]
-    } else {
-        dirs
-    }
-}
-
-fn leader_recovery_state(value: i8, record: &'static str) -> Result<i8, ReplayError> {
-    match value {
-        0 | 1 => Ok(value),
-        v => Err(ReplayError::BadValue {
-            record,
-            field: "leader_recovery_state",
-            value: i64::from(v),
-        }),
-    }
-}
-
-impl PartitionRegistration {
-    /// Whether its preferred replica (the first) leads (Kafka's `hasPreferredLeader`); a
-    /// leaderless partition has not.
-    pub fn has_preferred_leader(&self) -> bool {
-        self.leader == self.replicas.first().copied().unwrap_or(-1)
-    }
-
-    /// The state a PartitionRecord sets (whole, replacing any earlier state).
-    pub fn from_record(r: PartitionRecord) -> Result<Self, ReplayError> {
-        if !r.directories.is_empty() && r.directories.len() != r.replicas.len() {
-            return Err(ReplayError::ReplicaDirectories {
-                topic_id: r.topic_id,
-                partition_id: r.partition_id,
-                replicas: r.replicas.len(),
-                directories: r.directories.len(),
-            });
-        }
-        Ok(Self {
-            directories: default_to_migrating(r.directories, r.replicas.len()),
-            replicas: r.replicas,
-            isr: r.isr,
-            removing_replicas: r.removing_replicas,
-            adding_replicas: r.adding_replicas,
-            leader: r.leader,
-            leader_recovery_state: leader_recovery_state(
-                r.leader_recovery_state,
-                "PartitionRecord",
-            )?,
-            leader_epoch: r.leader_epoch,
-            partition_epoch: r.partition_epoch,
-            // Null (the feature off) and empty are the same to the image.
-            elr: r.eligible_leader_replicas.unwrap_or_default(),
-            last_known_elr: r.last_known_elr.unwrap_or_default(),
-        })
-    }
-
-    /// This state after a PartitionChangeRecord: null fields stay, a leader other than -2
-    /// (-1 "no leader" included) bumps the leader epoch, and every change bumps the partition
-    /// epoch.
-    pub fn merge(&self, r: PartitionChangeRecord) -> Result<Self, ReplayError> {
-        let mut next = self.clone();
-        next.apply_change(r)?;
-        Ok(next)
-    }
-
-    /// [`Self::merge`] in place: the record is checked whole before anything changes, and
-    /// the fields it leaves null are neither copied nor touched.
-    pub fn apply_change(&mut self, r: PartitionChangeRecord) -> Result<(), ReplayError> {
-        if let (Some(replicas), Some(dirs)) = (&r.replicas, &r.directories) {
-            if !dirs.is_empty() && dirs.len() != replicas.len() {
-                return Err(ReplayError::ReplicaDirectories {
-                    topic_id: r.topic_id,
-                    partition_id: r.partition_id,
-                    replicas: replicas.len(),
-                    directories: dirs.len(),
-                });
-            }
-        }
-        let leader_recovery_state = match r.leader_recovery_state {
-            NO_RECOVERY_STATE_CHANGE => self.leader_recovery_state,
-            v => leader_recovery_state(v, "PartitionChangeRecord")?,
-        };
-        if let Some(replicas) = r.replicas {
-            self.replicas = replicas;
-        }
-        // Without new directories the old ones stay, resized only while all are "migrating"
-        // (Kafka does the same, even if a reassignment changed the replica count).
-        if let Some(dirs) = r.directories {
-            self.directories = dirs;
-        }
-        if self.directories.iter().all(Uuid::is_nil)
-            && self.directories.len() != self.replicas.len()
-        {
-            self.directories = vec![Uuid::nil(); self.replicas.len()];
-        }
-        if r.leader != NO_LEADER_CHANGE {
-            self.leader = r.leader;
-            self.leader_epoch += 1;
-        }
-        let replace = |field: &mut Vec<i32>, value: Option<Vec<i32>>| {
-            if let Some(v) = value {
-                *field = v;
-            }
-        };
-        replace(&mut self.isr, r.isr);
-        replace(&mut self.removing_replicas, r.removing_replicas);
-        replace(&mut self.adding_replicas, r.adding_replicas);
-        replace(&mut self.elr, r.eligible_leader_replicas);
-        replace(&mut self.last_known_elr, r.last_known_elr);
-        self.leader_recovery_state = leader_recovery_state;
-        self.partition_epoch += 1;
-        Ok(())
     }
 }
 
@@ -376,10 +232,10 @@ impl MetadataImage {
         let id = r.partition_id;
         let registration = PartitionRegistration::from_record(r)?;
         self.partition_stats.add(&registration);
-        topic.isr_members.add(&registration.isr);
+        topic.isr_members.add(registration.isr());
         if let Some(old) = topic.partitions.insert(id, Arc::new(registration)) {
             self.partition_stats.remove(&old);
-            topic.isr_members.remove(&old.isr);
+            topic.isr_members.remove(old.isr());
             topic.history.changed_since_last_partition_added = true;
         } else {
             topic.history.changed_since_last_partition_added = false;
@@ -411,13 +267,13 @@ impl MetadataImage {
         )?);
         // In place: a change rewrites the fields it carries, not the whole registration.
         let (leader, preferred_leader) = (partition.leader, partition.has_preferred_leader());
-        let old_isr = r.isr.as_ref().map(|_| partition.isr.clone());
+        let old_isr = r.isr.as_ref().map(|_| partition.isr().to_vec());
         partition.apply_change(r)?;
         self.partition_stats.remove_led(leader, preferred_leader);
         self.partition_stats.add(partition);
         if let Some(old_isr) = old_isr {
             isr_members.remove(&old_isr);
-            isr_members.add(&partition.isr);
+            isr_members.add(partition.isr());
         }
         Ok(())
     }
@@ -469,15 +325,17 @@ impl MetadataImage {
             if !topic
                 .partitions
                 .values()
-                .any(|p| !p.elr.is_empty() || !p.last_known_elr.is_empty())
+                .any(|p| !p.elr().is_empty() || !p.last_known_elr().is_empty())
             {
                 continue;
             }
             for p in Arc::make_mut(topic).partitions.values_mut() {
-                if !p.elr.is_empty() || !p.last_known_elr.is_empty() {
+                if !p.elr().is_empty() || !p.last_known_elr().is_empty() {
                     let p = Arc::make_mut(p);
-                    p.elr.clear();
-                    p.last_known_elr.clear();
+                    p.edit(|p| {
+                        p.elr.clear();
+                        p.last_known_elr.clear();
+                    });
                     p.partition_epoch += 1;
                 }
             }

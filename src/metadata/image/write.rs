@@ -184,28 +184,28 @@ impl MetadataImage {
             )?;
             for (&partition_id, p) in &topic.partitions {
                 let directories = if out.level >= mv::DIRECTORY_ASSIGNMENT {
-                    p.directories.clone()
-                } else if p.directories.iter().any(|d| !d.is_nil()) {
+                    p.directories()
+                } else if p.directories().iter().any(|d| !d.is_nil()) {
                     return Err(out.loss("the directory assignment state of one or more replicas"));
                 } else {
                     Vec::new()
                 };
                 // ELR lists are tagged: set only when the feature is on and they hold ids.
-                let elr = |ids: &Vec<i32>| (elr_enabled && !ids.is_empty()).then(|| ids.clone());
+                let elr = |ids: &[i32]| (elr_enabled && !ids.is_empty()).then(|| ids.to_vec());
                 let record = PartitionRecord {
                     partition_id,
                     topic_id: topic.id,
-                    replicas: p.replicas.clone(),
-                    isr: p.isr.clone(),
-                    removing_replicas: p.removing_replicas.clone(),
-                    adding_replicas: p.adding_replicas.clone(),
+                    replicas: p.replicas().to_vec(),
+                    isr: p.isr().to_vec(),
+                    removing_replicas: p.removing_replicas().to_vec(),
+                    adding_replicas: p.adding_replicas().to_vec(),
                     leader: p.leader,
                     leader_recovery_state: p.leader_recovery_state,
                     leader_epoch: p.leader_epoch,
                     partition_epoch: p.partition_epoch,
                     directories,
-                    eligible_leader_replicas: elr(&p.elr),
-                    last_known_elr: elr(&p.last_known_elr),
+                    eligible_leader_replicas: elr(p.elr()),
+                    last_known_elr: elr(p.last_known_elr()),
                     ..Default::default()
                 };
                 out.write(MetadataRecord::Partition(record), version)?;
