@@ -130,9 +130,7 @@ impl Checker<'_> {
         ) {
             return Some(r);
         }
-        let mut broker_ids: Vec<i32> = self.image.brokers.keys().copied().collect();
-        crate::common::java::timeline_hash_order(&mut broker_ids, |id| *id);
-        for id in broker_ids {
+        for id in self.image.brokers_in_kafka_order() {
             let range = self.image.brokers[&id]
                 .features
                 .iter()
