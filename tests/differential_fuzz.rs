@@ -24,7 +24,7 @@
 //! run it) and `DIFF_SEED_BASE` (first seed, default 1) choose the
 //! work; the test ends by printing `differential fuzz: N sequences, M requests, 0 divergences`.
 //! `DIFF_TRACE=<API>` (e.g. `AlterPartition`) prints every step of that API with ferrokraft's
-//! answer, to see which paths a generator reaches.
+//! answer, to see which paths a generator reaches (`DIFF_TRACE=*`: every step).
 
 // The shared test support reads the clock (waits with deadlines); the fuzz itself does not.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
@@ -442,7 +442,7 @@ fn run(steps: &[Step], kafka: &mut KafkaSide, tally: &mut Tally) -> Result<usize
         } else {
             (fo, ko)
         };
-        if std::env::var("DIFF_TRACE").is_ok_and(|k| k == step.kind()) {
+        if std::env::var("DIFF_TRACE").is_ok_and(|k| k == step.kind() || k == "*") {
             eprintln!("TRACE {step:?}\n  -> {:?}", fo.response);
         }
         if step.is_request() {

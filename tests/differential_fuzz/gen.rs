@@ -210,7 +210,7 @@ fn chance(rng: &mut Rng, percent: u64) -> bool {
 }
 
 const BROKERS: [i32; 4] = [1, 2, 3, 4];
-const TOPIC_NAMES: [&str; 6] = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"];
+pub const TOPIC_NAMES: [&str; 6] = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"];
 /// Topic configs: valid ones, a value Kafka's ConfigDef rejects, a value below a minimum, an
 /// unknown key and a delete (null value, refused on create).
 const CONFIGS: [(&str, Option<&str>); 7] = [
@@ -523,8 +523,8 @@ fn step(rng: &mut Rng) -> Step {
 pub fn sequence(seed: u64) -> Vec<Step> {
     let mut rng = Rng::new(seed);
     let len = 6 + rng.below(25) as usize;
-    let opening = rng.below(4) as usize;
-    let reworked = crate::gen_partitions::opening(&mut rng, opening);
+    let mut opening = rng.below(4) as usize;
+    let reworked = crate::gen_partitions::opening(&mut rng, &mut opening);
     let mut steps: Vec<Step> = match &reworked {
         Some((registrations, _)) => registrations.iter().cloned().map(Step::Part).collect(),
         None => (0..opening)
@@ -570,7 +570,10 @@ pub fn sequence(seed: u64) -> Vec<Step> {
         }
     }
     while steps.len() < len {
-        steps.push(step(&mut rng));
+        match crate::gen_partitions::scenario(&mut rng) {
+            Some(s) => steps.extend(s),
+            None => steps.push(step(&mut rng)),
+        }
     }
     steps
 }

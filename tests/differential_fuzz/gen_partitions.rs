@@ -13,7 +13,7 @@
 
 use ferrokraft::raft::Rng;
 
-use crate::gen::EpochRef;
+use crate::gen::{EpochRef, Step};
 
 /// The target of one partition's reassignment.
 #[derive(Debug, Clone)]
@@ -43,6 +43,8 @@ pub enum PartitionRef {
     Reassigning(usize),
     /// A topic no one created.
     UnknownTopic,
+    /// Partition `p` of the topic of this name (a scenario's own topic).
+    Named(&'static str, i32),
 }
 
 /// How a completing AlterPartition changes the ISR of a reassigning partition.
@@ -54,6 +56,8 @@ pub enum Completion {
     AddAll,
     /// The ISR of the target replicas only (removing replicas left out).
     TargetOnly,
+    /// Without its last member that does not lead.
+    ShrinkOne,
 }
 
 #[derive(Debug, Clone)]
@@ -68,9 +72,10 @@ pub enum PartStep {
     ListReassignments {
         topics: Option<Vec<(PartitionRef, Vec<i32>)>>,
     },
-    /// An AlterPartition from the leader of a reassigning partition, current epochs.
+    /// An AlterPartition from the partition's leader with the current epochs (by default of
+    /// a reassigning partition, to complete it).
     Complete {
-        which: usize,
+        at: PartitionRef,
         change: Completion,
         version: i16,
     },
@@ -110,7 +115,7 @@ impl PartStep {
         match self {
             PartStep::Reassign { .. } => "AlterPartitionReassignments",
             PartStep::ListReassignments { .. } => "ListPartitionReassignments",
-            PartStep::Complete { .. } => "AlterPartition (reassigning)",
+            PartStep::Complete { .. } => "AlterPartition (leader, current epochs)",
             PartStep::UpdateFeatures { .. } => "UpdateFeatures",
             PartStep::Register { .. } => "BrokerRegistration (dirs, ELR)",
             PartStep::Heartbeat { .. } => "BrokerHeartbeat (offline dirs)",
@@ -239,7 +244,7 @@ pub fn step(rng: &mut Rng) -> PartStep {
             }),
         },
         38..=57 => PartStep::Complete {
-            which: rng.below(4) as usize,
+            at: PartitionRef::Reassigning(rng.below(4) as usize),
             change: match rng.below(10) {
                 0..=3 => Completion::AddOne,
                 4..=8 => Completion::AddAll,
@@ -283,14 +288,16 @@ pub fn step(rng: &mut Rng) -> PartStep {
     }
 }
 
-/// The opening of a sequence, reworked in some sequences: the registrations support ELR
-/// (and some register several log directories), and after the first topics an UpdateFeatures
-/// turns ELR on, so that later steps run with eligible leader replicas.
-pub fn opening(rng: &mut Rng, registrations: usize) -> Option<(Vec<PartStep>, bool)> {
-    if registrations == 0 || !chance(rng, 35) {
+/// The opening of a sequence, reworked in some sequences: at least two brokers (three
+/// mostly), whose registrations support ELR (some with several log directories), and after
+/// the first topics (gen.rs) an UpdateFeatures that turns ELR on in most, so that later steps
+/// run with eligible leader replicas. `registrations` is the count gen.rs drew; it may grow.
+pub fn opening(rng: &mut Rng, registrations: &mut usize) -> Option<(Vec<PartStep>, bool)> {
+    if *registrations == 0 || !chance(rng, 35) {
         return None;
     }
-    let steps = (0..registrations)
+    *registrations = (*registrations).max(pick(rng, &[2, 3, 3]));
+    let steps = (0..*registrations)
         .map(|i| PartStep::Register {
             broker: BROKERS[i],
             incarnation: 0,
@@ -301,6 +308,111 @@ pub fn opening(rng: &mut Rng, registrations: usize) -> Option<(Vec<PartStep>, bo
         })
         .collect();
     Some((steps, chance(rng, 70)))
+}
+
+/// Sometimes (instead of one step of gen.rs) a short run of steps that reaches a success
+/// path the independent draws rarely reach: a reassignment started and completed (or
+/// cancelled), a leader fenced, unfenced, back in the ISR and elected again as the
+/// preferred leader, an ISR shrunk and expanded again.
+pub fn scenario(rng: &mut Rng) -> Option<Vec<Step>> {
+    if !chance(rng, 7) {
+        return None;
+    }
+    // The scenario's topic, created first (refused if it exists: then it is the old one).
+    let name = pick(rng, &crate::gen::TOPIC_NAMES);
+    let partition = pick(rng, &[0, 0, 1]);
+    let at = PartitionRef::Named(name, partition);
+    let mut s = Vec::new();
+    if chance(rng, 70) {
+        // Sessions kept alive (and brokers unfenced) so that the topic has replicas.
+        for broker in [1, 2, 3] {
+            s.push(Step::Heartbeat {
+                broker,
+                epoch: EpochRef::Current,
+                caught_up: true,
+                want_fence: false,
+                want_shut_down: false,
+                version: 1,
+            });
+        }
+    }
+    s.push(Step::CreateTopics {
+        topics: vec![crate::gen::TopicSpec {
+            name: name.to_string(),
+            partitions: 2,
+            rf: pick(rng, &[2, 2, 3]),
+            assignments: None,
+            configs: Vec::new(),
+        }],
+        validate_only: false,
+        version: 7,
+    });
+    let isr = |change: Completion| {
+        Step::Part(PartStep::Complete {
+            at: at.clone(),
+            change,
+            version: 3,
+        })
+    };
+    match rng.below(10) {
+        0..=4 => {
+            s.push(Step::Part(PartStep::Reassign {
+                partitions: vec![(
+                    at.clone(),
+                    pick(rng, &[Target::Move(1), Target::Move(1), Target::Move(2), Target::Grow]),
+                )],
+                allow_rf_change: true,
+                version: 1,
+            }));
+            if chance(rng, 30) {
+                s.push(Step::Part(PartStep::ListReassignments { topics: None }));
+            }
+            if chance(rng, 25) {
+                s.push(Step::Part(PartStep::Reassign {
+                    partitions: vec![(at.clone(), Target::Cancel)],
+                    allow_rf_change: true,
+                    version: 1,
+                }));
+            } else {
+                for _ in 0..pick(rng, &[1, 1, 2]) {
+                    s.push(isr(pick(
+                        rng,
+                        &[Completion::AddAll, Completion::AddAll, Completion::AddOne],
+                    )));
+                }
+            }
+        }
+        5..=7 => {
+            // The leader (mostly broker 1, 2 or 3 of the opening) fenced: leadership moves;
+            // unfenced, back in the ISR, then elected again as the preferred leader.
+            let broker = pick(rng, &[1, 1, 2, 3]);
+            let heartbeat = |want_fence: bool| Step::Heartbeat {
+                broker,
+                epoch: EpochRef::Current,
+                caught_up: true,
+                want_fence,
+                want_shut_down: false,
+                version: 1,
+            };
+            s.push(heartbeat(true));
+            s.push(heartbeat(false));
+            s.push(isr(Completion::AddAll));
+            s.push(Step::ElectLeaders {
+                election_type: 0,
+                partitions: if chance(rng, 50) {
+                    None
+                } else {
+                    Some(vec![(name.to_string(), vec![partition])])
+                },
+                version: 2,
+            });
+        }
+        _ => {
+            s.push(isr(Completion::ShrinkOne));
+            s.push(isr(Completion::AddAll));
+        }
+    }
+    Some(s)
 }
 
 /// The UpdateFeatures that turns ELR on.

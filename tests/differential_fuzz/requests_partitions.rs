@@ -61,6 +61,7 @@ fn kth_topic(image: &MetadataImage, k: usize) -> String {
 fn resolve(image: &MetadataImage, r: &PartitionRef) -> (String, i32) {
     match r {
         PartitionRef::UnknownTopic => ("nosuch".to_string(), 0),
+        PartitionRef::Named(name, p) => (name.to_string(), *p),
         PartitionRef::Existing { topic, partition } => (kth_topic(image, *topic), *partition),
         PartitionRef::Reassigning(k) => {
             let all = reassigning(image);
@@ -191,11 +192,11 @@ pub fn request(
             (RequestBody::ListPartitionReassignments(req), 0)
         }
         PartStep::Complete {
-            which,
+            at,
             change,
             version,
         } => {
-            let (topic, p) = resolve(image, &PartitionRef::Reassigning(*which));
+            let (topic, p) = resolve(image, at);
             let current = partition(image, &topic, p);
             let (leader, leader_epoch, partition_epoch, mut isr) = current.map_or(
                 (1, 0, 0, vec![1]),
@@ -219,6 +220,11 @@ pub fn request(
                         }
                     }
                     Completion::TargetOnly => isr = target_of(c),
+                    Completion::ShrinkOne => {
+                        if let Some(i) = isr.iter().rposition(|r| *r != c.leader) {
+                            isr.remove(i);
+                        }
+                    }
                 }
             }
             let mut data = PartitionData::default()
