@@ -432,7 +432,6 @@ mod scala_set_tests {
     }
 }
 
-
 #[cfg(test)]
 mod timeline_table_tests {
     use super::TimelineTable;
@@ -455,8 +454,14 @@ mod timeline_table_tests {
     /// such sequences.
     #[test]
     fn timeline_table_iterates_as_kafkas_timeline_hash_map() {
-        assert_eq!(run("+35 +6 +3 +4 +29 +16 +4 +37 +21 +1 -3 -31 +10 -2 +2 +3 +6 -38"), vec![10, 2, 4, 1, 35, 6, 3, 37, 16, 29, 21]);
-        assert_eq!(run("+21 +5 -7 +14 +39 +4 +3 +4 +34 +37 -27 +4 +2"), vec![34, 39, 5, 2, 4, 14, 37, 3, 21]);
+        assert_eq!(
+            run("+35 +6 +3 +4 +29 +16 +4 +37 +21 +1 -3 -31 +10 -2 +2 +3 +6 -38"),
+            vec![10, 2, 4, 1, 35, 6, 3, 37, 16, 29, 21]
+        );
+        assert_eq!(
+            run("+21 +5 -7 +14 +39 +4 +3 +4 +34 +37 -27 +4 +2"),
+            vec![34, 39, 5, 2, 4, 14, 37, 3, 21]
+        );
         assert_eq!(run("-5 +1 +9 +4 +5 +4 -5 -4 +5 +39 +2 +2 +8 +2 -25 -34 +2 +5 -22 +30 -5 +40 +5 +4 +10 +8"), vec![5, 39, 10, 2, 4, 30, 9, 1, 40, 8]);
         // 1 and 3 share a slot of the first 2-slot table (the last put first); a put that
         // replaces an entry of a full table doubles it, which parts them (Kafka 4.1.2).

@@ -179,7 +179,8 @@ impl Ferro {
         self.log.epoch = epoch;
         self.log.leader = leader;
         let lc = ControlRecord::LeaderChange(Default::default());
-        let batch = build_control_batch(self.log.end, epoch, 0, &[lc]).expect("a LeaderChange batch");
+        let batch =
+            build_control_batch(self.log.end, epoch, 0, &[lc]).expect("a LeaderChange batch");
         self.log.push(batch, 1);
     }
 
@@ -205,7 +206,10 @@ impl Ferro {
         self.commit();
         self.c.poll(self.now_ms, &mut self.log);
         self.commit();
-        assert!(self.c.is_active(), "ferrokraft's controller activated again");
+        assert!(
+            self.c.is_active(),
+            "ferrokraft's controller activated again"
+        );
         self.log.take()
     }
 

@@ -203,12 +203,18 @@ fn feature_update(rng: &mut Rng) -> (String, i16, i8, bool) {
             "metadata.version",
             pick(rng, &[27, 27, 26, 25, 24, 23, 22, 21, 28, 7, 0, -1]),
         ),
-        7..=14 => ("eligible.leader.replicas.version", pick(rng, &[1, 1, 1, 0, 0, 2])),
+        7..=14 => (
+            "eligible.leader.replicas.version",
+            pick(rng, &[1, 1, 1, 0, 0, 2]),
+        ),
         15 => ("group.version", pick(rng, &[0, 1, 2])),
         16 => ("transaction.version", pick(rng, &[0, 1, 2, 3])),
         17 => ("kraft.version", pick(rng, &[0, 1, 2])),
         18 => ("streams.version", pick(rng, &[0, 1])),
-        _ => (pick(rng, &["no.such.feature", "share.version", ""]), pick(rng, &[0, 1])),
+        _ => (
+            pick(rng, &["no.such.feature", "share.version", ""]),
+            pick(rng, &[0, 1]),
+        ),
     };
     let upgrade_type = match rng.below(20) {
         0..=11 => 1,
@@ -359,7 +365,15 @@ pub fn scenario(rng: &mut Rng) -> Option<Vec<Step>> {
             s.push(Step::Part(PartStep::Reassign {
                 partitions: vec![(
                     at.clone(),
-                    pick(rng, &[Target::Move(1), Target::Move(1), Target::Move(2), Target::Grow]),
+                    pick(
+                        rng,
+                        &[
+                            Target::Move(1),
+                            Target::Move(1),
+                            Target::Move(2),
+                            Target::Grow,
+                        ],
+                    ),
                 )],
                 allow_rf_change: true,
                 version: 1,

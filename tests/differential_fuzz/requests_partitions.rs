@@ -16,8 +16,7 @@ use kafka_protocol::messages::list_partition_reassignments_request::ListPartitio
 use kafka_protocol::messages::update_features_request::FeatureUpdateKey;
 use kafka_protocol::messages::{
     AlterPartitionReassignmentsRequest, AlterPartitionRequest, BrokerHeartbeatRequest, BrokerId,
-    BrokerRegistrationRequest, ListPartitionReassignmentsRequest, TopicName,
-    UpdateFeaturesRequest,
+    BrokerRegistrationRequest, ListPartitionReassignmentsRequest, TopicName, UpdateFeaturesRequest,
 };
 use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
@@ -54,7 +53,12 @@ fn kth_topic(image: &MetadataImage, k: usize) -> String {
     if n == 0 {
         return "nosuch".to_string();
     }
-    image.topic_ids.keys().nth(k % n).cloned().unwrap_or_default()
+    image
+        .topic_ids
+        .keys()
+        .nth(k % n)
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// The topic and partition a reference names now.
@@ -74,7 +78,11 @@ fn resolve(image: &MetadataImage, r: &PartitionRef) -> (String, i32) {
     }
 }
 
-fn partition<'a>(image: &'a MetadataImage, topic: &str, p: i32) -> Option<&'a PartitionRegistration> {
+fn partition<'a>(
+    image: &'a MetadataImage,
+    topic: &str,
+    p: i32,
+) -> Option<&'a PartitionRegistration> {
     image
         .topic_by_name(topic)
         .and_then(|t| t.partitions.get(&p))
@@ -91,7 +99,11 @@ fn target_of(p: &PartitionRegistration) -> Vec<i32> {
 }
 
 /// The replicas a target asks for (None: cancel).
-fn target_replicas(image: &MetadataImage, current: Option<&PartitionRegistration>, t: &Target) -> Option<Vec<i32>> {
+fn target_replicas(
+    image: &MetadataImage,
+    current: Option<&PartitionRegistration>,
+    t: &Target,
+) -> Option<Vec<i32>> {
     let base = current.map_or_else(|| vec![1], target_of);
     let spare: Vec<i32> = image
         .brokers
@@ -198,10 +210,10 @@ pub fn request(
         } => {
             let (topic, p) = resolve(image, at);
             let current = partition(image, &topic, p);
-            let (leader, leader_epoch, partition_epoch, mut isr) = current.map_or(
-                (1, 0, 0, vec![1]),
-                |c| (c.leader, c.leader_epoch, c.partition_epoch, c.isr.clone()),
-            );
+            let (leader, leader_epoch, partition_epoch, mut isr) = current
+                .map_or((1, 0, 0, vec![1]), |c| {
+                    (c.leader, c.leader_epoch, c.partition_epoch, c.isr.clone())
+                });
             if let Some(c) = current {
                 match change {
                     Completion::AddOne => {
