@@ -1,3 +1,5 @@
+// LEAD'S NOTE TO THE HELPER (delete this line and the next before your first commit): the ground rules you must follow — time box 120 min, nice -n 19, CARGO_INCREMENTAL=0, commit often — are in /tmp/prompts/common.md; read it now.
+// (end of note)
 //! Differential fuzzing: random well-formed controller request sequences run through
 //! ferrokraft's sans-IO `QuorumController` and through Apache Kafka 4.1.2's own
 //! `QuorumController` (in one JVM, on a LocalLogManager, mock time), compared answer by answer
@@ -22,7 +24,7 @@
 //! run it) and `DIFF_SEED_BASE` (first seed, default 1) choose the
 //! work; the test ends by printing `differential fuzz: N sequences, M requests, 0 divergences`.
 //! `DIFF_TRACE=<API>` (e.g. `AlterPartition`) prints every step of that API with ferrokraft's
-//! answer, to see which paths a generator reaches.
+//! answer, to see which paths a generator reaches (`DIFF_TRACE=*`: every step).
 
 // The shared test support reads the clock (waits with deadlines); the fuzz itself does not.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
@@ -31,14 +33,20 @@ mod support;
 
 #[path = "differential_fuzz/compare.rs"]
 mod compare;
+#[path = "differential_fuzz/compare_partitions.rs"]
+mod compare_partitions;
 #[path = "differential_fuzz/ferro.rs"]
 mod ferro;
 #[path = "differential_fuzz/gen.rs"]
 mod gen;
+#[path = "differential_fuzz/gen_partitions.rs"]
+mod gen_partitions;
 #[path = "differential_fuzz/kafka_side.rs"]
 mod kafka_side;
 #[path = "differential_fuzz/requests.rs"]
 mod requests;
+#[path = "differential_fuzz/requests_partitions.rs"]
+mod requests_partitions;
 
 use std::collections::BTreeMap;
 
@@ -290,6 +298,23 @@ fn run(steps: &[Step], kafka: &mut KafkaSide, tally: &mut Tally) -> Result<usize
                     },
                 )
             }
+            Step::Part(gen_partitions::PartStep::Failover { restart }) => {
+                let fr = bytes_of(f.failover(*restart));
+                let line = format!("FAILOVER {}", if *restart { "restart" } else { "resign" });
+                let Answer::Ok(_, kr) = kafka.call(&line) else {
+                    panic!("FAILOVER answered PLACEMENT")
+                };
+                (
+                    Outcome {
+                        response: None,
+                        records: fs.ids.records(&fr),
+                    },
+                    Outcome {
+                        response: None,
+                        records: ks.ids.records(&kr),
+                    },
+                )
+            }
             _ => {
                 requests += 1;
                 let image = f.c.committed_image();
@@ -327,7 +352,8 @@ fn run(steps: &[Step], kafka: &mut KafkaSide, tally: &mut Tally) -> Result<usize
                     hint.map(|h| format!(" {h}")).unwrap_or_default()
                 );
                 let frecords = fs.ids.records(&fr);
-                let (fshown, fepoch) = render(&fresp, &fs.ids);
+                let (fshown, fepoch) = compare_partitions::render(step, &fresp)
+                    .map_or_else(|| render(&fresp, &fs.ids), |r| (r, None));
                 let fo = Outcome {
                     response: Some(fshown),
                     records: frecords,
@@ -352,7 +378,8 @@ fn run(steps: &[Step], kafka: &mut KafkaSide, tally: &mut Tally) -> Result<usize
                 };
                 let kresp = decode_kafka(key, version, &khex);
                 let krecords = ks.ids.records(&kr);
-                let (kshown, kepoch) = render(&kresp, &ks.ids);
+                let (kshown, kepoch) = compare_partitions::render(step, &kresp)
+                    .map_or_else(|| render(&kresp, &ks.ids), |r| (r, None));
                 if let (Step::Register { broker, .. }, Some(e)) = (step, fepoch) {
                     fs.epochs.insert(*broker, e);
                 }
@@ -415,7 +442,7 @@ fn run(steps: &[Step], kafka: &mut KafkaSide, tally: &mut Tally) -> Result<usize
         } else {
             (fo, ko)
         };
-        if std::env::var("DIFF_TRACE").is_ok_and(|k| k == step.kind()) {
+        if std::env::var("DIFF_TRACE").is_ok_and(|k| k == step.kind() || k == "*") {
             eprintln!("TRACE {step:?}\n  -> {:?}", fo.response);
         }
         if step.is_request() {

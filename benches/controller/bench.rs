@@ -217,9 +217,11 @@ pub fn run(
             progress(&r);
         }
         for &kind in &p.kinds {
-            if r.stopped
-                .iter()
-                .any(|s| s.kind == kind && s.partitions == size)
+            // --failover-trials 0 leaves failover out (a size where only the image matters).
+            if p.failover_trials == 0
+                || r.stopped
+                    .iter()
+                    .any(|s| s.kind == kind && s.partitions == size)
             {
                 continue;
             }

@@ -21,6 +21,11 @@
 //! (#39). `--pin-controller CPU` runs each controller
 //! on that CPU alone and this load generator on the others.
 //!
+//! Sizes go up to 10,000,000 (`--sizes 10000000`, #41; with `--failover-trials 0` the
+//! three-voter failover is left out). A Kafka controller that cannot hold a size (its heap,
+//! `--kafka-heap`) is reported as stopped there and the run goes on. Each size's table is
+//! followed by its costs per record beside the machine's floors.
+//!
 //! `--smoke` runs every measurement at tiny sizes; tests/bench_smoke.rs runs it under
 //! `cargo test` so the harness cannot rot. Results are in docs/benchmarks.md.
 #![allow(clippy::print_stdout, missing_docs)]

@@ -71,10 +71,14 @@ impl ActiveController {
         registration_offsets: &BTreeMap<i32, i64>,
         now_ms: u64,
     ) -> Self {
+        // Kafka's `ClusterControlManager.activate` walks `brokerRegistrations`, so the
+        // contacts enter its tracker map (whose order picks which of two brokers expiring
+        // together is fenced first) in that table's order.
         let heartbeats = BrokerHeartbeatManager::activate(
             committed
-                .brokers
-                .values()
+                .brokers_in_kafka_order()
+                .into_iter()
+                .filter_map(|id| committed.brokers.get(&id))
                 .map(|b| (b.broker_id, b.broker_epoch, b.fenced)),
             now_ms,
         );

@@ -21,6 +21,7 @@ use super::errors::{self, ApiError};
 use super::heartbeats::BrokerHeartbeatManager;
 use super::replication;
 use super::result::{ControllerResult, RecordOut};
+use crate::common::java::{java_hash_map_order, Built};
 use crate::common::release::{KRAFT_VERSION_FEATURE, METADATA_VERSION_FEATURE};
 use crate::common::uuid::is_reserved_directory_id;
 use crate::metadata::controller::{ControllerEndpoint, ControllerFeature, ControllerRegistration};
@@ -245,8 +246,19 @@ fn register_broker_checked(
             "Request features do not contain 'metadata.version'",
         ));
     }
-    for (name, level) in &image.features {
-        if name != METADATA_VERSION_FEATURE && *level != 0 && !sent(name) {
+    // Kafka's `unverifiedFeatures`: a copy of the finalized features (a HashMap filled from
+    // `finalizedVersions`, then copied with the Raft layer's kraft.version put in, then
+    // copied again), walked in that map's order, so kraft.version counts too.
+    let mut finalized: Vec<(&str, i16)> = image
+        .features
+        .iter()
+        .map(|(name, level)| (name.as_str(), *level))
+        .collect();
+    java_hash_map_order(&mut finalized, Built::Default, |(name, _)| name);
+    finalized.push((KRAFT_VERSION_FEATURE, cfg.kraft_version));
+    java_hash_map_order(&mut finalized, Built::Copy, |(name, _)| name);
+    for (name, level) in finalized {
+        if name != METADATA_VERSION_FEATURE && level != 0 && !sent(name) {
             check_feature(image, cfg.kraft_version, name, 0, 0)?;
         }
     }

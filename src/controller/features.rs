@@ -130,9 +130,7 @@ impl Checker<'_> {
         ) {
             return Some(r);
         }
-        let mut broker_ids: Vec<i32> = self.image.brokers.keys().copied().collect();
-        crate::common::java::timeline_hash_order(&mut broker_ids, |id| *id);
-        for id in broker_ids {
+        for id in self.image.brokers_in_kafka_order() {
             let range = self.image.brokers[&id]
                 .features
                 .iter()
@@ -285,8 +283,16 @@ impl Checker<'_> {
                 if !self.cfg.release.knows_feature(name) {
                     return Err(invalid(&format!("Feature {name} not found.")));
                 }
+                // Kafka's `Feature.validateVersion`: any level above 0 needs the proposed
+                // metadata.version at its minimum (3.3-IV3) first, then the dependencies.
+                let mv = proposed.get(METADATA_VERSION_FEATURE).copied().unwrap_or(0);
+                if level >= 1 && mv < crate::common::release::mv::V3_3_IV3 {
+                    return Err(invalid(&format!(
+                        "{name} could not be set to {level} because it depends on \
+                         {METADATA_VERSION_FEATURE}=7 (3.3-IV3)"
+                    )));
+                }
                 for (feature, at, min_mv) in DEPENDENCIES {
-                    let mv = proposed.get(METADATA_VERSION_FEATURE).copied().unwrap_or(0);
                     if *feature == name && level >= *at && mv < *min_mv {
                         return Err(invalid(&format!(
                             "{name} could not be set to {level} because it depends on \

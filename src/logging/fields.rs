@@ -45,15 +45,26 @@ fn escaped(c: char) -> Option<String> {
     }
 }
 
-/// `s` with those characters escaped, each run between them written whole.
+/// `s` with those characters escaped, each run between them written whole. Every one of
+/// them starts with a byte that nothing else in a message starts with (the ASCII controls
+/// themselves, or 0xC2, the lead byte of U+0080..U+00BF), so the scan is over bytes.
 pub fn write_escaped(out: &mut impl Write, s: &str) -> fmt::Result {
+    let bytes = s.as_bytes();
     let mut start = 0;
-    for (i, c) in s.char_indices() {
+    let mut i = 0;
+    while let Some(at) = bytes[i..]
+        .iter()
+        .position(|b| matches!(b, 0x07 | 0x08 | 0x0c | 0x1b | 0x7f | 0xc2))
+    {
+        i += at;
+        // A char boundary: each candidate byte is ASCII or a lead byte.
+        let c = s[i..].chars().next().unwrap_or_default();
         if let Some(e) = escaped(c) {
             out.write_str(&s[start..i])?;
             out.write_str(&e)?;
             start = i + c.len_utf8();
         }
+        i += c.len_utf8().max(1);
     }
     out.write_str(&s[start..])
 }
@@ -125,8 +136,8 @@ mod tests {
     #[test]
     fn escapes_as_tracing_does_and_keeps_the_rest() {
         let mut out = String::new();
-        write_escaped(&mut out, "a\x1b[31mb\x07c\u{85}d\x7f é").unwrap();
-        assert_eq!(out, "a\\x1b[31mb\\x07c\\u{85}d\\x7f é");
+        write_escaped(&mut out, "a\x1b[31mb\x07c\u{85}d\x7f é\u{a0}\x0c\x08").unwrap();
+        assert_eq!(out, "a\\x1b[31mb\\x07c\\u{85}d\\x7f é\u{a0}\\x0c\\x08");
         let mut plain = String::new();
         write_escaped(&mut plain, "Replayed PartitionRecord for new partition t-0").unwrap();
         assert_eq!(plain, "Replayed PartitionRecord for new partition t-0");

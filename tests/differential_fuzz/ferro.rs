@@ -39,6 +39,8 @@ pub struct Log {
     leader: bool,
     /// Record values appended since the last [`Log::take`], in order.
     fresh: Vec<Bytes>,
+    /// The kraft.version an UpdateFeatures set (as Kafka's LocalLogManager keeps it).
+    kraft_version: i16,
 }
 
 impl Log {
@@ -88,14 +90,19 @@ impl LogReader for Log {
 
 impl KRaftVersionAccessor for Log {
     fn kraft_version(&self) -> i16 {
-        0
+        self.kraft_version
     }
     fn upgrade_kraft_version(
         &mut self,
         _epoch: i32,
-        _version: i16,
-        _validate_only: bool,
+        version: i16,
+        validate_only: bool,
     ) -> Result<(), UpgradeKRaftVersionError> {
+        // Kafka's LocalLogManager.upgradeKRaftVersion: takes any level, keeps it unless
+        // validate-only.
+        if !validate_only {
+            self.kraft_version = version;
+        }
         Ok(())
     }
 }
@@ -128,32 +135,21 @@ pub struct Ferro {
     pub log: Log,
     pub now_ms: u64,
     next_id: u64,
+    /// Controllers started so far (a restarted one draws other topic ids).
+    starts: u64,
 }
 
 impl Ferro {
     /// Node 0 leading epoch 1 of a fresh log, activated; the activation records.
     pub fn new(cluster_id: &str) -> (Ferro, Vec<Bytes>) {
-        let mut cfg = ControllerConfig::new(0, cluster_id);
-        cfg.quorum_node_ids = vec![0];
-        cfg.rng_seed = 7;
-        // The Java side runs without the periodic preferred-leader election (Kafka's
-        // builder default when no interval is given).
-        cfg.auto_leader_rebalance_enable = false;
-        let bootstrap = vec![Bytes::from(feature_level_record(
-            "metadata.version",
-            METADATA_VERSION,
-        ))];
         let mut f = Ferro {
-            c: QuorumController::new(cfg, bootstrap),
+            c: Self::controller(cluster_id, 7),
             log: Log::default(),
             now_ms: 1_000,
             next_id: 1,
+            starts: 1,
         };
-        f.log.epoch = 1;
-        f.log.leader = true;
-        let lc = ControlRecord::LeaderChange(Default::default());
-        let batch = build_control_batch(0, 1, 0, &[lc]).expect("a LeaderChange batch");
-        f.log.push(batch, 1);
+        f.new_epoch(1, true);
         f.c.handle_leader_change(1, Some(0), Some(0));
         f.commit();
         f.c.poll(f.now_ms, &mut f.log);
@@ -161,6 +157,60 @@ impl Ferro {
         assert!(f.c.is_active(), "ferrokraft's controller activated");
         let records = f.log.take();
         (f, records)
+    }
+
+    /// A standby controller as the Java side configures its own.
+    fn controller(cluster_id: &str, seed: u64) -> QuorumController {
+        let mut cfg = ControllerConfig::new(0, cluster_id);
+        cfg.quorum_node_ids = vec![0];
+        cfg.rng_seed = seed;
+        // The Java side runs without the periodic preferred-leader election (Kafka's
+        // builder default when no interval is given).
+        cfg.auto_leader_rebalance_enable = false;
+        let bootstrap = vec![Bytes::from(feature_level_record(
+            "metadata.version",
+            METADATA_VERSION,
+        ))];
+        QuorumController::new(cfg, bootstrap)
+    }
+
+    /// A LeaderChange control batch opening `epoch` (led by this node or by none).
+    fn new_epoch(&mut self, epoch: i32, leader: bool) {
+        self.log.epoch = epoch;
+        self.log.leader = leader;
+        let lc = ControlRecord::LeaderChange(Default::default());
+        let batch =
+            build_control_batch(self.log.end, epoch, 0, &[lc]).expect("a LeaderChange batch");
+        self.log.push(batch, 1);
+    }
+
+    /// The active controller loses leadership as Kafka's LocalLogManager makes it: the
+    /// leader resigns (epoch + 1, no leader) and the only node is elected again (epoch + 2).
+    /// `restart`: a new controller replays the log and takes over (the old one is dropped);
+    /// else the same controller renounces and reclaims. The records written on activation.
+    pub fn failover(&mut self, restart: bool) -> Vec<Bytes> {
+        let epoch = self.log.epoch;
+        self.new_epoch(epoch + 1, false);
+        if restart {
+            self.starts += 1;
+            let cluster_id = self.c.config().cluster_id.clone();
+            self.c = Self::controller(&cluster_id, 7 * self.starts);
+            self.c.set_kraft_version(self.log.kraft_version);
+        } else {
+            self.c.handle_leader_change(epoch + 1, None, None);
+        }
+        self.commit();
+        let start = self.log.end;
+        self.new_epoch(epoch + 2, true);
+        self.c.handle_leader_change(epoch + 2, Some(0), Some(start));
+        self.commit();
+        self.c.poll(self.now_ms, &mut self.log);
+        self.commit();
+        assert!(
+            self.c.is_active(),
+            "ferrokraft's controller activated again"
+        );
+        self.log.take()
     }
 
     fn commit(&mut self) -> Vec<ResponseBody> {
@@ -195,6 +245,9 @@ impl Ferro {
             },
         );
         let mut answers = self.commit();
+        // The driver tells the controller the Raft layer's kraft.version (an UpdateFeatures
+        // may have upgraded it, even one that was refused after).
+        self.c.set_kraft_version(self.log.kraft_version);
         assert_eq!(answers.len(), 1, "one answer per request once committed");
         (answers.remove(0), self.log.take())
     }

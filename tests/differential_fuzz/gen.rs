@@ -101,6 +101,8 @@ pub enum Step {
     },
     /// Mock time moves by this many milliseconds (session expiries).
     Time(u64),
+    /// Reassignments, UpdateFeatures, log directories, failovers (gen_partitions.rs).
+    Part(crate::gen_partitions::PartStep),
 }
 
 /// Who sends an AlterPartition.
@@ -157,7 +159,10 @@ pub struct ResourceSpec {
 
 impl Step {
     pub fn is_request(&self) -> bool {
-        !matches!(self, Step::Time(_))
+        match self {
+            Step::Part(p) => p.is_request(),
+            _ => !matches!(self, Step::Time(_)),
+        }
     }
 
     /// The step's name, for the coverage tally.
@@ -175,6 +180,7 @@ impl Step {
             Step::AlterPartition { .. } => "AlterPartition",
             Step::AlterConfigs { .. } => "AlterConfigs",
             Step::Time(_) => "Time",
+            Step::Part(p) => p.kind(),
         }
     }
 
@@ -182,6 +188,9 @@ impl Step {
     /// unfencing, controlled shutdown, unclean re-registration, unregistration), written in
     /// the order of Kafka's per-broker topic-id map.
     pub fn is_broker_level(&self) -> bool {
+        if let Step::Part(p) = self {
+            return p.is_broker_level();
+        }
         matches!(
             self,
             Step::Time(_)
@@ -201,7 +210,7 @@ fn chance(rng: &mut Rng, percent: u64) -> bool {
 }
 
 const BROKERS: [i32; 4] = [1, 2, 3, 4];
-const TOPIC_NAMES: [&str; 6] = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"];
+pub const TOPIC_NAMES: [&str; 6] = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"];
 /// Topic configs: valid ones, a value Kafka's ConfigDef rejects, a value below a minimum, an
 /// unknown key and a delete (null value, refused on create).
 const CONFIGS: [(&str, Option<&str>); 7] = [
@@ -438,6 +447,9 @@ fn step(rng: &mut Rng) -> Step {
         1 => EpochRef::Unknown,
         _ => EpochRef::Current,
     };
+    if chance(rng, 18) {
+        return Step::Part(crate::gen_partitions::step(rng));
+    }
     match rng.below(165) {
         130..=147 => alter_partition(rng),
         148..=153 => elect_leaders(rng),
@@ -511,17 +523,21 @@ fn step(rng: &mut Rng) -> Step {
 pub fn sequence(seed: u64) -> Vec<Step> {
     let mut rng = Rng::new(seed);
     let len = 6 + rng.below(25) as usize;
-    let opening = rng.below(4) as usize;
-    let mut steps: Vec<Step> = (0..opening)
-        .map(|i| Step::Register {
-            broker: BROKERS[i],
-            incarnation: 0,
-            rack: Some((i % 2) as u8),
-            supports_mv: true,
-            previous: EpochRef::Unknown,
-            version: 4,
-        })
-        .collect();
+    let mut opening = rng.below(4) as usize;
+    let reworked = crate::gen_partitions::opening(&mut rng, &mut opening);
+    let mut steps: Vec<Step> = match &reworked {
+        Some((registrations, _)) => registrations.iter().cloned().map(Step::Part).collect(),
+        None => (0..opening)
+            .map(|i| Step::Register {
+                broker: BROKERS[i],
+                incarnation: 0,
+                rack: Some((i % 2) as u8),
+                supports_mv: true,
+                previous: EpochRef::Unknown,
+                version: 4,
+            })
+            .collect(),
+    };
     if opening > 0 && chance(&mut rng, 75) {
         for broker in &BROKERS[..opening] {
             steps.push(Step::Heartbeat {
@@ -549,9 +565,15 @@ pub fn sequence(seed: u64) -> Vec<Step> {
                 version: 7,
             });
         }
+        if reworked.as_ref().is_some_and(|(_, elr)| *elr) {
+            steps.push(Step::Part(crate::gen_partitions::elr_on()));
+        }
     }
     while steps.len() < len {
-        steps.push(step(&mut rng));
+        match crate::gen_partitions::scenario(&mut rng) {
+            Some(s) => steps.extend(s),
+            None => steps.push(step(&mut rng)),
+        }
     }
     steps
 }

@@ -77,15 +77,21 @@ impl KafkaSide {
         let cp = format!("{}/*:{}/*", k.lib.display(), jars.display());
         let classes = dir.join("classes");
         std::fs::create_dir_all(&classes).expect("classes dir");
+        // Every harness source in the directory (DifferentialController.java and the classes
+        // it calls).
+        let sources_dir = k.repo.join("interop/java/difffuzz");
+        let mut sources: Vec<PathBuf> = std::fs::read_dir(&sources_dir)
+            .expect("interop/java/difffuzz")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "java"))
+            .collect();
+        sources.sort();
         run(
             Command::new("javac")
                 .args(["-nowarn", "-cp", &cp, "-d"])
                 .arg(&classes)
-                .arg(
-                    k.repo
-                        .join("interop/java/difffuzz/DifferentialController.java"),
-                ),
-            "javac DifferentialController.java",
+                .args(&sources),
+            "javac interop/java/difffuzz/*.java",
         );
         let log = std::fs::File::create(dir.join("kafka-side.log")).expect("log file");
         let mut child = Command::new("java")

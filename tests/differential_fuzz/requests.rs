@@ -386,6 +386,9 @@ pub fn request(
             (RequestBody::AlterConfigs(req), *version)
         }
         Step::Time(_) => return None,
+        Step::Part(p) => {
+            return crate::requests_partitions::request(p, cluster_id, epochs, ids, image)
+        }
     })
 }
 

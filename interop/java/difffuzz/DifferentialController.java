@@ -108,6 +108,8 @@ public class DifferentialController {
     };
 
     LocalLogManagerTestEnv logEnv;
+    /** The log the LocalLogManagers share (a restarted controller's joins it). */
+    org.apache.kafka.metalog.LocalLogManager.SharedLogData shared;
     QuorumController controller;
     /** Kafka's own ControllerApis for the request-level steps it exposes (deleteTopics,
      *  createPartitions); only its config and clock are used on those paths, no authorizer. */
@@ -120,12 +122,22 @@ public class DifferentialController {
         close();
         time = new StepTime();
         placer = new HintedPlacer();
-        logEnv = new LocalLogManagerTestEnv.Builder(1).build();
+        logEnv = new LocalLogManagerTestEnv.Builder(1).setSharedLogDataInitializer(s -> shared = s).build();
+        build(logEnv.logManagers().get(0));
+        for (int i = 0; i < 2000 && controller.curClaimEpoch() < 0; i++) Thread.sleep(5);
+        if (controller.curClaimEpoch() < 0) throw new IllegalStateException("controller never claimed");
+        quiesce();
+        seen = 0;
+    }
+
+    /** The controller (and its ControllerApis) on `raft`, configured as ControllerServer would. */
+    void build(org.apache.kafka.metalog.LocalLogManager raft) throws Exception {
         QuorumController.Builder b = new QuorumController.Builder(0, logEnv.clusterId());
         b.setTime(time);
-        b.setRaftClient(logEnv.logManagers().get(0));
+        b.setRaftClient(raft);
         b.setBootstrapMetadata(BootstrapMetadata.fromVersion(MetadataVersion.IBP_4_1_IV1, "difffuzz"));
-        b.setQuorumFeatures(new QuorumFeatures(0, QuorumFeatures.defaultSupportedFeatureMap(true), List.of(0)));
+        // ControllerServer: `unstable.feature.versions.enable`, false by default.
+        b.setQuorumFeatures(new QuorumFeatures(0, QuorumFeatures.defaultSupportedFeatureMap(false), List.of(0)));
         b.setConfigSchema(kafka.server.KafkaRaftServer$.MODULE$.configSchema());
         b.setFatalFaultHandler(FAULTS);
         b.setNonFatalFaultHandler(FAULTS);
@@ -152,10 +164,6 @@ public class DifferentialController {
         controller = b.build();
         apis = new kafka.server.ControllerApis(null, scala.Option.empty(), null, time, controller, null,
             config, logEnv.clusterId(), null, null, null);
-        for (int i = 0; i < 2000 && controller.curClaimEpoch() < 0; i++) Thread.sleep(5);
-        if (controller.curClaimEpoch() < 0) throw new IllegalStateException("controller never claimed");
-        quiesce();
-        seen = 0;
     }
 
     void close() throws Exception {
@@ -324,8 +332,11 @@ public class DifferentialController {
                     return new AllocateProducerIdsResponseData().setErrorCode(Errors.forException(cause(e)).code());
                 }
             }
-            default:
+            default: {
+                ApiMessage answer = DifferentialPartitions.handle(this, api, version, in, ctx);
+                if (answer != null) return answer;
                 throw new IllegalArgumentException("API not driven yet: " + api);
+            }
         }
     }
 
@@ -464,6 +475,10 @@ public class DifferentialController {
                         out.println("OK " + hex(arr) + d.newRecords());
                         break;
                     }
+                    case "FAILOVER":
+                        DifferentialPartitions.failover(d, w[1]);
+                        out.println("OK -" + d.newRecords());
+                        break;
                     case "TIME":
                         d.time.sleep(Long.parseLong(w[1]));
                         d.quiesce();

@@ -173,7 +173,13 @@ fn create_partitions_of(
     }
     // The controller mutation quota, after the request's own checks (Kafka's order).
     quota.apply(u32::try_from(additional).unwrap_or(u32::MAX))?;
-    let Some(first) = current.partitions.values().next() else {
+    // Kafka takes the replication factor of the first partition its `parts` table iterates
+    // (`topicInfo.parts.values().iterator().next()`), not of partition 0: they differ when a
+    // reassignment changed the replication factor of some partitions.
+    let first = super::elect_leaders::partitions_in_kafka_order(current)
+        .first()
+        .and_then(|id| current.partitions.get(id));
+    let Some(first) = first else {
         return Err(ApiError::new(
             errors::UNKNOWN_SERVER_ERROR,
             format!("Invalid state: topic {name} appears to have no partitions."),

@@ -322,7 +322,7 @@ fn topics_in_kafka_order(image: &MetadataImage) -> Vec<&TopicImage> {
 /// replaces its entry, which grows a full table (`timeline_hash_order_put_after`), but only
 /// one after the last partition was added matters (an earlier one grew the table to a size
 /// the later insertions reach anyway): the image's replay history tells.
-fn partitions_in_kafka_order(topic: &TopicImage) -> Vec<i32> {
+pub(super) fn partitions_in_kafka_order(topic: &TopicImage) -> Vec<i32> {
     let mut ids: Vec<i32> = topic.partitions.keys().copied().collect();
     if topic.history.changed_since_last_partition_added {
         timeline_hash_order_put_after(&mut ids, |id| *id);

@@ -41,7 +41,7 @@ use crate::metadata::record::MetadataRecord;
 
 /// Whether `p` is being reassigned.
 pub fn is_reassigning(p: &PartitionRegistration) -> bool {
-    !p.adding_replicas().is_empty() || !p.removing_replicas().is_empty()
+    p.is_reassigning()
 }
 
 /// Kafka's `PartitionReassignmentReplicas(current, target)`: (replicas, removing, adding).
@@ -277,7 +277,8 @@ pub fn alter_partition_reassignments(
 }
 
 /// Kafka's ListPartitionReassignments over `image`: every reassigning partition (topics in
-/// id order), or those of the topics and partitions named.
+/// id order, each topic's in the order their reassignments started), or those of the topics
+/// and partitions named.
 pub fn list_partition_reassignments(
     image: &MetadataImage,
     req: &ListPartitionReassignmentsRequest,
@@ -302,12 +303,14 @@ pub fn list_partition_reassignments(
     };
     match &req.topics {
         None => {
+            // Each topic's partitions in the order their reassignments started (Kafka's
+            // `reassigningTopics` entry); the topics in id order (Kafka's: the hash order of
+            // its random ids).
             for t in image.topics.values() {
                 let parts = t
-                    .partitions
-                    .iter()
-                    .filter(|(_, p)| is_reassigning(p))
-                    .map(|(id, p)| ongoing(*id, p))
+                    .reassigning_in_kafka_order()
+                    .into_iter()
+                    .filter_map(|id| t.partitions.get(&id).map(|p| ongoing(id, p)))
                     .collect();
                 add(&t.name, parts);
             }

@@ -179,3 +179,64 @@ fn test_register_controller() {
     };
     assert_eq!(r.error_code, errors::UNSUPPORTED_VERSION);
 }
+
+/// Differential fuzz (issue #36): after a failover, two brokers whose fresh sessions expire
+/// together are fenced in the order of Kafka's tracker map, whose entries
+/// `ClusterControlManager.activate` inserts walking `brokerRegistrations` (a TimelineHashMap:
+/// broker 2 before broker 1), not by broker id. Here (1, e1) and (2, e2) share a bin of the
+/// tracker's ConcurrentHashMap, so the insertion order decides.
+#[test]
+fn a_new_active_controller_starts_sessions_in_kafkas_broker_table_order() {
+    let mut ctx = Ctx::active(27);
+    let e1 = ctx.register(registration(1, None)).broker_epoch;
+    let e2 = ctx.register(registration(2, None)).broker_epoch;
+    for (id, e) in [(1, e1), (2, e2)] {
+        let offset = ctx.log.end();
+        assert!(!ctx.heartbeat(id, e, offset, false, false).is_fenced);
+    }
+    let bin = |id: i64, e: i64| (31 * (31 + id) + e) & 15;
+    assert_eq!(bin(1, e1), bin(2, e2), "the tracker entries share a bin");
+    assert_eq!(ctx.image().brokers_in_kafka_order(), vec![2, 1]);
+    ctx.lose_leadership(2);
+    ctx.become_leader(3);
+    let from = ctx.log.end();
+    ctx.advance(9_001);
+    let fenced: Vec<i32> = ctx
+        .log
+        .records_from(from)
+        .into_iter()
+        .filter_map(|r| match r {
+            crate::metadata::record::MetadataRecord::BrokerRegistrationChange(c)
+                if c.fenced == 1 =>
+            {
+                Some(c.broker_id)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(fenced, vec![2], "broker 2 first; broker 1 10 ms later");
+    ctx.advance(10);
+    assert!(ctx.image().brokers[&1].fenced);
+}
+
+/// Differential fuzz (issue #36): Kafka's `registerBroker` checks the Raft layer's
+/// kraft.version with the finalized features (`QuorumController.registerBroker` puts it into
+/// the map `ClusterControlManager` verifies), so at kraft.version 1 a broker that does not
+/// list kraft.version is refused as one that supports only level 0 of it.
+#[test]
+fn a_broker_not_listing_kraft_version_is_refused_once_it_is_finalized() {
+    let mut ctx = Ctx::active(27);
+    ctx.c.set_kraft_version(1);
+    let resp = ctx.register(registration(1, None));
+    assert_eq!(resp.error_code, errors::UNSUPPORTED_VERSION);
+    assert!(ctx.image().brokers.is_empty(), "nothing written");
+    // Listing it with a range that holds 1 registers.
+    let mut req = registration(1, None);
+    req.features.push(
+        Feature::default()
+            .with_name(StrBytes::from_static_str("kraft.version"))
+            .with_min_supported_version(0)
+            .with_max_supported_version(1),
+    );
+    assert_eq!(ctx.register(req).error_code, 0);
+}

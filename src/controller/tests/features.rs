@@ -430,3 +430,25 @@ fn disabling_a_feature_the_release_does_not_know() {
     let r = update(&mut ctx, &[("share.version", 0, SAFE)], false, 2);
     assert_eq!(r.error_code, 0, "{r:?}");
 }
+
+/// Differential fuzz (issue #36, seed 2653 of base 1000): Kafka's `Feature.validateVersion`
+/// refuses any feature above level 0 while the proposed metadata.version is below 3.3-IV3,
+/// before that feature's own dependencies; group.version comes before metadata.version in
+/// the request's HashMap, so its refusal is the answer.
+#[test]
+fn a_feature_above_0_needs_the_proposed_metadata_version_at_its_minimum() {
+    let mut ctx = ctx_without_brokers();
+    let r = update(
+        &mut ctx,
+        &[
+            ("metadata.version", 0, UPGRADE),
+            ("group.version", 1, UPGRADE),
+        ],
+        false,
+        2,
+    );
+    assert_eq!(
+        refused(&r),
+        invalid("Invalid update version 1 for feature group.version. group.version could not be set to 1 because it depends on metadata.version=7 (3.3-IV3)")
+    );
+}

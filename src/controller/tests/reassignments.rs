@@ -500,3 +500,70 @@ fn a_standby_lists_reassignments() {
     assert_eq!(r.error_code, errors::NOT_CONTROLLER);
     assert_eq!(codes(&r)[0].2, errors::NOT_CONTROLLER);
 }
+
+/// Differential fuzz (issue #36, seeds 1107 and 1722 of base 1000): CreatePartitions takes
+/// the replication factor of the first partition Kafka's `parts` table iterates (partition 2
+/// of three: slots 0 → [0, 2], popped from the end), not of partition 0, which a
+/// reassignment shrank here.
+#[test]
+fn new_partitions_take_the_replication_factor_of_kafkas_first_partition() {
+    use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
+    use kafka_protocol::messages::CreatePartitionsRequest;
+    let mut ctx = Ctx::active(27);
+    for id in 1..=3 {
+        ctx.register_unfenced(id, None);
+    }
+    create(&mut ctx, "t", &[&[1, 2], &[2, 3], &[3, 1]]);
+    let resp = reassign(&mut ctx, vec![("t", vec![(0, Some(vec![1]))])], 1, true);
+    assert_eq!(
+        resp.responses[0].partitions[0].error_code, 0,
+        "{:?}",
+        resp.responses[0].partitions[0].error_message
+    );
+    assert_eq!(
+        ctx.partition("t", 0).replicas(),
+        vec![1],
+        "completed at once"
+    );
+    let req =
+        CreatePartitionsRequest::default().with_topics(vec![CreatePartitionsTopic::default()
+            .with_name(name("t"))
+            .with_count(4)
+            .with_assignments(None)]);
+    match ctx.call(RequestBody::CreatePartitions(req), 3) {
+        ResponseBody::CreatePartitions(r) => assert_eq!(r.results[0].error_code, 0, "{r:?}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        ctx.partition("t", 3).replicas().len(),
+        2,
+        "partition 2's factor"
+    );
+}
+
+/// Differential fuzz (issue #36, seed 3245 of base 1000): ListPartitionReassignments of every
+/// partition lists a topic's partitions in the order their reassignments started (Kafka's
+/// `reassigningTopics` entry: appended when one starts, kept in order when one ends), not by
+/// partition id.
+#[test]
+fn every_reassignment_is_listed_in_the_order_it_started() {
+    let mut ctx = with_brokers(&[1, 2, 3, 4]);
+    create(&mut ctx, "t", &[&[1, 2], &[2, 3], &[3, 1]]);
+    let order =
+        |ctx: &mut Ctx| -> Vec<i32> { ongoing(&list(ctx, None)).iter().map(|o| o.1).collect() };
+    reassign(&mut ctx, vec![("t", vec![(1, Some(vec![4, 3]))])], 1, true);
+    reassign(&mut ctx, vec![("t", vec![(0, Some(vec![4, 2]))])], 1, true);
+    reassign(&mut ctx, vec![("t", vec![(2, Some(vec![4, 1]))])], 1, true);
+    assert_eq!(order(&mut ctx), vec![1, 0, 2]);
+    // Partition 0's cancelled, then started again: it comes last.
+    reassign(&mut ctx, vec![("t", vec![(0, None)])], 1, true);
+    assert_eq!(order(&mut ctx), vec![1, 2]);
+    reassign(&mut ctx, vec![("t", vec![(0, Some(vec![4, 2]))])], 1, true);
+    assert_eq!(order(&mut ctx), vec![1, 2, 0]);
+    // Naming the partitions lists them in the request's order.
+    let named = list(&mut ctx, Some(vec![("t", vec![0, 2, 1])]));
+    assert_eq!(
+        ongoing(&named).iter().map(|o| o.1).collect::<Vec<_>>(),
+        vec![0, 2, 1]
+    );
+}

@@ -3,6 +3,7 @@
 use uuid::Uuid;
 
 use super::{MetadataImage, ReplayError};
+use crate::common::java::TimelineTable;
 use crate::common::release::METADATA_VERSION_FEATURE;
 use crate::metadata::records::{
     BrokerRegistrationChangeRecord, FeatureLevelRecord, RegisterBrokerRecord,
@@ -22,7 +23,39 @@ pub(super) fn sort_directories(dirs: &mut [Uuid]) {
     });
 }
 
+/// Replay history of Kafka's `ClusterControlManager.brokerRegistrations`, a
+/// `TimelineHashMap<Integer, BrokerRegistration>` whose iteration order (which broker a
+/// feature refusal names, in which order a new active controller starts the brokers'
+/// sessions) depends on its puts and removes, not only on the ids it holds. Not part of the
+/// image's value: it compares equal to any other (a snapshot-loaded Kafka builds its table
+/// afresh; [`MetadataImage::brokers_in_kafka_order`] falls back to that when the history does
+/// not cover the brokers).
+#[derive(Debug, Clone, Default)]
+pub struct BrokerTableHistory(TimelineTable);
+
+impl PartialEq for BrokerTableHistory {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
 impl MetadataImage {
+    /// The registered brokers in the order Kafka's `brokerRegistrations` iterates them: its
+    /// replayed puts and removes (a registration; a fencing, unfencing, controlled-shutdown or
+    /// directory change that changed the registration), or, when the image was not replayed
+    /// from the start (a snapshot), the order of a table filled with the ids ascending.
+    pub fn brokers_in_kafka_order(&self) -> Vec<i32> {
+        let replayed = self.broker_table.0.keys();
+        let mut sorted = replayed.clone();
+        sorted.sort_unstable();
+        if sorted.iter().eq(self.brokers.keys()) {
+            return replayed;
+        }
+        let mut ids: Vec<i32> = self.brokers.keys().copied().collect();
+        crate::common::java::timeline_hash_order(&mut ids, |id| *id);
+        ids
+    }
+
     pub(super) fn replay_feature_level(
         &mut self,
         r: FeatureLevelRecord,
@@ -58,6 +91,7 @@ impl MetadataImage {
         sort_directories(&mut r.log_dirs);
         r.end_points.sort_by(|a, b| a.name.cmp(&b.name));
         r.features.sort_by(|a, b| a.name.cmp(&b.name));
+        self.broker_table.0.put(r.broker_id);
         self.brokers.insert(r.broker_id, r);
         Ok(())
     }
@@ -67,7 +101,9 @@ impl MetadataImage {
         r: &UnregisterBrokerRecord,
     ) -> Result<(), ReplayError> {
         // Kafka's image drops the broker without comparing epochs (the controller checked).
-        self.brokers.remove(&r.broker_id);
+        if self.brokers.remove(&r.broker_id).is_some() {
+            self.broker_table.0.remove(r.broker_id);
+        }
         Ok(())
     }
 
@@ -100,7 +136,13 @@ impl MetadataImage {
         fenced: bool,
     ) -> Result<(), ReplayError> {
         let action = if fenced { "fence" } else { "unfence" };
-        self.broker_at_epoch(action, broker_id, epoch)?.fenced = fenced;
+        let broker = self.broker_at_epoch(action, broker_id, epoch)?;
+        let changed = broker.fenced != fenced;
+        broker.fenced = fenced;
+        if changed {
+            // Kafka's replayRegistrationChange puts only a registration that changed.
+            self.broker_table.0.put(broker_id);
+        }
         Ok(())
     }
 
@@ -134,6 +176,12 @@ impl MetadataImage {
             }
         };
         let broker = self.broker_at_epoch("change", r.broker_id, r.broker_epoch)?;
+        let before = (
+            broker.fenced,
+            broker.in_controlled_shutdown,
+            broker.log_dirs.clone(),
+            broker.cordoned_log_dirs.clone(),
+        );
         if let Some(f) = fenced {
             broker.fenced = f;
         }
@@ -149,6 +197,16 @@ impl MetadataImage {
         // Kafka 4.4 (v3): null leaves the cordoned directories as they are.
         if r.cordoned_log_dirs.is_some() {
             broker.cordoned_log_dirs = r.cordoned_log_dirs;
+        }
+        let after = (
+            broker.fenced,
+            broker.in_controlled_shutdown,
+            broker.log_dirs.clone(),
+            broker.cordoned_log_dirs.clone(),
+        );
+        if before != after {
+            // Kafka's replayRegistrationChange puts only a registration that changed.
+            self.broker_table.0.put(r.broker_id);
         }
         Ok(())
     }

@@ -17,6 +17,7 @@
 
 mod brokers;
 mod cluster;
+pub use cluster::BrokerTableHistory;
 mod configs;
 mod directory_ids;
 mod json;
@@ -139,6 +140,9 @@ pub struct MetadataImage {
     /// Registered brokers by id, as a snapshot would write them: the registration with its
     /// current fenced, controlled-shutdown and log-directory state.
     pub brokers: BTreeMap<i32, RegisterBrokerRecord>,
+    /// The order Kafka's `brokerRegistrations` table iterates the brokers in (replay history,
+    /// compares equal to any other): [`MetadataImage::brokers_in_kafka_order`].
+    pub broker_table: BrokerTableHistory,
     /// Topics by id. Shared between images until one changes it: the active controller's
     /// speculative image starts as a copy of the committed one, and copying it costs the
     /// topics, not their partitions.
@@ -185,6 +189,7 @@ impl Default for MetadataImage {
             features: BTreeMap::new(),
             controllers: BTreeMap::new(),
             brokers: BTreeMap::new(),
+            broker_table: BrokerTableHistory::default(),
             topics: BTreeMap::new(),
             topic_ids: BTreeMap::new(),
             topics_by_collision_form: BTreeMap::new(),

@@ -286,6 +286,11 @@ impl PartitionRegistration {
         self.leader == self.replicas().first().copied().unwrap_or(-1)
     }
 
+    /// Whether a reassignment is in progress (Kafka's `isReassignmentInProgress`).
+    pub fn is_reassigning(&self) -> bool {
+        !self.adding_replicas().is_empty() || !self.removing_replicas().is_empty()
+    }
+
     /// The state a PartitionRecord sets (whole, replacing any earlier state).
     pub fn from_record(r: PartitionRecord) -> Result<Self, ReplayError> {
         if !r.directories.is_empty() && r.directories.len() != r.replicas.len() {

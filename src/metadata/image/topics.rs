@@ -99,12 +99,47 @@ pub struct TopicImage {
 /// image's value: it compares equal to any other, so a node that loaded a snapshot and one
 /// that replayed the log hold equal images (a Kafka controller loading the snapshot would
 /// build its tables afresh too).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ReplayHistory {
     /// A partition change (or a second PartitionRecord of a partition) was replayed after the
     /// topic's last new partition: Kafka's `parts.put` then checked the table's load for one
     /// more entry, which may have doubled it.
     pub changed_since_last_partition_added: bool,
+    /// The partitions being reassigned, in the order their reassignments started (Kafka's
+    /// `reassigningTopics` entry of the topic: `Replicas.copyWith` appends, `copyWithout`
+    /// keeps the others' order), which ListPartitionReassignments of every partition follows.
+    pub reassigning: Vec<i32>,
+}
+
+impl ReplayHistory {
+    /// Kafka's `updateReassigningTopicsIfNeeded`.
+    fn reassigning_changed(&mut self, partition_id: i32, was: bool, is: bool) {
+        if !was && is {
+            self.reassigning.push(partition_id);
+        } else if was && !is {
+            self.reassigning.retain(|p| *p != partition_id);
+        }
+    }
+}
+
+impl TopicImage {
+    /// The partitions being reassigned in the order Kafka lists them (the order their
+    /// reassignments started; by id when the image was not replayed from their start, as a
+    /// Kafka controller that loaded a snapshot lists them).
+    pub fn reassigning_in_kafka_order(&self) -> Vec<i32> {
+        let mut now: Vec<i32> = self
+            .partitions
+            .iter()
+            .filter(|(_, p)| p.is_reassigning())
+            .map(|(id, _)| *id)
+            .collect();
+        let mut replayed = self.history.reassigning.clone();
+        replayed.sort_unstable();
+        if replayed == now {
+            now = self.history.reassigning.clone();
+        }
+        now
+    }
 }
 
 impl PartialEq for ReplayHistory {
@@ -233,12 +268,17 @@ impl MetadataImage {
         let registration = PartitionRegistration::from_record(r)?;
         self.partition_stats.add(&registration);
         topic.isr_members.add(registration.isr());
+        let is = registration.is_reassigning();
         if let Some(old) = topic.partitions.insert(id, Arc::new(registration)) {
             self.partition_stats.remove(&old);
             topic.isr_members.remove(old.isr());
             topic.history.changed_since_last_partition_added = true;
+            topic
+                .history
+                .reassigning_changed(id, old.is_reassigning(), is);
         } else {
             topic.history.changed_since_last_partition_added = false;
+            topic.history.reassigning_changed(id, false, is);
         }
         Ok(())
     }
@@ -257,6 +297,7 @@ impl MetadataImage {
         let TopicImage {
             partitions,
             isr_members,
+            history,
             ..
         } = topic;
         let partition = Arc::make_mut(partitions.get_mut(&partition_id).ok_or(
@@ -268,7 +309,9 @@ impl MetadataImage {
         // In place: a change rewrites the fields it carries, not the whole registration.
         let (leader, preferred_leader) = (partition.leader, partition.has_preferred_leader());
         let old_isr = r.isr.as_ref().map(|_| partition.isr().to_vec());
+        let was_reassigning = partition.is_reassigning();
         partition.apply_change(r)?;
+        history.reassigning_changed(partition_id, was_reassigning, partition.is_reassigning());
         self.partition_stats.remove_led(leader, preferred_leader);
         self.partition_stats.add(partition);
         if let Some(old_isr) = old_isr {
