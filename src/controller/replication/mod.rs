@@ -317,7 +317,7 @@ pub(crate) fn leader_acceptor<'a>(
                 .replicas()
                 .iter()
                 .position(|x| *x == r)
-                .and_then(|i| partition.directories().get(i).copied())
+                .and_then(|i| partition.directory(i))
                 .unwrap_or(uuid::Uuid::from_u64_pair(0, 1));
             image.has_online_dir(r, dir)
         }

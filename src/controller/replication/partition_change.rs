@@ -351,7 +351,8 @@ impl<'a> PartitionChangeBuilder<'a> {
         if !self.target_replicas.is_empty() {
             // Directories follow the replicas wherever the partition records them (a
             // completed reassignment drops some in any change of the partition).
-            if self.new_replica_dir.is_some() || !self.partition.directories().is_empty() {
+            let current = self.partition.directories();
+            if self.new_replica_dir.is_some() || !current.is_empty() {
                 let directories: Vec<Uuid> = self
                     .target_replicas
                     .iter()
@@ -360,12 +361,12 @@ impl<'a> PartitionChangeBuilder<'a> {
                             .replicas()
                             .iter()
                             .position(|x| x == r)
-                            .and_then(|i| self.partition.directories().get(i).copied())
+                            .and_then(|i| current.get(i).copied())
                             .or_else(|| self.new_replica_dir.as_ref().map(|f| f(*r)))
                             .unwrap_or_else(Uuid::nil)
                     })
                     .collect();
-                if directories != self.partition.directories() {
+                if directories != current {
                     record.directories = Some(directories);
                 }
             }

@@ -70,6 +70,14 @@ pub(super) fn resolve(words: &[i32]) -> Vec<Uuid> {
         .collect()
 }
 
+/// The Uuid of one index [`intern`] gave (a leader check asks for one replica's).
+pub(super) fn resolve_one(word: i32) -> Option<Uuid> {
+    let table = TABLE.read().unwrap_or_else(PoisonError::into_inner);
+    let id = table.as_ref()?.ids.get(word as u32 as usize).copied();
+    debug_assert!(id.is_some(), "directory index {word} was never given");
+    id
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,5 +91,6 @@ mod tests {
         assert_ne!(first[0], first[1]);
         assert_eq!(intern(&[b]), vec![first[1]]);
         assert_eq!(resolve(&first), vec![a, b, a]);
+        assert_eq!(resolve_one(first[1]), Some(b));
     }
 }

@@ -146,8 +146,7 @@ impl PartitionRegistration {
         if self.migrating {
             return (index < self.replicas().len()).then_some(Uuid::nil());
         }
-        let word = *self.list(DIRECTORIES).get(index)?;
-        directory_ids::resolve(&[word]).pop()
+        directory_ids::resolve_one(*self.list(DIRECTORIES).get(index)?)
     }
 
     /// The state unpacked, to edit and pack again with [`Self::from_parts`].
