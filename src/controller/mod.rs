@@ -108,6 +108,8 @@ pub struct QuorumController {
     election_stats: ElectionStats,
     /// Snapshots loaded into the committed image (Kafka's `HandleLoadSnapshotCount`).
     snapshot_loads: u64,
+    /// Log (or snapshot) bytes one `replay_committed` call replays at most.
+    replay_budget_bytes: u64,
 }
 
 /// Leader elections seen in the committed metadata log (Kafka's `ControllerStats` meters
@@ -162,6 +164,7 @@ impl QuorumController {
             outputs: VecDeque::new(),
             election_stats: ElectionStats::default(),
             snapshot_loads: 0,
+            replay_budget_bytes: replay::REPLAY_BYTES_PER_CALL,
         }
     }
 
@@ -184,6 +187,12 @@ impl QuorumController {
     /// The leader elections counted in the committed log replayed so far.
     pub fn election_stats(&self) -> ElectionStats {
         self.election_stats
+    }
+
+    /// How many log (or snapshot) bytes one [`Self::replay_committed`] call replays at most
+    /// (default [`replay::REPLAY_BYTES_PER_CALL`]; tests set it small).
+    pub fn set_replay_budget_bytes(&mut self, bytes: u64) {
+        self.replay_budget_bytes = bytes.max(1);
     }
 
     /// Snapshots loaded into the committed image since start (at start, and whenever the log

@@ -17,10 +17,20 @@ pub struct CatchUp {
     pub loaded_snapshot: bool,
     /// Bytes of log batches replayed.
     pub log_bytes: u64,
+    /// Committed records remain below the high watermark (the budget of one call was spent,
+    /// or a snapshot was loaded): call again, with the time then.
+    pub more: bool,
 }
 
 /// Bytes read from the log per replay step.
 const REPLAY_READ_BYTES: usize = 1 << 20;
+
+/// Log bytes one call replays at most (a few hundred thousand partition records). A node
+/// catching up a large log replays it over several rounds, so the requests that arrive
+/// meanwhile are served between them and an activation that follows a long catch-up starts
+/// its brokers' sessions at the time it really happens (Kafka's MetadataLoader replays batch
+/// by batch on its own queue, and its controller activates with the clock of that event).
+pub const REPLAY_BYTES_PER_CALL: u64 = 16 << 20;
 
 impl QuorumController {
     /// Replays what is committed below `high_watermark` into the committed image (loading
@@ -32,6 +42,7 @@ impl QuorumController {
         high_watermark: i64,
     ) -> Result<CatchUp, ControllerError> {
         let mut done = CatchUp::default();
+        let mut spent = 0u64;
         // The active controller never loads a snapshot (Kafka's LeaderNeverLoadSnapshot).
         // Otherwise the latest snapshot is loaded when the log no longer holds the next
         // offset, and also by a new listener (nothing replayed yet) whatever the log holds,
@@ -55,12 +66,20 @@ impl QuorumController {
                             .collect();
                         done.loaded_snapshot = true;
                         self.snapshot_loads += 1;
+                        // A large snapshot spends the call's budget as the log would.
+                        spent = chunk.bytes.len() as u64;
                     }
                 }
             }
         }
         while self.committed.next_offset < high_watermark {
-            let bytes = log.read(self.committed.next_offset, REPLAY_READ_BYTES)?;
+            if spent >= self.replay_budget_bytes {
+                done.more = true;
+                break;
+            }
+            let read_bytes = REPLAY_READ_BYTES
+                .min(usize::try_from(self.replay_budget_bytes).unwrap_or(usize::MAX));
+            let bytes = log.read(self.committed.next_offset, read_bytes)?;
             let offsets = &mut self.registration_offsets;
             let stats = &mut self.election_stats;
             let (replayed, replayed_bytes) = self.committed.replay_batches_observed(
@@ -77,6 +96,7 @@ impl QuorumController {
                 break;
             }
             done.log_bytes += replayed_bytes;
+            spent += replayed_bytes;
         }
         done.changed = done.loaded_snapshot || done.log_bytes > 0;
         self.high_watermark = self.high_watermark.max(high_watermark);

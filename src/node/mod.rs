@@ -256,10 +256,16 @@ impl NodeMachine {
 
     /// The earliest time `poll` has something to do.
     pub fn poll_timeout(&self) -> Option<u64> {
-        [self.core.poll_timeout(), self.controller.poll_timeout()]
-            .into_iter()
-            .flatten()
-            .min()
+        // A catch-up left unfinished continues at once (see `REPLAY_BYTES_PER_CALL`).
+        let catching_up = self.image_due.map(|_| 0);
+        [
+            self.core.poll_timeout(),
+            self.controller.poll_timeout(),
+            catching_up,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Leader and activated: Kafka's controller writes nothing (and accepts no registration)
@@ -461,6 +467,12 @@ impl NodeMachine {
                 return;
             }
         };
+        if done.more {
+            self.image_due = Some(
+                self.image_due
+                    .map_or(high_watermark, |h| h.max(high_watermark)),
+            );
+        }
         if done.changed {
             self.outputs.push_back(NodeOutput::ImageChanged);
         }
