@@ -1,5 +1,3 @@
-// LEAD'S NOTE TO THE HELPER (delete this line and the next before your first commit): the ground rules you must follow — time box 120 min, nice -n 19, CARGO_INCREMENTAL=0, commit often — are in /tmp/prompts/common.md; read it now.
-// (end of note)
 //! Differential fuzzing: random well-formed controller request sequences run through
 //! ferrokraft's sans-IO `QuorumController` and through Apache Kafka 4.1.2's own
 //! `QuorumController` (in one JVM, on a LocalLogManager, mock time), compared answer by answer
