@@ -98,6 +98,9 @@ impl QuorumController {
             done.log_bytes += replayed_bytes;
             spent += replayed_bytes;
         }
+        // A snapshot that spent the budget by itself: whatever follows (the log, or an
+        // activation) comes in the next call, with the time then.
+        done.more |= spent >= self.replay_budget_bytes;
         done.changed = done.loaded_snapshot || done.log_bytes > 0;
         self.high_watermark = self.high_watermark.max(high_watermark);
         if let Leadership::Active(a) = &mut self.leadership {

@@ -357,8 +357,11 @@ impl NodeMachine {
         self.run_own_registration(now_ms, store)?;
         if let Some(hw) = self.image_due.take() {
             self.apply_committed(now_ms, store, hw);
-            // An activation waiting for the image to reach the epoch start.
-            self.with_controller(now_ms, store, |c, a| c.poll(now_ms, a))?;
+            // An activation waiting for the image to reach the epoch start, unless the
+            // catch-up spent its budget: then it comes in the next round, with its time.
+            if self.image_due.is_none() {
+                self.with_controller(now_ms, store, |c, a| c.poll(now_ms, a))?;
+            }
         }
         Ok(())
     }

@@ -95,6 +95,45 @@ fn a_new_listener_loads_the_latest_snapshot_even_with_the_entire_log() {
     assert_eq!(image.features, ctx.image().features);
 }
 
+/// A snapshot larger than one call's replay budget is loaded alone: the log after it (and
+/// so an activation) waits for the next call, made with the time then (a 10M-partition
+/// snapshot took 19 s to load, and a controller that activated in the same round started
+/// every broker's session 19 s in the past, #41).
+#[test]
+fn a_snapshot_over_the_replay_budget_leaves_the_log_to_the_next_call() {
+    let mut ctx = Ctx::active(27);
+    ctx.register_unfenced(1, None);
+    let at = ctx.log.end();
+    let bytes = ctx.log.read(0, usize::MAX).unwrap();
+    let id = OffsetAndEpoch {
+        offset: at,
+        epoch: ctx.epoch,
+    };
+    ctx.log.log.add_snapshot(id, bytes);
+    ctx.register_unfenced(2, None);
+    let end = ctx.log.end();
+
+    let mut restarted = QuorumController::new(ControllerConfig::new(1, CLUSTER_ID), bootstrap(27));
+    restarted.set_replay_budget_bytes(1);
+    let first = restarted.replay_committed(&ctx.log, end).unwrap();
+    assert!(first.loaded_snapshot && first.more);
+    assert_eq!(
+        first.log_bytes, 0,
+        "nothing of the log in the snapshot's call"
+    );
+    assert_eq!(restarted.committed_image().next_offset, at);
+    let mut calls = 1;
+    while restarted.committed_image().next_offset < end {
+        let next = restarted.replay_committed(&ctx.log, end).unwrap();
+        assert!(!next.loaded_snapshot);
+        calls += 1;
+        assert!(calls < 100, "the log never caught up");
+    }
+    assert_eq!(restarted.committed_image().brokers, ctx.image().brokers);
+    let last = restarted.replay_committed(&ctx.log, end).unwrap();
+    assert!(!last.more && !last.changed, "caught up: nothing more");
+}
+
 #[test]
 fn test_renounce_fails_waiting_replies_and_resets_to_the_committed_image() {
     let mut ctx = Ctx::active(27);
