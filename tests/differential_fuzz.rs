@@ -39,12 +39,16 @@ mod ferro;
 mod gen;
 #[path = "differential_fuzz/gen_partitions.rs"]
 mod gen_partitions;
+#[path = "differential_fuzz/gen_security.rs"]
+mod gen_security;
 #[path = "differential_fuzz/kafka_side.rs"]
 mod kafka_side;
 #[path = "differential_fuzz/requests.rs"]
 mod requests;
 #[path = "differential_fuzz/requests_partitions.rs"]
 mod requests_partitions;
+#[path = "differential_fuzz/requests_security.rs"]
+mod requests_security;
 
 use std::collections::BTreeMap;
 
@@ -179,6 +183,15 @@ fn render(body: &ResponseBody, ids: &Ids) -> (String, Option<i64>) {
                 ),
                 None,
             )
+        }
+        ResponseBody::DeleteAcls(r) => {
+            // compare.rs: each filter's matching ACLs come in the order of Kafka's HashMap
+            // keyed by random ACL ids.
+            let mut r = r.clone();
+            for f in &mut r.filter_results {
+                f.matching_acls.sort_by_key(|a| format!("{a:?}"));
+            }
+            (format!("{r:?}"), None)
         }
         other => (format!("{other:?}"), None),
     }
@@ -437,6 +450,9 @@ fn run(steps: &[Step], kafka: &mut KafkaSide, tally: &mut Tally) -> Result<usize
                 by_topic(fo, "RemoveTopicRecord"),
                 by_topic(ko, "RemoveTopicRecord"),
             )
+        } else if matches!(step, Step::Sec(gen_security::SecStep::DeleteAcls { .. })) {
+            // compare.rs: Kafka's removals come from a HashSet of records.
+            (compare::records_sorted(fo), compare::records_sorted(ko))
         } else {
             (fo, ko)
         };

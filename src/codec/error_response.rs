@@ -321,11 +321,12 @@ pub fn describe_acls_error(error: &ApiError) -> DescribeAclsResponse {
         )
 }
 
-/// One ACL creation's result: success (a null message, as Kafka sends) or `error`.
+/// One ACL creation's result: success or `error`.
 pub fn acl_creation_result(error: Option<&ApiError>) -> AclCreationResult {
     match error {
-        // Kafka's success carries a null message (the generated default is "").
-        None => AclCreationResult::default().with_error_message(None),
+        // Kafka's AclApis sets nothing on a success, so it carries the generated default
+        // message, "" (not null: found by the differential fuzz, #36).
+        None => AclCreationResult::default().with_error_message(Some(StrBytes::default())),
         Some(e) => AclCreationResult::default()
             .with_error_code(e.code)
             .with_error_message(

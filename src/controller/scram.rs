@@ -99,7 +99,6 @@ pub fn alter_credentials(
 
     java_hash_map_order(&mut deletions, Built::Default, |d| d.name.as_str());
     java_hash_map_order(&mut upsertions, Built::Default, |(u, _)| u.name.as_str());
-    java_hash_map_order(&mut refused, Built::Default, |(n, _)| n.as_str());
 
     let mut records = Vec::new();
     let mut results = Vec::new();
@@ -121,6 +120,16 @@ pub fn alter_credentials(
         results.push(ok(&deletion.name));
     }
     for (upsertion, mechanism) in &upsertions {
+        if upsertion.salted_password.is_empty() {
+            // Kafka's finishUpsertion keys an HMAC with the salted password, and Java's
+            // SecretKeySpec throws on an empty key: the user joins the refused ones with
+            // UNKNOWN_SERVER_ERROR (no message) and nothing is written for it (#36, D16).
+            refused.push((
+                upsertion.name.to_string(),
+                ApiError::code(errors::UNKNOWN_SERVER_ERROR),
+            ));
+            continue;
+        }
         // Kafka's finishUpsertion: the keys of the client's salted password.
         let credential = ScramCredential::from_salted_password(
             *mechanism,
@@ -142,6 +151,7 @@ pub fn alter_credentials(
         ));
         results.push(ok(&upsertion.name));
     }
+    java_hash_map_order(&mut refused, Built::Default, |(n, _)| n.as_str());
     for (name, error) in refused {
         results.push(
             AlterUserScramCredentialsResult::default()

@@ -61,6 +61,12 @@
 //!   CreateTopics or CreatePartitions step whose answers or records differ, or whose hint
 //!   Kafka's placer cannot take, while either side gave that refusal ends its sequence as
 //!   inconclusive (counted in the `covered:` line), not as a divergence.
+//! - ACL ids are random on both sides (Kafka: `Uuid.randomUuid()` in
+//!   `AclControlManager.newAclId`): an AccessControlEntryRecord's id is shown, there and in
+//!   later RemoveAccessControlEntryRecords, as `<id of acl {the binding's fields}>`.
+//! - DeleteAcls: Kafka collects the removal records in a `HashSet` and each filter's matches
+//!   by walking `idToAcl`, a `HashMap` keyed by the random ids: the step's records
+//!   ([`records_sorted`]) and each filter's matching ACLs are compared sorted.
 //! - Nothing else: record versions, every record field and every response field are compared.
 
 use std::collections::BTreeMap;
@@ -108,6 +114,16 @@ impl Ids {
                 self.latest.insert(t.name.clone(), t.topic_id);
             }
             let json = r.message.body_json(r.version);
+            if r.message.name() == "AccessControlEntryRecord" {
+                // An ACL's id is random on both sides: shown as the binding it names.
+                if let Some(Value::String(id)) = json.get("id") {
+                    let mut binding = json.clone();
+                    if let Value::Object(o) = &mut binding {
+                        o.remove("id");
+                    }
+                    self.names.insert(id.clone(), format!("acl {binding}"));
+                }
+            }
             if r.message.name() == "TopicRecord" {
                 if let (Some(Value::String(id)), Some(Value::String(name))) =
                     (json.get("topic_id"), json.get("name"))
@@ -408,4 +424,10 @@ pub fn implicit_deletions_sorted(
         response: o.response,
         records,
     }
+}
+
+/// A step's records compared as a set (DeleteAcls: Kafka's removals come from a `HashSet`).
+pub fn records_sorted(mut o: Outcome) -> Outcome {
+    o.records.sort();
+    o
 }

@@ -167,6 +167,14 @@ impl Ferro {
         // The Java side runs without the periodic preferred-leader election (Kafka's
         // builder default when no interval is given).
         cfg.auto_leader_rebalance_enable = false;
+        // The StandardAuthorizer, so that the ACL APIs reach the controller (the Java side
+        // calls its QuorumController's ACL methods as the authorizer's AclMutator does);
+        // the requests' principal is a super user there, as every check passes on the Java
+        // side, which calls the controller without ControllerApis' authorization.
+        cfg.authorizer = Some(
+            ferrokraft::metadata::authorizer::AuthorizerConfig::parse(Some("User:ANONYMOUS"), None)
+                .expect("a super user"),
+        );
         let bootstrap = vec![Bytes::from(feature_level_record(
             "metadata.version",
             METADATA_VERSION,

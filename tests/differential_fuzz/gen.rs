@@ -103,6 +103,8 @@ pub enum Step {
     Time(u64),
     /// Reassignments, UpdateFeatures, log directories, failovers (gen_partitions.rs).
     Part(crate::gen_partitions::PartStep),
+    /// ACLs, client quotas, SCRAM credentials (gen_security.rs).
+    Sec(crate::gen_security::SecStep),
 }
 
 /// Who sends an AlterPartition.
@@ -181,6 +183,7 @@ impl Step {
             Step::AlterConfigs { .. } => "AlterConfigs",
             Step::Time(_) => "Time",
             Step::Part(p) => p.kind(),
+            Step::Sec(x) => x.kind(),
         }
     }
 
@@ -450,6 +453,9 @@ fn step(rng: &mut Rng) -> Step {
     if chance(rng, 18) {
         return Step::Part(crate::gen_partitions::step(rng));
     }
+    if chance(rng, 12) {
+        return Step::Sec(crate::gen_security::step(rng));
+    }
     match rng.below(165) {
         130..=147 => alter_partition(rng),
         148..=153 => elect_leaders(rng),
@@ -572,7 +578,10 @@ pub fn sequence(seed: u64) -> Vec<Step> {
     while steps.len() < len {
         match crate::gen_partitions::scenario(&mut rng) {
             Some(s) => steps.extend(s),
-            None => steps.push(step(&mut rng)),
+            None => match crate::gen_security::scenario(&mut rng) {
+                Some(s) => steps.extend(s),
+                None => steps.push(step(&mut rng)),
+            },
         }
     }
     steps

@@ -335,6 +335,8 @@ public class DifferentialController {
             default: {
                 ApiMessage answer = DifferentialPartitions.handle(this, api, version, in, ctx);
                 if (answer != null) return answer;
+                answer = DifferentialSecurity.handle(this, api, version, in, ctx);
+                if (answer != null) return answer;
                 throw new IllegalArgumentException("API not driven yet: " + api);
             }
         }

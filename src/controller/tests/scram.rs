@@ -385,3 +385,31 @@ fn results_follow_kafkas_hash_map_order() {
     let order: Vec<String> = r.results.iter().map(|x| x.user.to_string()).collect();
     assert_eq!(order, ["zed", "user1", "user3", "bad", "gone"]);
 }
+
+/// D16 (differential fuzz, #36): an empty salted password fails Kafka's finishUpsertion
+/// (an HMAC cannot be keyed with nothing): UNKNOWN_SERVER_ERROR without a message, listed
+/// with the refused users after the successes, and nothing written for it.
+#[test]
+fn an_empty_salted_password_is_an_unknown_server_error_and_writes_nothing() {
+    let mut ctx = Ctx::active(MV);
+    let empty = upsertion("alice", SHA_512, 4096).with_salted_password(Bytes::new());
+    let r = alter(
+        &mut ctx,
+        vec![deletion("carol", SHA_256)],
+        vec![empty, upsertion("bob", SHA_256, 4096)],
+    );
+    assert_eq!(
+        results(&r),
+        vec![
+            ("bob".into(), errors::NONE, None),
+            // The refused in the order of Kafka's HashMap (buckets: carol 1, alice 9).
+            (
+                "carol".into(),
+                RESOURCE_NOT_FOUND,
+                Some("Attempt to delete a user credential that does not exist".into())
+            ),
+            ("alice".into(), errors::UNKNOWN_SERVER_ERROR, None),
+        ]
+    );
+    assert_eq!(held(&ctx), vec![(SHA_256, "bob".to_string(), 4096)]);
+}
