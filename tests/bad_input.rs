@@ -277,19 +277,27 @@ async fn array_length_beyond_the_frame_closes_without_allocating_it() {
     node.stop().await;
 }
 
+/// Kafka reads a string with `new String(bytes, UTF_8)`, which replaces what is not UTF-8
+/// with U+FFFD: the request is served, not refused (found by the differential fuzz's
+/// bad-input comparison with Kafka 4.1.2's parser, #36).
 #[tokio::test]
-async fn invalid_utf8_in_a_body_string_closes() {
+async fn invalid_utf8_in_a_body_string_is_read_leniently_as_kafka_does() {
     let node = TestNode::start(&[]).await;
-    // DescribeQuorum v0: one topic whose name is the 2 bytes C3 28 (invalid UTF-8).
-    let mut body = 1i32.to_be_bytes().to_vec();
-    body.extend_from_slice(&2i16.to_be_bytes());
-    body.extend_from_slice(&[0xc3, 0x28]);
-    body.extend_from_slice(&0i32.to_be_bytes());
-    assert_closes(
-        node.addr,
-        &request_bytes(ApiKey::DescribeQuorum, 0, 1, &body),
-    )
-    .await;
+    // Vote v0 (as in raft_requests_get_a_retriable_not_ready_error_not_a_hang) whose cluster
+    // id is the 2 bytes C3 28 (invalid UTF-8; compact string length 3): read, then answered
+    // as any Vote on this node (BROKER_NOT_AVAILABLE), not closed.
+    let body = [3u8, 0xc3, 0x28, 1, 0];
+    let mut s = TcpStream::connect(node.addr).await.unwrap();
+    s.write_all(&request_bytes(ApiKey::Vote, 0, 7, &body))
+        .await
+        .unwrap();
+    let resp = read_frame(&mut s).await.expect("answered, not closed");
+    let (correlation_id, answer) = decode_response(resp, ApiKey::Vote, 0).unwrap();
+    assert_eq!(correlation_id, 7);
+    let ResponseBody::Vote(v) = answer else {
+        panic!("{answer:?}")
+    };
+    assert_eq!(v.error_code, 8, "BROKER_NOT_AVAILABLE");
     node.stop().await;
 }
 

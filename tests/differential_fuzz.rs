@@ -29,6 +29,8 @@
 
 mod support;
 
+#[path = "differential_fuzz/bad_input.rs"]
+mod bad_input;
 #[path = "differential_fuzz/compare.rs"]
 mod compare;
 #[path = "differential_fuzz/compare_partitions.rs"]
@@ -558,8 +560,17 @@ fn random_sequences_match_kafkas_quorum_controller() {
     let mut requests = 0;
     let mut tally = Tally::new();
     let mut divergences = Vec::new();
+    let mut bad = bad_input::BadTally::new();
+    match bad_input::check_strings(&mut kafka) {
+        Ok(n) => eprintln!("bad input: {n} strings that are not UTF-8 read alike"),
+        Err(text) => divergences.push(text),
+    }
     for seed in base..base + seeds {
         let steps = gen::sequence(seed);
+        if let Err(text) = bad_input::check(seed, &steps, &mut kafka, &mut bad) {
+            eprintln!("{text}");
+            divergences.push(text);
+        }
         match run(&steps, &mut kafka, &mut tally) {
             Ok(n) => requests += n,
             Err(first) => {
@@ -576,6 +587,11 @@ fn random_sequences_match_kafkas_quorum_controller() {
         .map(|(k, (n, w))| format!("{k} {n} ({w} wrote records)"))
         .collect();
     eprintln!("covered: {}", covered.join(", "));
+    let bad: Vec<String> = bad
+        .iter()
+        .map(|(k, (n, r))| format!("{k:?} {n} ({r} refused by both)"))
+        .collect();
+    eprintln!("bad input: {}", bad.join(", "));
     println!(
         "differential fuzz: {seeds} sequences, {requests} requests, {} divergences",
         divergences.len()

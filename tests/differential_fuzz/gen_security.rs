@@ -11,8 +11,9 @@
 //! every refusal the controller makes: ANY/MATCH enums in a creation, the CLUSTER resource's
 //! one name, empty names, a principal without a colon, unknown filter enums, duplicate quota
 //! keys and entities, bad entity types and values, unknown SCRAM mechanisms, too few or too
-//! many iterations, a user named twice. Enum codes Kafka's request parser rejects (UNKNOWN,
-//! out of range) are not generated: those requests never reach a controller.
+//! many iterations, a user named twice, enum codes no enum defines (Kafka reads them as
+//! UNKNOWN and its controller refuses them). The code 0 (UNKNOWN itself), which Kafka's
+//! request parser refuses, is left to bad_input.rs: such a request never reaches a controller.
 
 use ferrokraft::raft::Rng;
 
@@ -107,7 +108,28 @@ const OPERATIONS: [i8; 9] = [1, 2, 3, 3, 4, 5, 7, 9, 14];
 /// Permission types: ANY (1, refused in a creation), DENY, ALLOW.
 const PERMISSIONS: [i8; 4] = [1, 2, 3, 3];
 
+/// A code no enum defines (Kafka reads it as UNKNOWN, yet its parser only refuses 0): the
+/// controller's validation refuses it.
+fn out_of_range(rng: &mut Rng, mut spec: AclSpec) -> AclSpec {
+    match rng.below(4) {
+        0 => spec.resource_type = 42,
+        1 => spec.pattern_type = 9,
+        2 => spec.operation = 99,
+        _ => spec.permission = 7,
+    }
+    spec
+}
+
 fn acl_creation(rng: &mut Rng) -> AclSpec {
+    let spec = acl_creation_in_range(rng);
+    if chance(rng, 4) {
+        out_of_range(rng, spec)
+    } else {
+        spec
+    }
+}
+
+fn acl_creation_in_range(rng: &mut Rng) -> AclSpec {
     AclSpec {
         resource_type: pick(rng, &RESOURCE_TYPES),
         name: Some(pick(rng, &RESOURCE_NAMES).to_string()),
@@ -132,6 +154,15 @@ fn acl_creation(rng: &mut Rng) -> AclSpec {
 }
 
 fn acl_filter(rng: &mut Rng) -> AclSpec {
+    let spec = acl_filter_in_range(rng);
+    if chance(rng, 4) {
+        out_of_range(rng, spec)
+    } else {
+        spec
+    }
+}
+
+fn acl_filter_in_range(rng: &mut Rng) -> AclSpec {
     let any = |rng: &mut Rng| chance(rng, 45);
     AclSpec {
         resource_type: if any(rng) {

@@ -477,6 +477,34 @@ public class DifferentialController {
                         out.println("OK " + hex(arr) + d.newRecords());
                         break;
                     }
+                    case "PARSE": {
+                        // Bad input at the codec: what Kafka's request parser makes of a body
+                        // (RequestContext.parseRequest), re-encoded at its version, or refused.
+                        ApiKeys api = ApiKeys.forId(Short.parseShort(w[1]));
+                        short version = Short.parseShort(w[2]);
+                        ByteBuffer body = w.length > 3 ? unhex(w[3]) : ByteBuffer.allocate(0);
+                        ApiMessage data;
+                        try {
+                            data = org.apache.kafka.common.requests.AbstractRequest
+                                .parseRequest(api, version, new ByteBufferAccessor(body)).request.data();
+                        } catch (Throwable t) {
+                            out.println("OK refused:" + t.getClass().getSimpleName());
+                            break;
+                        }
+                        byte[] arr;
+                        try {
+                            ObjectSerializationCache cache = new ObjectSerializationCache();
+                            arr = new byte[data.size(cache, version)];
+                            data.write(new ByteBufferAccessor(ByteBuffer.wrap(arr)), cache, version);
+                        } catch (Throwable t) {
+                            // Accepted, but Kafka cannot write what it read back (e.g. an
+                            // unknown tagged field twice): nothing to compare byte for byte.
+                            out.println("OK unwritable:" + t.getClass().getSimpleName());
+                            break;
+                        }
+                        out.println("OK " + (arr.length == 0 ? "-" : hex(arr)));
+                        break;
+                    }
                     case "FAILOVER":
                         DifferentialPartitions.failover(d, w[1]);
                         out.println("OK -" + d.newRecords());

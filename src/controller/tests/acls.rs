@@ -217,7 +217,7 @@ fn test_validate_new_acl() {
             ]
         ),
         vec![
-            (errors::NONE, None),
+            (errors::NONE, Some(String::new())),
             invalid("Invalid patternType UNKNOWN"),
             invalid("Invalid resourceType UNKNOWN"),
             invalid("Invalid operation UNKNOWN"),
@@ -252,7 +252,7 @@ fn a_principal_without_a_type_is_refused() {
                         .to_string()
                 )
             ),
-            (errors::NONE, None),
+            (errors::NONE, Some(String::new())),
         ]
     );
     assert_eq!(stored(&ctx), vec![acl("Group:ops")]);
@@ -358,7 +358,10 @@ fn test_create_acl_delete_acl() {
     unknown.resource_pattern_type = 99;
     creations.push(unknown);
     let results = create(&mut ctx, creations);
-    assert_eq!(results[..3], vec![(errors::NONE, None); 3][..]);
+    assert_eq!(
+        results[..3],
+        vec![(errors::NONE, Some(String::new())); 3][..]
+    );
     assert_eq!(
         results[3],
         (
@@ -408,7 +411,7 @@ fn test_delete_dedupe() {
     acl.host = "10.0.0.1".to_string();
     assert_eq!(
         create(&mut ctx, vec![creation(&acl)]),
-        vec![(errors::NONE, None)]
+        vec![(errors::NONE, Some(String::new()))]
     );
     let id = *ctx.image().acls.keys().next().unwrap();
     // Both filters match the one ACL: one removal record, two results.
@@ -430,11 +433,11 @@ fn creating_an_acl_twice_writes_it_once() {
     let acl = &test_acls()[1];
     assert_eq!(
         create(&mut ctx, vec![creation(acl), creation(acl)]),
-        vec![(errors::NONE, None); 2]
+        vec![(errors::NONE, Some(String::new())); 2]
     );
     assert_eq!(
         create(&mut ctx, vec![creation(acl)]),
-        vec![(errors::NONE, None)]
+        vec![(errors::NONE, Some(String::new()))]
     );
     assert_eq!(stored(&ctx), vec![acl.clone()]);
 }
@@ -559,12 +562,12 @@ fn acl_apis_need_alter_and_describe_on_the_cluster() {
     );
     assert_eq!(
         create(&mut ctx, vec![creation(&alter)]),
-        vec![(errors::NONE, None)]
+        vec![(errors::NONE, Some(String::new()))]
     );
     ctx.sender.principal = "User:alice".to_string();
     assert_eq!(
         create(&mut ctx, vec![creation(acl)]),
-        vec![(errors::NONE, None)]
+        vec![(errors::NONE, Some(String::new()))]
     );
     assert_eq!(describe_all(&mut ctx).error_code, errors::NONE);
 }

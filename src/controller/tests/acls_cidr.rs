@@ -58,7 +58,7 @@ const NEEDS_4_4_IV1: &str =
 #[test]
 fn create_acls_checks_host_patterns_as_kafka_4_4() {
     let mut c = ctx(Release::Kafka4_4, mv::V4_4_IV1);
-    let ok = (0, None);
+    let ok = (0, Some(String::new()));
     for host in [
         "*",
         "10.0.0.1",

@@ -131,8 +131,8 @@ impl Decodable for AssignReplicasToDirsRequest {
         let broker_epoch = types::Int64.decode(buf)?;
         let directories = types::CompactArray(types::Struct { version }).decode(buf)?;
         let mut unknown_tagged_fields = BTreeMap::new();
-        let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-        for _ in 0..num_tagged_fields {
+        let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+        for _ in 0..(num_tagged_fields as i32).max(0) {
             let tag: u32 = types::UnsignedVarInt.decode(buf)?;
             let size: u32 = types::UnsignedVarInt.decode(buf)?;
             let unknown_value = buf.try_get_bytes(size as usize)?;
@@ -260,8 +260,8 @@ impl Decodable for DirectoryData {
         let id = types::Uuid.decode(buf)?;
         let topics = types::CompactArray(types::Struct { version }).decode(buf)?;
         let mut unknown_tagged_fields = BTreeMap::new();
-        let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-        for _ in 0..num_tagged_fields {
+        let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+        for _ in 0..(num_tagged_fields as i32).max(0) {
             let tag: u32 = types::UnsignedVarInt.decode(buf)?;
             let size: u32 = types::UnsignedVarInt.decode(buf)?;
             let unknown_value = buf.try_get_bytes(size as usize)?;
@@ -370,8 +370,8 @@ impl Decodable for PartitionData {
         }
         let partition_index = types::Int32.decode(buf)?;
         let mut unknown_tagged_fields = BTreeMap::new();
-        let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-        for _ in 0..num_tagged_fields {
+        let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+        for _ in 0..(num_tagged_fields as i32).max(0) {
             let tag: u32 = types::UnsignedVarInt.decode(buf)?;
             let size: u32 = types::UnsignedVarInt.decode(buf)?;
             let unknown_value = buf.try_get_bytes(size as usize)?;
@@ -496,8 +496,8 @@ impl Decodable for TopicData {
         let topic_id = types::Uuid.decode(buf)?;
         let partitions = types::CompactArray(types::Struct { version }).decode(buf)?;
         let mut unknown_tagged_fields = BTreeMap::new();
-        let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-        for _ in 0..num_tagged_fields {
+        let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+        for _ in 0..(num_tagged_fields as i32).max(0) {
             let tag: u32 = types::UnsignedVarInt.decode(buf)?;
             let size: u32 = types::UnsignedVarInt.decode(buf)?;
             let unknown_value = buf.try_get_bytes(size as usize)?;

@@ -239,8 +239,8 @@ impl Decodable for DeleteAclsFilter {
         let permission_type = types::Int8.decode(buf)?;
         let mut unknown_tagged_fields = BTreeMap::new();
         if version >= 2 {
-            let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-            for _ in 0..num_tagged_fields {
+            let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+            for _ in 0..(num_tagged_fields as i32).max(0) {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
@@ -378,8 +378,8 @@ impl Decodable for DeleteAclsRequest {
         };
         let mut unknown_tagged_fields = BTreeMap::new();
         if version >= 2 {
-            let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-            for _ in 0..num_tagged_fields {
+            let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+            for _ in 0..(num_tagged_fields as i32).max(0) {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;

@@ -285,8 +285,8 @@ impl Decodable for DescribeConfigsResourceResult {
         };
         let mut unknown_tagged_fields = BTreeMap::new();
         if version >= 4 {
-            let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-            for _ in 0..num_tagged_fields {
+            let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+            for _ in 0..(num_tagged_fields as i32).max(0) {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
@@ -443,8 +443,8 @@ impl Decodable for DescribeConfigsResponse {
         };
         let mut unknown_tagged_fields = BTreeMap::new();
         if version >= 4 {
-            let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-            for _ in 0..num_tagged_fields {
+            let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+            for _ in 0..(num_tagged_fields as i32).max(0) {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
@@ -664,8 +664,8 @@ impl Decodable for DescribeConfigsResult {
         };
         let mut unknown_tagged_fields = BTreeMap::new();
         if version >= 4 {
-            let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-            for _ in 0..num_tagged_fields {
+            let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+            for _ in 0..(num_tagged_fields as i32).max(0) {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
@@ -844,8 +844,8 @@ impl Decodable for DescribeConfigsSynonym {
         let source = types::Int8.decode(buf)?;
         let mut unknown_tagged_fields = BTreeMap::new();
         if version >= 4 {
-            let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-            for _ in 0..num_tagged_fields {
+            let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+            for _ in 0..(num_tagged_fields as i32).max(0) {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;

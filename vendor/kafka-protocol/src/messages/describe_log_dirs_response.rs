@@ -152,8 +152,8 @@ impl Decodable for DescribeLogDirsPartition {
         let is_future_key = types::Boolean.decode(buf)?;
         let mut unknown_tagged_fields = BTreeMap::new();
         if version >= 2 {
-            let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-            for _ in 0..num_tagged_fields {
+            let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+            for _ in 0..(num_tagged_fields as i32).max(0) {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
@@ -327,8 +327,8 @@ impl Decodable for DescribeLogDirsResponse {
         };
         let mut unknown_tagged_fields = BTreeMap::new();
         if version >= 2 {
-            let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-            for _ in 0..num_tagged_fields {
+            let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+            for _ in 0..(num_tagged_fields as i32).max(0) {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
@@ -554,8 +554,8 @@ impl Decodable for DescribeLogDirsResult {
         };
         let mut unknown_tagged_fields = BTreeMap::new();
         if version >= 2 {
-            let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-            for _ in 0..num_tagged_fields {
+            let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+            for _ in 0..(num_tagged_fields as i32).max(0) {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
@@ -718,8 +718,8 @@ impl Decodable for DescribeLogDirsTopic {
         };
         let mut unknown_tagged_fields = BTreeMap::new();
         if version >= 2 {
-            let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-            for _ in 0..num_tagged_fields {
+            let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+            for _ in 0..(num_tagged_fields as i32).max(0) {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;

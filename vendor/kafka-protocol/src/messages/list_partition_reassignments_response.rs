@@ -147,8 +147,8 @@ impl Decodable for ListPartitionReassignmentsResponse {
         let error_message = types::CompactString.decode(buf)?;
         let topics = types::CompactArray(types::Struct { version }).decode(buf)?;
         let mut unknown_tagged_fields = BTreeMap::new();
-        let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-        for _ in 0..num_tagged_fields {
+        let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+        for _ in 0..(num_tagged_fields as i32).max(0) {
             let tag: u32 = types::UnsignedVarInt.decode(buf)?;
             let size: u32 = types::UnsignedVarInt.decode(buf)?;
             let unknown_value = buf.try_get_bytes(size as usize)?;
@@ -312,8 +312,8 @@ impl Decodable for OngoingPartitionReassignment {
         let adding_replicas = types::CompactArray(types::Int32).decode(buf)?;
         let removing_replicas = types::CompactArray(types::Int32).decode(buf)?;
         let mut unknown_tagged_fields = BTreeMap::new();
-        let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-        for _ in 0..num_tagged_fields {
+        let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+        for _ in 0..(num_tagged_fields as i32).max(0) {
             let tag: u32 = types::UnsignedVarInt.decode(buf)?;
             let size: u32 = types::UnsignedVarInt.decode(buf)?;
             let unknown_value = buf.try_get_bytes(size as usize)?;
@@ -444,8 +444,8 @@ impl Decodable for OngoingTopicReassignment {
         let name = types::CompactString.decode(buf)?;
         let partitions = types::CompactArray(types::Struct { version }).decode(buf)?;
         let mut unknown_tagged_fields = BTreeMap::new();
-        let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-        for _ in 0..num_tagged_fields {
+        let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+        for _ in 0..(num_tagged_fields as i32).max(0) {
             let tag: u32 = types::UnsignedVarInt.decode(buf)?;
             let size: u32 = types::UnsignedVarInt.decode(buf)?;
             let unknown_value = buf.try_get_bytes(size as usize)?;

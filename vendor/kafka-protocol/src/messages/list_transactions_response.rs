@@ -149,8 +149,8 @@ impl Decodable for ListTransactionsResponse {
         let unknown_state_filters = types::CompactArray(types::CompactString).decode(buf)?;
         let transaction_states = types::CompactArray(types::Struct { version }).decode(buf)?;
         let mut unknown_tagged_fields = BTreeMap::new();
-        let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-        for _ in 0..num_tagged_fields {
+        let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+        for _ in 0..(num_tagged_fields as i32).max(0) {
             let tag: u32 = types::UnsignedVarInt.decode(buf)?;
             let size: u32 = types::UnsignedVarInt.decode(buf)?;
             let unknown_value = buf.try_get_bytes(size as usize)?;
@@ -297,8 +297,8 @@ impl Decodable for TransactionState {
         let producer_id = types::Int64.decode(buf)?;
         let transaction_state = types::CompactString.decode(buf)?;
         let mut unknown_tagged_fields = BTreeMap::new();
-        let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-        for _ in 0..num_tagged_fields {
+        let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+        for _ in 0..(num_tagged_fields as i32).max(0) {
             let tag: u32 = types::UnsignedVarInt.decode(buf)?;
             let size: u32 = types::UnsignedVarInt.decode(buf)?;
             let unknown_value = buf.try_get_bytes(size as usize)?;

@@ -162,8 +162,8 @@ impl Decodable for BatchIndexAndErrorMessage {
         };
         let mut unknown_tagged_fields = BTreeMap::new();
         if version >= 9 {
-            let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-            for _ in 0..num_tagged_fields {
+            let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+            for _ in 0..(num_tagged_fields as i32).max(0) {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
@@ -327,8 +327,8 @@ impl Decodable for LeaderIdAndEpoch {
         };
         let mut unknown_tagged_fields = BTreeMap::new();
         if version >= 9 {
-            let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-            for _ in 0..num_tagged_fields {
+            let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+            for _ in 0..(num_tagged_fields as i32).max(0) {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
@@ -558,8 +558,8 @@ impl Decodable for NodeEndpoint {
         };
         let mut unknown_tagged_fields = BTreeMap::new();
         if version >= 9 {
-            let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-            for _ in 0..num_tagged_fields {
+            let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+            for _ in 0..(num_tagged_fields as i32).max(0) {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
@@ -883,8 +883,8 @@ impl Decodable for PartitionProduceResponse {
         let mut current_leader = Default::default();
         let mut unknown_tagged_fields = BTreeMap::new();
         if version >= 9 {
-            let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-            for _ in 0..num_tagged_fields {
+            let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+            for _ in 0..(num_tagged_fields as i32).max(0) {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 match tag {
@@ -1106,8 +1106,8 @@ impl Decodable for ProduceResponse {
         let mut node_endpoints = Default::default();
         let mut unknown_tagged_fields = BTreeMap::new();
         if version >= 9 {
-            let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-            for _ in 0..num_tagged_fields {
+            let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+            for _ in 0..(num_tagged_fields as i32).max(0) {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 match tag {
@@ -1313,8 +1313,8 @@ impl Decodable for TopicProduceResponse {
         };
         let mut unknown_tagged_fields = BTreeMap::new();
         if version >= 9 {
-            let num_tagged_fields = types::UnsignedVarInt.decode(buf)?;
-            for _ in 0..num_tagged_fields {
+            let num_tagged_fields: u32 = types::UnsignedVarInt.decode(buf)?;
+            for _ in 0..(num_tagged_fields as i32).max(0) {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;

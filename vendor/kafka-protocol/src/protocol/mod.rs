@@ -41,6 +41,17 @@ mod str_bytes {
             Ok(Self(bytes))
         }
 
+        /// Construct a [StrBytes] as Java's `new String(bytes, UTF_8)` reads the bytes (what
+        /// Kafka's request parser does): valid UTF-8 as it is, else each malformed sequence
+        /// replaced by U+FFFD with the JDK's rules (ferrokraft patch, see FERROKRAFT-PATCH.md).
+        pub fn from_utf8_as_java(bytes: Bytes) -> Self {
+            if std::str::from_utf8(&bytes).is_ok() {
+                Self(bytes)
+            } else {
+                Self::from_string(java_utf8_lossy(&bytes))
+            }
+        }
+
         /// Construct a [StrBytes] from the provided static [str].
         pub const fn from_static_str(s: &'static str) -> Self {
             Self(Bytes::from_static(s.as_bytes()))
@@ -63,6 +74,99 @@ mod str_bytes {
         pub fn into_bytes(self) -> Bytes {
             self.0
         }
+    }
+
+    /// The JDK's UTF-8 decoding with replacement (`String.decodeUTF8_UTF16`): how many bytes
+    /// one U+FFFD stands for follows the JDK (a surrogate's three bytes are one replacement; a
+    /// lead byte whose sequence breaks off covers what was valid of it).
+    pub fn java_utf8_lossy(src: &[u8]) -> String {
+        const REPL: char = '\u{FFFD}';
+        let cont = |b: u8| b & 0xc0 == 0x80;
+        let mut out = String::with_capacity(src.len());
+        let (mut sp, sl) = (0usize, src.len());
+        while sp < sl {
+            let b1 = src[sp];
+            sp += 1;
+            if b1 < 0x80 {
+                out.push(b1 as char);
+            } else if b1 >> 5 == 0b110 && b1 & 0x1e != 0 {
+                if sp < sl {
+                    let b2 = src[sp];
+                    if cont(b2) {
+                        sp += 1;
+                        let c = (u32::from(b1 & 0x1f) << 6) | u32::from(b2 & 0x3f);
+                        out.push(char::from_u32(c).unwrap_or(REPL));
+                    } else {
+                        out.push(REPL);
+                    }
+                    continue;
+                }
+                out.push(REPL);
+                break;
+            } else if b1 >> 4 == 0b1110 {
+                let bad_second = |b2: u8| (b1 == 0xe0 && b2 & 0xe0 == 0x80) || !cont(b2);
+                if sp + 1 < sl {
+                    let (b2, b3) = (src[sp], src[sp + 1]);
+                    if bad_second(b2) || !cont(b3) {
+                        out.push(REPL);
+                        sp += usize::from(!bad_second(b2));
+                    } else {
+                        sp += 2;
+                        let c = (u32::from(b1 & 0x0f) << 12)
+                            | (u32::from(b2 & 0x3f) << 6)
+                            | u32::from(b3 & 0x3f);
+                        // A surrogate's code unit is not a char: one replacement.
+                        out.push(char::from_u32(c).unwrap_or(REPL));
+                    }
+                    continue;
+                }
+                out.push(REPL);
+                if sp < sl && bad_second(src[sp]) {
+                    continue;
+                }
+                break;
+            } else if b1 >> 3 == 0b11110 {
+                let bad_second = |b2: u8| {
+                    (b1 == 0xf0 && !(0x90..=0xbf).contains(&b2))
+                        || (b1 == 0xf4 && b2 & 0xf0 != 0x80)
+                        || !cont(b2)
+                };
+                if sp + 2 < sl {
+                    let (b2, b3, b4) = (src[sp], src[sp + 1], src[sp + 2]);
+                    let c = (u32::from(b1 & 0x07) << 18)
+                        | (u32::from(b2 & 0x3f) << 12)
+                        | (u32::from(b3 & 0x3f) << 6)
+                        | u32::from(b4 & 0x3f);
+                    if !cont(b2) || !cont(b3) || !cont(b4) || !(0x10000..=0x10ffff).contains(&c) {
+                        out.push(REPL);
+                        // The JDK's malformed4: the lead alone, or with the valid part.
+                        sp += if b1 > 0xf4 || bad_second(b2) {
+                            0
+                        } else if !cont(b3) {
+                            1
+                        } else {
+                            2
+                        };
+                    } else {
+                        sp += 3;
+                        out.push(char::from_u32(c).unwrap_or(REPL));
+                    }
+                    continue;
+                }
+                out.push(REPL);
+                if b1 > 0xf4 || (sp < sl && bad_second(src[sp])) {
+                    continue;
+                }
+                sp += 1;
+                if sp < sl && !cont(src[sp]) {
+                    continue;
+                }
+                break;
+            } else {
+                out.push(REPL);
+            }
+        }
+        out
     }
 
     impl TryFrom<Bytes> for StrBytes {
@@ -127,7 +231,7 @@ mod str_bytes {
     }
 }
 
-pub use str_bytes::StrBytes;
+pub use str_bytes::{java_utf8_lossy, StrBytes};
 
 use crate::messages::{ApiKey, RequestHeader};
 

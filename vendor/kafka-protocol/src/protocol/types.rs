@@ -126,9 +126,21 @@ impl<T: NewType<u32>> Decoder<T> for UnsignedVarInt {
             if b < 0x80 {
                 break;
             }
+            // ferrokraft patch: Kafka's ByteUtils.readUnsignedVarint refuses a fifth byte
+            // that announces a sixth.
+            if i == 4 {
+                bail!("Varint is too long, the most significant bit in the 5th byte is set");
+            }
         }
         Ok(value.into())
     }
+}
+
+/// ferrokraft patch: a compact length as Kafka reads it, `readUnsignedVarint() - 1` in a Java
+/// int: negative (0, or a varint past i32::MAX) is null.
+fn compact_length(n: u32) -> Option<usize> {
+    let length = (n as i32).wrapping_sub(1);
+    (length >= 0).then_some(length as usize)
 }
 
 define_copy_impl!(UnsignedVarInt, u32);
@@ -356,12 +368,13 @@ impl<T: NewType<StrBytes>> Encoder<&T> for String {
 
 impl Decoder<Option<StdString>> for String {
     fn decode<B: ByteBuf>(&self, buf: &mut B) -> Result<Option<StdString>> {
-        match Int16.decode(buf)? {
-            -1 => Ok(None),
+        // ferrokraft patch: Kafka reads any negative length as null.
+        match Decoder::<i16>::decode(&Int16, buf)? {
+            n if n < 0 => Ok(None),
             n if n >= 0 => {
                 let mut strbuf = vec![0; n as usize];
                 buf.try_copy_to_slice(&mut strbuf)?;
-                Ok(Some(std::string::String::from_utf8(strbuf)?))
+                Ok(Some(crate::protocol::java_utf8_lossy(&strbuf)))
             }
             n => {
                 bail!("String length is negative ({n})");
@@ -372,10 +385,11 @@ impl Decoder<Option<StdString>> for String {
 
 impl<T: NewType<StrBytes>> Decoder<Option<T>> for String {
     fn decode<B: ByteBuf>(&self, buf: &mut B) -> Result<Option<T>> {
-        match Int16.decode(buf)? {
-            -1 => Ok(None),
+        // ferrokraft patch: Kafka reads any negative length as null.
+        match Decoder::<i16>::decode(&Int16, buf)? {
+            n if n < 0 => Ok(None),
             n if n >= 0 => {
-                let strbuf = StrBytes::try_from(buf.try_get_bytes(n as usize)?)?;
+                let strbuf = StrBytes::from_utf8_as_java(buf.try_get_bytes(n as usize)?);
                 Ok(Some(strbuf.into()))
             }
             n => {
@@ -508,12 +522,14 @@ impl<T: NewType<StrBytes>> Encoder<&T> for CompactString {
 
 impl Decoder<Option<StdString>> for CompactString {
     fn decode<B: ByteBuf>(&self, buf: &mut B) -> Result<Option<StdString>> {
-        match UnsignedVarInt.decode(buf)? {
-            0 => Ok(None),
-            n => {
-                let mut strbuf = vec![0; (n - 1) as usize];
+        // ferrokraft patch: Kafka's length rules (negative: null; over 0x7fff: refused).
+        match compact_length(UnsignedVarInt.decode(buf)?) {
+            None => Ok(None),
+            Some(n) if n > 0x7fff => bail!("String length {n} exceeds 32767"),
+            Some(n) => {
+                let mut strbuf = vec![0; n];
                 buf.try_copy_to_slice(&mut strbuf)?;
-                Ok(Some(std::string::String::from_utf8(strbuf)?))
+                Ok(Some(crate::protocol::java_utf8_lossy(&strbuf)))
             }
         }
     }
@@ -521,10 +537,12 @@ impl Decoder<Option<StdString>> for CompactString {
 
 impl<T: NewType<StrBytes>> Decoder<Option<T>> for CompactString {
     fn decode<B: ByteBuf>(&self, buf: &mut B) -> Result<Option<T>> {
-        match UnsignedVarInt.decode(buf)? {
-            0 => Ok(None),
-            n => {
-                let strbuf = StrBytes::try_from(buf.try_get_bytes((n - 1) as usize)?)?;
+        // ferrokraft patch: Kafka's length rules (negative: null; over 0x7fff: refused).
+        match compact_length(UnsignedVarInt.decode(buf)?) {
+            None => Ok(None),
+            Some(n) if n > 0x7fff => bail!("String length {n} exceeds 32767"),
+            Some(n) => {
+                let strbuf = StrBytes::from_utf8_as_java(buf.try_get_bytes(n)?);
                 Ok(Some(strbuf.into()))
             }
         }
@@ -652,8 +670,9 @@ impl Encoder<&bytes::Bytes> for Bytes {
 
 impl Decoder<Option<Vec<u8>>> for Bytes {
     fn decode<B: ByteBuf>(&self, buf: &mut B) -> Result<Option<Vec<u8>>> {
-        match Int32.decode(buf)? {
-            -1 => Ok(None),
+        // ferrokraft patch: Kafka reads any negative length as null.
+        match Decoder::<i32>::decode(&Int32, buf)? {
+            n if n < 0 => Ok(None),
             n if n >= 0 => {
                 let mut data = vec![0; n as usize];
                 buf.try_copy_to_slice(&mut data)?;
@@ -668,8 +687,9 @@ impl Decoder<Option<Vec<u8>>> for Bytes {
 
 impl Decoder<Option<bytes::Bytes>> for Bytes {
     fn decode<B: ByteBuf>(&self, buf: &mut B) -> Result<Option<bytes::Bytes>> {
-        match Int32.decode(buf)? {
-            -1 => Ok(None),
+        // ferrokraft patch: Kafka reads any negative length as null.
+        match Decoder::<i32>::decode(&Int32, buf)? {
+            n if n < 0 => Ok(None),
             n if n >= 0 => Ok(Some(buf.try_get_bytes(n as usize)?)),
             n => {
                 bail!("Data length is negative ({n})");
@@ -801,10 +821,11 @@ impl Encoder<&bytes::Bytes> for CompactBytes {
 
 impl Decoder<Option<Vec<u8>>> for CompactBytes {
     fn decode<B: ByteBuf>(&self, buf: &mut B) -> Result<Option<Vec<u8>>> {
-        match UnsignedVarInt.decode(buf)? {
-            0 => Ok(None),
-            n => {
-                let mut data = vec![0; (n - 1) as usize];
+        // ferrokraft patch: negative (as Kafka reads it) is null.
+        match compact_length(UnsignedVarInt.decode(buf)?) {
+            None => Ok(None),
+            Some(n) => {
+                let mut data = vec![0; n];
                 buf.try_copy_to_slice(&mut data)?;
                 Ok(Some(data))
             }
@@ -814,9 +835,10 @@ impl Decoder<Option<Vec<u8>>> for CompactBytes {
 
 impl Decoder<Option<bytes::Bytes>> for CompactBytes {
     fn decode<B: ByteBuf>(&self, buf: &mut B) -> Result<Option<bytes::Bytes>> {
-        match UnsignedVarInt.decode(buf)? {
-            0 => Ok(None),
-            n => Ok(Some(buf.try_get_bytes((n - 1) as usize)?)),
+        // ferrokraft patch: negative (as Kafka reads it) is null.
+        match compact_length(UnsignedVarInt.decode(buf)?) {
+            None => Ok(None),
+            Some(n) => Ok(Some(buf.try_get_bytes(n)?)),
         }
     }
 }
@@ -982,8 +1004,13 @@ impl<T, E: for<'a> Encoder<&'a T>> Encoder<&Vec<T>> for Array<E> {
 
 impl<T, E: Decoder<T>> Decoder<Option<Vec<T>>> for Array<E> {
     fn decode<B: ByteBuf>(&self, buf: &mut B) -> Result<Option<Vec<T>>> {
-        match Int32.decode(buf)? {
-            -1 => Ok(None),
+        // ferrokraft patch: Kafka reads any negative length as null.
+        match Decoder::<i32>::decode(&Int32, buf)? {
+            n if n < 0 => Ok(None),
+            n if n as usize > buf.remaining() => bail!(
+                "Tried to allocate a collection of size {n}, but there are only {} bytes remaining.",
+                buf.remaining()
+            ),
             n if n >= 0 => {
                 // ferrokraft patch: a peer-controlled length never sizes an allocation beyond the bytes left.
                 let capacity = std::cmp::min(n as usize, buf.remaining());
@@ -1096,14 +1123,20 @@ impl<T, E: for<'a> Encoder<&'a T>> Encoder<&Vec<T>> for CompactArray<E> {
 
 impl<T, E: Decoder<T>> Decoder<Option<Vec<T>>> for CompactArray<E> {
     fn decode<B: ByteBuf>(&self, buf: &mut B) -> Result<Option<Vec<T>>> {
-        match UnsignedVarInt.decode(buf)? {
-            0 => Ok(None),
-            n => {
+        // ferrokraft patch: negative (as Kafka reads it) is null; more elements than bytes
+        // left is refused, as Kafka's generated readers do.
+        match compact_length(UnsignedVarInt.decode(buf)?) {
+            None => Ok(None),
+            Some(n) if n > buf.remaining() => bail!(
+                "Tried to allocate a collection of size {n}, but there are only {} bytes remaining.",
+                buf.remaining()
+            ),
+            Some(n) => {
                 // ferrokraft patch: a peer-controlled length never sizes an allocation beyond the bytes left.
-                let capacity = std::cmp::min((n - 1) as usize, buf.remaining());
+                let capacity = std::cmp::min(n, buf.remaining());
                 super::decode_budget::charge_elements::<T>(capacity)?;
                 let mut result = Vec::with_capacity(capacity);
-                for _ in 1..n {
+                for _ in 0..n {
                     if result.len() == result.capacity() {
                         super::decode_budget::charge_elements::<T>(result.capacity().max(4))?;
                     }
