@@ -67,6 +67,15 @@
 //! - DeleteAcls: Kafka collects the removal records in a `HashSet` and each filter's matches
 //!   by walking `idToAcl`, a `HashMap` keyed by the random ids: the step's records
 //!   ([`records_sorted`]) and each filter's matching ACLs are compared sorted.
+//! - Delegation-token ids are random on both sides (Kafka: `Uuid.randomUuid().toString()`): a
+//!   token id is shown as `<id of token N>`, N its creation order on that side, in records
+//!   and answers; a CreateDelegationToken answer's HMAC is shown as `<hmac of the token>` when
+//!   it is HMAC-SHA512 of the token id under the shared secret (computed by the test for both
+//!   sides, so Kafka's HMAC checks ferrokraft's computation), else as it is. Renewals and
+//!   expiries carry each side's own HMAC of its N-th token.
+//! - The expired-token sweep: Kafka walks `DelegationTokenCache.tokens()`, the values of a
+//!   `ConcurrentHashMap` keyed by the random token ids, so each run of
+//!   RemoveDelegationTokenRecords is compared sorted ([`runs_sorted`]).
 //! - Nothing else: record versions, every record field and every response field are compared.
 
 use std::collections::BTreeMap;
@@ -87,6 +96,19 @@ pub struct Ids {
     pub names: BTreeMap<String, String>,
     /// The id of the latest topic of each name (requests that name a topic by id).
     pub latest: BTreeMap<String, uuid::Uuid>,
+    /// The delegation tokens this side created, in order: their ids.
+    pub tokens: Vec<String>,
+}
+
+/// The delegation-token settings of both sides (ferro.rs; the Java side's are the same).
+pub fn token_config() -> ferrokraft::controller::delegation_tokens::DelegationTokenConfig {
+    let mut c = ferrokraft::controller::delegation_tokens::DelegationTokenConfig::with_secret(
+        "difffuzz-token-key",
+    );
+    c.max_lifetime_ms = 60_000;
+    c.expiry_time_ms = 20_000;
+    c.expiry_check_interval_ms = 5_000;
+    c
 }
 
 impl Ids {
@@ -124,6 +146,16 @@ impl Ids {
                     self.names.insert(id.clone(), format!("acl {binding}"));
                 }
             }
+            if r.message.name() == "DelegationTokenRecord" {
+                // A token id is random on both sides: shown by creation order.
+                if let Some(Value::String(id)) = json.get("token_id") {
+                    if !self.tokens.contains(id) {
+                        self.names
+                            .insert(id.clone(), format!("token {}", self.tokens.len()));
+                        self.tokens.push(id.clone());
+                    }
+                }
+            }
             if r.message.name() == "TopicRecord" {
                 if let (Some(Value::String(id)), Some(Value::String(name))) =
                     (json.get("topic_id"), json.get("name"))
@@ -144,6 +176,14 @@ impl Ids {
                 Err(e) => format!("undecodable record {} ({e})", crate::kafka_side::hex(raw)),
             })
             .collect()
+    }
+
+    /// The HMACs of this side's tokens, in creation order (as Kafka's DelegationTokenManager
+    /// computes them from the shared secret; a CreateDelegationToken answer is compared with
+    /// this too, see the render of its answer).
+    pub fn token_hmacs(&self) -> Vec<Vec<u8>> {
+        let cfg = token_config();
+        self.tokens.iter().map(|id| cfg.hmac(id)).collect()
     }
 
     /// The name a topic id stands for on this side, if it assigned it.
@@ -429,5 +469,25 @@ pub fn implicit_deletions_sorted(
 /// A step's records compared as a set (DeleteAcls: Kafka's removals come from a `HashSet`).
 pub fn records_sorted(mut o: Outcome) -> Outcome {
     o.records.sort();
+    o
+}
+
+/// Each run of consecutive `kind` records compared sorted by its text (the delegation-token
+/// sweep: Kafka walks `DelegationTokenCache.tokens()`, a `ConcurrentHashMap` keyed by the
+/// random token ids).
+pub fn runs_sorted(mut o: Outcome, kind: &str) -> Outcome {
+    let prefix = format!("{kind} ");
+    let mut i = 0;
+    while i < o.records.len() {
+        if !o.records[i].starts_with(&prefix) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < o.records.len() && o.records[i].starts_with(&prefix) {
+            i += 1;
+        }
+        o.records[start..i].sort();
+    }
     o
 }

@@ -175,6 +175,8 @@ impl Ferro {
             ferrokraft::metadata::authorizer::AuthorizerConfig::parse(Some("User:ANONYMOUS"), None)
                 .expect("a super user"),
         );
+        // Delegation tokens as the Java side configures them (compare.rs token_config).
+        cfg.delegation_tokens = Some(crate::compare::token_config());
         let bootstrap = vec![Bytes::from(feature_level_record(
             "metadata.version",
             METADATA_VERSION,
@@ -247,7 +249,13 @@ impl Ferro {
                 api_version: version,
                 listener_name: "CONTROLLER".into(),
                 forwarded: false,
-                sender: Some(Sender::anonymous_local()),
+                // Over SASL_PLAINTEXT: ControllerApis refuses token requests over PLAINTEXT
+                // before the controller, and the Java side calls the controller directly.
+                sender: Some(Sender {
+                    security_protocol:
+                        ferrokraft::common::security_protocol::SecurityProtocol::SaslPlaintext,
+                    ..Sender::anonymous_local()
+                }),
                 forwarded_by: None,
                 body,
             },

@@ -67,6 +67,24 @@ pub enum SecStep {
         upsertions: Vec<Upsertion>,
         version: i16,
     },
+    /// The owner (type, name) when one is asked for (v3); renewers (type, name).
+    CreateToken {
+        owner: Option<(Option<String>, String)>,
+        renewers: Vec<(String, String)>,
+        max_lifetime_ms: i64,
+        version: i16,
+    },
+    /// The k-th token this side created (modulo), or None: an HMAC no token has.
+    RenewToken {
+        token: Option<usize>,
+        renew_period_ms: i64,
+        version: i16,
+    },
+    ExpireToken {
+        token: Option<usize>,
+        expiry_period_ms: i64,
+        version: i16,
+    },
 }
 
 impl SecStep {
@@ -76,6 +94,9 @@ impl SecStep {
             SecStep::DeleteAcls { .. } => "DeleteAcls",
             SecStep::AlterClientQuotas { .. } => "AlterClientQuotas",
             SecStep::AlterScram { .. } => "AlterUserScramCredentials",
+            SecStep::CreateToken { .. } => "CreateDelegationToken",
+            SecStep::RenewToken { .. } => "RenewDelegationToken",
+            SecStep::ExpireToken { .. } => "ExpireDelegationToken",
         }
     }
 }
@@ -290,8 +311,60 @@ fn upsertion(rng: &mut Rng) -> Upsertion {
     }
 }
 
+/// A delegation-token step: the requester (User:ANONYMOUS) creates tokens for itself or for
+/// another owner (then it may renew and expire them only as a renewer), with renewers of the
+/// User type or not; renewals and expiries of its tokens or of an unknown HMAC, with periods
+/// past, within and below the lifetimes (negative: expire at once). The controller's token
+/// lifetimes are short (ferro.rs, the Java side), so that time steps expire tokens and the
+/// sweep removes them.
+fn token_step(rng: &mut Rng) -> SecStep {
+    let token = |rng: &mut Rng| (!chance(rng, 10)).then(|| rng.below(4) as usize);
+    match rng.below(10) {
+        0..=3 => SecStep::CreateToken {
+            owner: chance(rng, 35).then(|| {
+                let name = pick(rng, &["bob", "ANONYMOUS", "alice"]).to_string();
+                let kind = if chance(rng, 8) {
+                    None
+                } else {
+                    Some(pick(rng, &["User", "User", "Group"]).to_string())
+                };
+                (kind, name)
+            }),
+            renewers: (0..pick(rng, &[0, 0, 1, 2]))
+                .map(|_| {
+                    let (t, n) = pick(
+                        rng,
+                        &[
+                            ("User", "ANONYMOUS"),
+                            ("User", "carol"),
+                            ("User", "ANONYMOUS"),
+                            ("Group", "ops"),
+                        ],
+                    );
+                    (t.to_string(), n.to_string())
+                })
+                .collect(),
+            max_lifetime_ms: pick(rng, &[-1, 0, 30_000, 90_000, 5_000]),
+            version: 1 + rng.below(3) as i16,
+        },
+        4..=6 => SecStep::RenewToken {
+            token: token(rng),
+            renew_period_ms: pick(rng, &[-1, 0, 10_000, 40_000]),
+            version: 1 + rng.below(2) as i16,
+        },
+        _ => SecStep::ExpireToken {
+            token: token(rng),
+            expiry_period_ms: pick(rng, &[-1, 0, 5_000, 40_000]),
+            version: 1 + rng.below(2) as i16,
+        },
+    }
+}
+
 /// One security or quota step.
 pub fn step(rng: &mut Rng) -> SecStep {
+    if chance(rng, 30) {
+        return token_step(rng);
+    }
     match rng.below(10) {
         0..=2 => SecStep::CreateAcls {
             creations: (0..pick(rng, &[1, 1, 2, 3]))
@@ -360,6 +433,9 @@ fn filter_of(rng: &mut Rng, acl: &AclSpec) -> AclSpec {
 /// filters match), with a quota set and removed around it.
 pub fn scenario(rng: &mut Rng) -> Option<Vec<crate::gen::Step>> {
     use crate::gen::Step;
+    if chance(rng, 4) {
+        return Some(token_scenario(rng));
+    }
     if !chance(rng, 6) {
         return None;
     }
@@ -382,4 +458,37 @@ pub fn scenario(rng: &mut Rng) -> Option<Vec<crate::gen::Step>> {
         version: 1 + rng.below(3) as i16,
     }));
     Some(steps)
+}
+
+/// Tokens created, then renewed and expired with time passing between (past the 20 s renewal
+/// period and the 60 s lifetime at times, so that renewals of expired tokens are refused and
+/// the sweep removes them).
+fn token_scenario(rng: &mut Rng) -> Vec<crate::gen::Step> {
+    use crate::gen::Step;
+    let mut steps = Vec::new();
+    for _ in 0..1 + rng.below(2) {
+        steps.push(Step::Sec(SecStep::CreateToken {
+            owner: None,
+            renewers: Vec::new(),
+            max_lifetime_ms: pick(rng, &[-1, 30_000, 90_000]),
+            version: 1 + rng.below(3) as i16,
+        }));
+    }
+    for _ in 0..2 + rng.below(4) {
+        let step = match rng.below(3) {
+            0 => Step::Time(pick(rng, &[4_000, 9_000, 10_000, 10_000])),
+            1 => Step::Sec(SecStep::RenewToken {
+                token: Some(rng.below(3) as usize),
+                renew_period_ms: pick(rng, &[-1, 10_000, 40_000]),
+                version: 1 + rng.below(2) as i16,
+            }),
+            _ => Step::Sec(SecStep::ExpireToken {
+                token: Some(rng.below(3) as usize),
+                expiry_period_ms: pick(rng, &[-1, 5_000, 40_000]),
+                version: 1 + rng.below(2) as i16,
+            }),
+        };
+        steps.push(step);
+    }
+    steps
 }

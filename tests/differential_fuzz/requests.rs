@@ -389,7 +389,7 @@ pub fn request(
         Step::Part(p) => {
             return crate::requests_partitions::request(p, cluster_id, epochs, ids, image)
         }
-        Step::Sec(x) => crate::requests_security::request(x),
+        Step::Sec(x) => crate::requests_security::request(x, &ids.token_hmacs()),
     })
 }
 

@@ -8,10 +8,12 @@ use kafka_protocol::messages::alter_user_scram_credentials_request::{
     ScramCredentialDeletion, ScramCredentialUpsertion,
 };
 use kafka_protocol::messages::create_acls_request::AclCreation;
+use kafka_protocol::messages::create_delegation_token_request::CreatableRenewers;
 use kafka_protocol::messages::delete_acls_request::DeleteAclsFilter;
 use kafka_protocol::messages::{
     AlterClientQuotasRequest, AlterUserScramCredentialsRequest, CreateAclsRequest,
-    DeleteAclsRequest,
+    CreateDelegationTokenRequest, DeleteAclsRequest, ExpireDelegationTokenRequest,
+    RenewDelegationTokenRequest,
 };
 use kafka_protocol::protocol::StrBytes;
 
@@ -25,8 +27,66 @@ fn opt(v: &Option<String>) -> Option<StrBytes> {
     v.as_deref().map(s)
 }
 
-pub fn request(step: &SecStep) -> (RequestBody, i16) {
+/// The HMAC a renewal or expiry of a token no one created carries (the same on both sides).
+const UNKNOWN_HMAC: [u8; 8] = *b"nosuchtk";
+
+/// `tokens`: the HMACs of the tokens this side created, in creation order.
+pub fn request(step: &SecStep, tokens: &[Vec<u8>]) -> (RequestBody, i16) {
+    let hmac = |k: &Option<usize>| {
+        let known = k.and_then(|k| (!tokens.is_empty()).then(|| tokens[k % tokens.len()].clone()));
+        Bytes::from(known.unwrap_or_else(|| UNKNOWN_HMAC.to_vec()))
+    };
     match step {
+        SecStep::CreateToken {
+            owner,
+            renewers,
+            max_lifetime_ms,
+            version,
+        } => {
+            let mut req = CreateDelegationTokenRequest::default()
+                .with_renewers(
+                    renewers
+                        .iter()
+                        .map(|(t, n)| {
+                            CreatableRenewers::default()
+                                .with_principal_type(s(t))
+                                .with_principal_name(s(n))
+                        })
+                        .collect(),
+                )
+                .with_max_lifetime_ms(*max_lifetime_ms);
+            // The owner fields exist from v3.
+            if let (Some((kind, name)), 3..) = (owner, *version) {
+                req = req
+                    .with_owner_principal_type(kind.as_deref().map(s))
+                    .with_owner_principal_name(Some(s(name)));
+            }
+            (RequestBody::CreateDelegationToken(req), *version)
+        }
+        SecStep::RenewToken {
+            token,
+            renew_period_ms,
+            version,
+        } => (
+            RequestBody::RenewDelegationToken(
+                RenewDelegationTokenRequest::default()
+                    .with_hmac(hmac(token))
+                    .with_renew_period_ms(*renew_period_ms),
+            ),
+            *version,
+        ),
+        SecStep::ExpireToken {
+            token,
+            expiry_period_ms,
+            version,
+        } => (
+            RequestBody::ExpireDelegationToken(
+                ExpireDelegationTokenRequest::default()
+                    .with_hmac(hmac(token))
+                    .with_expiry_time_period_ms(*expiry_period_ms),
+            ),
+            *version,
+        ),
         SecStep::CreateAcls { creations, version } => {
             let creations = creations
                 .iter()

@@ -117,11 +117,22 @@ public class DifferentialController {
     StepTime time;
     HintedPlacer placer;
     int seen;
+    /** The token cache ControllerServer gives the controller, kept as its
+     *  DelegationTokenPublisher keeps it: from the committed records (see newRecords). */
+    org.apache.kafka.common.security.token.delegation.internals.DelegationTokenCache tokenCache;
+    org.apache.kafka.server.DelegationTokenManager tokenManager;
+    /** Delegation tokens: ControllerServer's settings from these (short lifetimes, so that
+     *  renewals, expiries and the sweep happen within a sequence's mock time). */
+    static final String TOKEN_KEY = "difffuzz-token-key";
+    static final long TOKEN_MAX_LIFE_MS = 60_000, TOKEN_EXPIRY_MS = 20_000, TOKEN_CHECK_MS = 5_000;
 
     void reset() throws Exception {
         close();
         time = new StepTime();
         placer = new HintedPlacer();
+        tokenCache = new org.apache.kafka.common.security.token.delegation.internals.DelegationTokenCache(
+            org.apache.kafka.common.security.scram.internals.ScramMechanism.mechanismNames());
+        tokenManager = null;
         logEnv = new LocalLogManagerTestEnv.Builder(1).setSharedLogDataInitializer(s -> shared = s).build();
         build(logEnv.logManagers().get(0));
         for (int i = 0; i < 2000 && controller.curClaimEpoch() < 0; i++) Thread.sleep(5);
@@ -158,10 +169,33 @@ public class DifferentialController {
         props.put("controller.quorum.voters", "0@localhost:9093");
         props.put("controller.listener.names", "CONTROLLER");
         props.put("listeners", "CONTROLLER://localhost:9093");
+        props.put("delegation.token.secret.key", TOKEN_KEY);
+        props.put("delegation.token.max.lifetime.ms", String.valueOf(TOKEN_MAX_LIFE_MS));
+        props.put("delegation.token.expiry.time.ms", String.valueOf(TOKEN_EXPIRY_MS));
+        props.put("delegation.token.expiry.check.interval.ms", String.valueOf(TOKEN_CHECK_MS));
         kafka.server.KafkaConfig config = kafka.server.KafkaConfig.fromProps(props);
+        // ControllerServer's delegation-token settings.
+        b.setDelegationTokenCache(tokenCache);
+        b.setDelegationTokenSecretKey(TOKEN_KEY);
+        b.setDelegationTokenMaxLifeMs(TOKEN_MAX_LIFE_MS);
+        b.setDelegationTokenExpiryTimeMs(TOKEN_EXPIRY_MS);
+        b.setDelegationTokenExpiryCheckIntervalMs(TOKEN_CHECK_MS);
+        if (tokenManager == null) {
+            tokenManager = new org.apache.kafka.server.DelegationTokenManager(
+                new org.apache.kafka.server.config.DelegationTokenManagerConfigs(config), tokenCache);
+        }
         b.setStaticConfig(config.originals());
         b.setConfigurationValidator(new kafka.server.ControllerConfigurationValidator(config));
         controller = b.build();
+        // Kafka's DelegationTokenControlManager reads `Time.SYSTEM` (a final field set where it
+        // is declared), not the controller's clock; outside tests the two are one clock. It is
+        // pointed at the mock clock so that token timestamps and expiries follow the steps.
+        java.lang.reflect.Field managerField = QuorumController.class.getDeclaredField("delegationTokenControlManager");
+        managerField.setAccessible(true);
+        Object manager = managerField.get(controller);
+        java.lang.reflect.Field timeField = manager.getClass().getDeclaredField("time");
+        timeField.setAccessible(true);
+        timeField.set(manager, time);
         apis = new kafka.server.ControllerApis(null, scala.Option.empty(), null, time, controller, null,
             config, logEnv.clusterId(), null, null, null);
     }
@@ -189,6 +223,7 @@ public class DifferentialController {
         StringBuilder sb = new StringBuilder();
         for (int i = seen; i < all.size(); i++) {
             ApiMessageAndVersion r = all.get(i);
+            publishToken(r);
             ObjectSerializationCache cache = new ObjectSerializationCache();
             int size = MetadataRecordSerde.INSTANCE.recordSize(r, cache);
             ByteBuffer buf = ByteBuffer.allocate(size);
@@ -197,6 +232,20 @@ public class DifferentialController {
         }
         seen = all.size();
         return sb.toString();
+    }
+
+    /** What the controller's DelegationTokenPublisher does with a committed token record. */
+    void publishToken(ApiMessageAndVersion r) {
+        try {
+            if (r.message() instanceof org.apache.kafka.common.metadata.DelegationTokenRecord rec) {
+                var info = org.apache.kafka.metadata.DelegationTokenData.fromRecord(rec).tokenInformation();
+                tokenManager.updateToken(tokenManager.getDelegationToken(info));
+            } else if (r.message() instanceof org.apache.kafka.common.metadata.RemoveDelegationTokenRecord rec) {
+                tokenManager.removeToken(rec.tokenId());
+            }
+        } catch (Exception e) {
+            throw new RuntimeException(e);
+        }
     }
 
     static String hex(byte[] b) {

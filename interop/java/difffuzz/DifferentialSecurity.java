@@ -9,6 +9,8 @@
 //   REQ 31 ...  -> deleteAcls on every filter; DeleteAclsResponse.filterResult each
 //   REQ 49 ...  -> alterClientQuotas(entries, validateOnly); fromQuotaEntities
 //   REQ 51 ...  -> alterUserScramCredentials
+//   REQ 38/39/40 -> create/renew/expireDelegationToken as ControllerApis hands them on (past
+//                  its PLAINTEXT and CREATE_TOKENS checks; prepareResponse for creations)
 //   a failed future -> the request's own error response (ControllerApis' handleError)
 package org.apache.kafka.controller;
 
@@ -74,6 +76,44 @@ final class DifferentialSecurity {
                 var req = AlterUserScramCredentialsRequest.parse(in, version);
                 try {
                     return DifferentialController.await(d.controller.alterUserScramCredentials(ctx, req.data()));
+                } catch (Exception e) {
+                    return req.getErrorResponse(0, DifferentialController.cause(e)).data();
+                }
+            }
+            case CREATE_DELEGATION_TOKEN: {
+                // ControllerApis.handleCreateDelegationTokenRequest past allowTokenRequests and
+                // the CREATE_TOKENS check (the requester may do anything here).
+                var req = org.apache.kafka.common.requests.CreateDelegationTokenRequest.parse(in, version);
+                try {
+                    var data = req.data();
+                    if (data.ownerPrincipalName() != null && !data.ownerPrincipalName().isEmpty()) {
+                        new org.apache.kafka.common.security.auth.KafkaPrincipal(
+                            data.ownerPrincipalType(), data.ownerPrincipalName());
+                    }
+                    var r = DifferentialController.await(d.controller.createDelegationToken(ctx, data));
+                    return org.apache.kafka.common.requests.CreateDelegationTokenResponse.prepareResponse(
+                        version, 0, org.apache.kafka.common.protocol.Errors.forCode(r.errorCode()),
+                        new org.apache.kafka.common.security.auth.KafkaPrincipal(r.principalType(), r.principalName()),
+                        new org.apache.kafka.common.security.auth.KafkaPrincipal(
+                            r.tokenRequesterPrincipalType(), r.tokenRequesterPrincipalName()),
+                        r.issueTimestampMs(), r.expiryTimestampMs(), r.maxTimestampMs(), r.tokenId(),
+                        java.nio.ByteBuffer.wrap(r.hmac())).data();
+                } catch (Exception e) {
+                    return req.getErrorResponse(0, DifferentialController.cause(e)).data();
+                }
+            }
+            case RENEW_DELEGATION_TOKEN: {
+                var req = org.apache.kafka.common.requests.RenewDelegationTokenRequest.parse(in, version);
+                try {
+                    return DifferentialController.await(d.controller.renewDelegationToken(ctx, req.data()));
+                } catch (Exception e) {
+                    return req.getErrorResponse(0, DifferentialController.cause(e)).data();
+                }
+            }
+            case EXPIRE_DELEGATION_TOKEN: {
+                var req = org.apache.kafka.common.requests.ExpireDelegationTokenRequest.parse(in, version);
+                try {
+                    return DifferentialController.await(d.controller.expireDelegationToken(ctx, req.data()));
                 } catch (Exception e) {
                     return req.getErrorResponse(0, DifferentialController.cause(e)).data();
                 }
