@@ -306,8 +306,34 @@ const BROKER_ALTERATIONS: [Alteration; 9] = [
     ("unclean.leader.election.enable", 0, Some("true")),
 ];
 
+/// Group config alterations (GROUP resources): valid values, values outside the broker's
+/// bounds, the wrong type, an unknown key, deletes.
+const GROUP_ALTERATIONS: [Alteration; 9] = [
+    ("consumer.session.timeout.ms", 0, Some("50000")),
+    ("consumer.session.timeout.ms", 0, Some("1000")),
+    ("consumer.heartbeat.interval.ms", 0, Some("6000")),
+    ("share.auto.offset.reset", 0, Some("earliest")),
+    ("share.auto.offset.reset", 0, Some("sometime")),
+    ("share.record.lock.duration.ms", 0, Some("x")),
+    ("streams.num.standby.replicas", 0, Some("1")),
+    ("consumer.session.timeout.ms", 1, None),
+    ("no.such.group.config", 0, Some("1")),
+];
+
+/// Client-metrics subscription alterations (CLIENT_METRICS resources).
+const CLIENT_METRICS_ALTERATIONS: [Alteration; 8] = [
+    ("metrics", 0, Some("org.apache.kafka.producer.")),
+    ("interval.ms", 0, Some("60000")),
+    ("interval.ms", 0, Some("50")),
+    ("match", 0, Some("client_id=app.*")),
+    ("match", 0, Some("no_such_selector=x")),
+    ("match", 0, Some("client_id")),
+    ("metrics", 1, None),
+    ("no.such.metrics.config", 0, Some("1")),
+];
+
 fn resource_spec(rng: &mut Rng) -> ResourceSpec {
-    let (resource_type, name, table): (i8, String, &[Alteration]) = match rng.below(10) {
+    let (resource_type, name, table): (i8, String, &[Alteration]) = match rng.below(14) {
         0..=4 => (
             2,
             match rng.below(12) {
@@ -321,6 +347,16 @@ fn resource_spec(rng: &mut Rng) -> ResourceSpec {
             4,
             pick(rng, &["", "", "1", "4", "7", "x"]).to_string(),
             &BROKER_ALTERATIONS,
+        ),
+        10..=11 => (
+            32,
+            pick(rng, &["grp", "grp", "g2", ""]).to_string(),
+            &GROUP_ALTERATIONS,
+        ),
+        12 => (
+            16,
+            pick(rng, &["m1", "m1", ""]).to_string(),
+            &CLIENT_METRICS_ALTERATIONS,
         ),
         _ => (pick(rng, &[0, 99]), "alpha".to_string(), &TOPIC_ALTERATIONS),
     };
