@@ -14,9 +14,12 @@
 //!
 //! Covered now: BrokerRegistration, BrokerHeartbeat, session expiry through time steps,
 //! CreateTopics, DeleteTopics, CreatePartitions, Incremental and legacy AlterConfigs (TOPIC,
-//! BROKER, cluster default), AllocateProducerIds, UnregisterBroker, ElectLeaders and
-//! AlterPartition; docs/testing.md lists each API's cases, the normalisations, the named
-//! exceptions (X1–X4) and what is not yet covered.
+//! BROKER, cluster default, GROUP, CLIENT_METRICS), AllocateProducerIds, UnregisterBroker,
+//! ElectLeaders and AlterPartition, reassignments, UpdateFeatures, failovers (gen_partitions.rs), CreateAcls,
+//! DeleteAcls, AlterClientQuotas, AlterUserScramCredentials and the delegation-token APIs
+//! (gen_security.rs), and bad input at the codec (bad_input.rs: every request damaged once,
+//! read by both parsers); docs/testing.md lists each API's cases, the normalisations, the
+//! named exceptions (X1–X4) and what is not compared.
 //!
 //! `DIFF_SEEDS` (sequences, default 300: a few seconds once the JVM runs, so `cargo test` and CI
 //! run it) and `DIFF_SEED_BASE` (first seed, default 1) choose the

@@ -236,3 +236,45 @@ fn small_requests_fit_the_floor() {
     assert!(decoded.is_ok(), "{decoded:?}");
     assert!(charged > 1_000 * 50, "each element charged ({charged})");
 }
+
+/// Kafka's reading of malformed bodies, found by the differential fuzz's bad-input comparison
+/// with Kafka 4.1.2's parser (#36): a tag known only at another version is kept as unknown and
+/// written back; a string that is not UTF-8 is read as Java reads it.
+#[test]
+fn bodies_are_read_as_kafkas_parser_reads_them() {
+    use kafka_protocol::messages::create_acls_request::AclCreation;
+    use kafka_protocol::messages::{ApiKey, BrokerHeartbeatRequest, CreateAclsRequest};
+    let plain = |body: &RequestBody, version: i16| {
+        let mut out = bytes::BytesMut::new();
+        body.encode(version, &mut out).expect("encodes");
+        out.to_vec()
+    };
+    let read = |api: ApiKey, version: i16, body: &[u8]| {
+        RequestBody::decode(api, version, &mut Bytes::copy_from_slice(body))
+            .expect("Kafka reads it")
+    };
+    // BrokerHeartbeat v1 with an unknown tag 1 (CordonedLogDirs is tag 1 from v2 only).
+    let mut v1 = plain(
+        &RequestBody::BrokerHeartbeat(BrokerHeartbeatRequest::default()),
+        1,
+    );
+    assert_eq!(v1.pop(), Some(0), "no tagged fields");
+    v1.extend_from_slice(&[1, 1, 0]); // one tagged field: tag 1, 0 bytes
+    let decoded = read(ApiKey::BrokerHeartbeat, 1, &v1);
+    assert_eq!(
+        plain(&decoded, 1),
+        v1,
+        "the unknown tag written back, as Kafka does"
+    );
+    // CreateAcls v1 whose resource name is C3 28: read as "\u{FFFD}(".
+    let body = RequestBody::CreateAcls(CreateAclsRequest::default().with_creations(vec![
+        AclCreation::default().with_resource_name(StrBytes::from_static_str("ab")),
+    ]));
+    let mut acls = plain(&body, 1);
+    let at = acls.windows(2).position(|w| w == b"ab").expect("the name");
+    acls[at..at + 2].copy_from_slice(&[0xc3, 0x28]);
+    let RequestBody::CreateAcls(req) = read(ApiKey::CreateAcls, 1, &acls) else {
+        panic!("CreateAcls")
+    };
+    assert_eq!(req.creations[0].resource_name.as_str(), "\u{FFFD}(");
+}

@@ -348,7 +348,13 @@ pub(crate) fn write_unknown_tagged_fields<B: ByteBufMut, R: RangeBounds<i32>>(
     range: R,
     unknown_tagged_fields: &BTreeMap<i32, Bytes>,
 ) -> Result<()> {
-    for (&k, v) in unknown_tagged_fields.range(range) {
+    // ferrokraft patch: every unknown field is written, as `compute_unknown_tagged_fields_size`
+    // and the generated field counts count them all. Upstream wrote only the tags above the
+    // message's highest known tag, so a tag known at another version (BrokerHeartbeat's tag 1
+    // read at v1) was counted but not written: a corrupt encoding. They come last, as Kafka's
+    // reader accepts tags in any order.
+    let _ = range;
+    for (&k, v) in unknown_tagged_fields {
         if v.len() > u32::MAX as usize {
             bail!("Tagged field is too long to encode ({} bytes)", v.len());
         }
