@@ -294,14 +294,8 @@ fn run(steps: &[Step], kafka: &mut KafkaSide, tally: &mut Tally) -> Result<usize
     };
     let (mut f, f_records) = ferro::Ferro::new(&cluster_id);
     let (mut fs, mut ks) = (Side::default(), Side::default());
-    let fo = Outcome {
-        response: None,
-        records: fs.ids.records(&bytes_of(f_records)),
-    };
-    let ko = Outcome {
-        response: None,
-        records: ks.ids.records(&k_records),
-    };
+    let fo = fs.ids.unanswered(&bytes_of(f_records));
+    let ko = ks.ids.unanswered(&k_records);
     if fo != ko {
         return Err(Box::new(Divergence {
             step: None,
@@ -318,16 +312,7 @@ fn run(steps: &[Step], kafka: &mut KafkaSide, tally: &mut Tally) -> Result<usize
                 let Answer::Ok(_, kr) = kafka.call(&format!("TIME {ms}")) else {
                     panic!("TIME answered PLACEMENT")
                 };
-                (
-                    Outcome {
-                        response: None,
-                        records: fs.ids.records(&fr),
-                    },
-                    Outcome {
-                        response: None,
-                        records: ks.ids.records(&kr),
-                    },
-                )
+                (fs.ids.unanswered(&fr), ks.ids.unanswered(&kr))
             }
             Step::Part(gen_partitions::PartStep::Failover { restart }) => {
                 let fr = bytes_of(f.failover(*restart));
@@ -335,16 +320,7 @@ fn run(steps: &[Step], kafka: &mut KafkaSide, tally: &mut Tally) -> Result<usize
                 let Answer::Ok(_, kr) = kafka.call(&line) else {
                     panic!("FAILOVER answered PLACEMENT")
                 };
-                (
-                    Outcome {
-                        response: None,
-                        records: fs.ids.records(&fr),
-                    },
-                    Outcome {
-                        response: None,
-                        records: ks.ids.records(&kr),
-                    },
-                )
+                (fs.ids.unanswered(&fr), ks.ids.unanswered(&kr))
             }
             _ => {
                 requests += 1;

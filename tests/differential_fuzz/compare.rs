@@ -178,6 +178,14 @@ impl Ids {
             .collect()
     }
 
+    /// What a step that answers nothing (time passing, a failover) did: its records.
+    pub fn unanswered(&mut self, records: &[Vec<u8>]) -> Outcome {
+        Outcome {
+            response: None,
+            records: self.records(records),
+        }
+    }
+
     /// The HMACs of this side's tokens, in creation order (as Kafka's DelegationTokenManager
     /// computes them from the shared secret; a CreateDelegationToken answer is compared with
     /// this too, see the render of its answer).

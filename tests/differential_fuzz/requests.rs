@@ -43,6 +43,38 @@ fn s(v: &str) -> StrBytes {
 /// both sides).
 pub const UNKNOWN_TOPIC_ID: Uuid = Uuid::from_u128(0xdead_beef_0000_4000_8000_0000_0000_0001);
 
+/// An AlterPartition's new ISR as its version carries it: from v3 each member with this
+/// side's broker epoch, before that the ids alone.
+pub fn with_new_isr(
+    data: &mut PartitionData,
+    isr: &[i32],
+    version: i16,
+    epochs: &BTreeMap<i32, i64>,
+) {
+    if version >= 3 {
+        data.new_isr_with_epochs = isr
+            .iter()
+            .map(|b| {
+                BrokerState::default()
+                    .with_broker_id(BrokerId(*b))
+                    .with_broker_epoch(epochs.get(b).copied().unwrap_or(-1))
+            })
+            .collect();
+    } else {
+        data.new_isr = isr.iter().map(|b| BrokerId(*b)).collect();
+    }
+}
+
+/// The broker epoch `r` stands for on a side that gave the brokers `epochs`.
+pub fn broker_epoch(epochs: &BTreeMap<i32, i64>, broker: i32, r: EpochRef) -> i64 {
+    let current = epochs.get(&broker).copied().unwrap_or(-1);
+    match r {
+        EpochRef::Current => current,
+        EpochRef::Stale => current - 1,
+        EpochRef::Unknown => -1,
+    }
+}
+
 /// The request a step becomes on a side that gave the brokers `epochs` and the topics `ids`;
 /// `image` (ferrokraft's committed one) gives partitions' epochs, leaders and replicas.
 pub fn request(
@@ -53,14 +85,7 @@ pub fn request(
     image: &MetadataImage,
 ) -> Option<(RequestBody, i16)> {
     let id_of = |name: &str| ids.latest.get(name).copied().unwrap_or(UNKNOWN_TOPIC_ID);
-    let resolve = |broker: i32, r: EpochRef| {
-        let current = epochs.get(&broker).copied().unwrap_or(-1);
-        match r {
-            EpochRef::Current => current,
-            EpochRef::Stale => current - 1,
-            EpochRef::Unknown => -1,
-        }
-    };
+    let resolve = |broker: i32, r: EpochRef| broker_epoch(epochs, broker, r);
     Some(match step {
         Step::Register {
             broker,
@@ -336,18 +361,7 @@ pub fn request(
                 .with_leader_epoch(leader_epoch + leader_epoch_delta)
                 .with_leader_recovery_state(*leader_recovery_state)
                 .with_partition_epoch(partition_epoch + partition_epoch_delta);
-            if *version >= 3 {
-                data.new_isr_with_epochs = new_isr
-                    .iter()
-                    .map(|b| {
-                        BrokerState::default()
-                            .with_broker_id(BrokerId(*b))
-                            .with_broker_epoch(epochs.get(b).copied().unwrap_or(-1))
-                    })
-                    .collect();
-            } else {
-                data.new_isr = new_isr.iter().map(|b| BrokerId(*b)).collect();
-            }
+            with_new_isr(&mut data, &new_isr, *version, epochs);
             let req = AlterPartitionRequest::default()
                 .with_broker_id(BrokerId(from))
                 .with_broker_epoch(resolve(from, *broker_epoch))

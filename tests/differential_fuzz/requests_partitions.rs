@@ -10,7 +10,7 @@ use ferrokraft::metadata::image::{MetadataImage, PartitionRegistration};
 use kafka_protocol::messages::alter_partition_reassignments_request::{
     ReassignablePartition, ReassignableTopic,
 };
-use kafka_protocol::messages::alter_partition_request::{BrokerState, PartitionData, TopicData};
+use kafka_protocol::messages::alter_partition_request::{PartitionData, TopicData};
 use kafka_protocol::messages::broker_registration_request::{Feature, Listener};
 use kafka_protocol::messages::list_partition_reassignments_request::ListPartitionReassignmentsTopics;
 use kafka_protocol::messages::update_features_request::FeatureUpdateKey;
@@ -147,14 +147,7 @@ pub fn request(
     ids: &Ids,
     image: &MetadataImage,
 ) -> Option<(RequestBody, i16)> {
-    let resolve_epoch = |broker: i32, r: EpochRef| {
-        let current = epochs.get(&broker).copied().unwrap_or(-1);
-        match r {
-            EpochRef::Current => current,
-            EpochRef::Stale => current - 1,
-            EpochRef::Unknown => -1,
-        }
-    };
+    let resolve_epoch = |broker: i32, r: EpochRef| crate::requests::broker_epoch(epochs, broker, r);
     Some(match step {
         PartStep::Reassign {
             partitions,
@@ -249,18 +242,7 @@ pub fn request(
                 .with_leader_epoch(leader_epoch)
                 .with_leader_recovery_state(0)
                 .with_partition_epoch(partition_epoch);
-            if *version >= 3 {
-                data.new_isr_with_epochs = isr
-                    .iter()
-                    .map(|b| {
-                        BrokerState::default()
-                            .with_broker_id(BrokerId(*b))
-                            .with_broker_epoch(epochs.get(b).copied().unwrap_or(-1))
-                    })
-                    .collect();
-            } else {
-                data.new_isr = isr.iter().map(|b| BrokerId(*b)).collect();
-            }
+            crate::requests::with_new_isr(&mut data, &isr, *version, epochs);
             // This side's own id of the topic.
             let topic_id = ids
                 .latest

@@ -52,6 +52,22 @@ fn a_reply_with_nothing_pending_is_released_at_once() {
     assert_eq!((r.error_code, r.is_fenced), (0, false));
 }
 
+/// Broker 1 registered, a snapshot at the log's end then (made of the log's own batches,
+/// which replay to the same image), broker 2 registered after it: (the snapshot's offset, the
+/// log's end).
+fn snapshot_between_two_registrations(ctx: &mut Ctx) -> (i64, i64) {
+    ctx.register_unfenced(1, None);
+    let at = ctx.log.end();
+    let bytes = ctx.log.read(0, usize::MAX).unwrap();
+    let id = OffsetAndEpoch {
+        offset: at,
+        epoch: ctx.epoch,
+    };
+    ctx.log.log.add_snapshot(id, bytes);
+    ctx.register_unfenced(2, None);
+    (at, ctx.log.end())
+}
+
 /// KafkaRaftClientSnapshotTest.testLeaderListenerNotified with the entire log kept: a new
 /// listener starts from the latest snapshot even when the log still holds every batch before
 /// it (a controller restarted with metadata.max.retention.bytes=-1), as
@@ -60,17 +76,7 @@ fn a_reply_with_nothing_pending_is_released_at_once() {
 #[test]
 fn a_new_listener_loads_the_latest_snapshot_even_with_the_entire_log() {
     let mut ctx = Ctx::active(27);
-    ctx.register_unfenced(1, None);
-    let at = ctx.log.end();
-    // A snapshot at `at` made of the log's own batches (they replay to the same image).
-    let bytes = ctx.log.read(0, usize::MAX).unwrap();
-    let id = OffsetAndEpoch {
-        offset: at,
-        epoch: ctx.epoch,
-    };
-    ctx.log.log.add_snapshot(id, bytes);
-    ctx.register_unfenced(2, None);
-    let end = ctx.log.end();
+    let (at, end) = snapshot_between_two_registrations(&mut ctx);
     assert_eq!(ctx.log.log_start_offset(), 0, "the whole log is kept");
 
     let mut restarted = QuorumController::new(ControllerConfig::new(1, CLUSTER_ID), bootstrap(27));
@@ -102,16 +108,7 @@ fn a_new_listener_loads_the_latest_snapshot_even_with_the_entire_log() {
 #[test]
 fn a_snapshot_over_the_replay_budget_leaves_the_log_to_the_next_call() {
     let mut ctx = Ctx::active(27);
-    ctx.register_unfenced(1, None);
-    let at = ctx.log.end();
-    let bytes = ctx.log.read(0, usize::MAX).unwrap();
-    let id = OffsetAndEpoch {
-        offset: at,
-        epoch: ctx.epoch,
-    };
-    ctx.log.log.add_snapshot(id, bytes);
-    ctx.register_unfenced(2, None);
-    let end = ctx.log.end();
+    let (at, end) = snapshot_between_two_registrations(&mut ctx);
 
     let mut restarted = QuorumController::new(ControllerConfig::new(1, CLUSTER_ID), bootstrap(27));
     restarted.set_replay_budget_bytes(1);
