@@ -116,18 +116,13 @@ fn render(body: &ResponseBody, ids: &Ids) -> (String, Option<i64>) {
             // a HashMap keyed by ConfigResource, whose hash mixes in the enum's identity hash
             // (random per JVM): that tail is compared sorted, the head as it is.
             let mut r = r.clone();
-            let head = r
-                .responses
-                .iter()
-                .take_while(|x| {
-                    let m = x.error_message.as_deref().unwrap_or("");
-                    (x.error_code == 35 && m.starts_with("Unknown resource type"))
-                        || (x.error_code == 42 && m == "Duplicate resource.")
-                })
-                .count();
-            r.responses[head..].sort_by(|a, b| {
-                (a.resource_type, a.resource_name.as_str())
-                    .cmp(&(b.resource_type, b.resource_name.as_str()))
+            sort_after_kafka_refusals(&mut r.responses, |x| {
+                (
+                    x.error_code,
+                    x.error_message.as_deref().unwrap_or(""),
+                    x.resource_type,
+                    x.resource_name.as_str(),
+                )
             });
             (format!("{r:?}"), None)
         }
@@ -135,18 +130,13 @@ fn render(body: &ResponseBody, ids: &Ids) -> (String, Option<i64>) {
             // As IncrementalAlterConfigs: Kafka's own refusals first, then the controller's
             // results in the order of a HashMap keyed by ConfigResource (random per JVM).
             let mut r = r.clone();
-            let head = r
-                .responses
-                .iter()
-                .take_while(|x| {
-                    let m = x.error_message.as_deref().unwrap_or("");
-                    (x.error_code == 35 && m.starts_with("Unknown resource type"))
-                        || (x.error_code == 42 && m == "Duplicate resource.")
-                })
-                .count();
-            r.responses[head..].sort_by(|a, b| {
-                (a.resource_type, a.resource_name.as_str())
-                    .cmp(&(b.resource_type, b.resource_name.as_str()))
+            sort_after_kafka_refusals(&mut r.responses, |x| {
+                (
+                    x.error_code,
+                    x.error_message.as_deref().unwrap_or(""),
+                    x.resource_type,
+                    x.resource_name.as_str(),
+                )
             });
             (format!("{r:?}"), None)
         }
@@ -215,6 +205,26 @@ fn render(body: &ResponseBody, ids: &Ids) -> (String, Option<i64>) {
         }
         other => (format!("{other:?}"), None),
     }
+}
+
+/// AlterConfigs answers (both APIs): the answers ControllerApis gives itself (unknown
+/// resource types, duplicates) stay first in request order; the controller's results after
+/// them, in the order of a HashMap keyed by ConfigResource (random per JVM), are sorted by
+/// resource. `view` gives (error code, message, resource type, name).
+fn sort_after_kafka_refusals<T>(items: &mut [T], view: impl Fn(&T) -> (i16, &str, i8, &str)) {
+    let head = items
+        .iter()
+        .take_while(|x| {
+            let (code, m, _, _) = view(x);
+            (code == 35 && m.starts_with("Unknown resource type"))
+                || (code == 42 && m == "Duplicate resource.")
+        })
+        .count();
+    items[head..].sort_by(|a, b| {
+        let (_, _, at, an) = view(a);
+        let (_, _, bt, bn) = view(b);
+        (at, an).cmp(&(bt, bn))
+    });
 }
 
 fn decode_kafka(key: i16, version: i16, hex: &str) -> ResponseBody {
