@@ -1,7 +1,8 @@
 //! Controller tests, one file per manager, named after the Kafka test each mirrors
 //! (`ClusterControlManagerTest`, `BrokerHeartbeatManagerTest`, `ReplicationControlManagerTest`,
 //! `ProducerIdControlManagerTest`, `QuorumControllerTest`; `elect_leaders.rs`: the election and
-//! balancing cases of ReplicationControlManagerTest and QuorumControllerTest; `broker_logger.rs`:
+//! balancing cases of ReplicationControlManagerTest and QuorumControllerTest, `unclean_elections.rs`
+//! the unclean ones; `broker_logger.rs`:
 //! the BROKER_LOGGER cases of ControllerApisTest).
 
 mod acls;
@@ -30,3 +31,4 @@ mod scram;
 mod sim;
 pub(crate) mod sim_support;
 mod topic_admin;
+mod unclean_elections;
