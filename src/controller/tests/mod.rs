@@ -5,6 +5,7 @@
 //! the unclean ones; `broker_logger.rs`:
 //! the BROKER_LOGGER cases of ControllerApisTest).
 
+mod acl_authorization;
 mod acls;
 mod acls_cidr;
 mod broker_logger;
