@@ -332,8 +332,23 @@ const CLIENT_METRICS_ALTERATIONS: [Alteration; 8] = [
     ("no.such.metrics.config", 0, Some("1")),
 ];
 
+/// This node's loggers (BROKER_LOGGER resources, the node's id "0"): only `root` exists on
+/// both sides (the other loggers are each implementation's own), set to levels at or above
+/// the harness's WARN so that the JVM's log stays quiet; an unknown level, an unknown logger,
+/// the root's deletion, list operations (all refused).
+const BROKER_LOGGER_ALTERATIONS: [Alteration; 8] = [
+    ("root", 0, Some("WARN")),
+    ("root", 0, Some("ERROR")),
+    ("root", 0, Some("LOUD")),
+    ("root", 1, None),
+    ("no.such.logger", 0, Some("WARN")),
+    ("no.such.logger", 1, None),
+    ("root", 2, Some("WARN")),
+    ("root", 3, Some("WARN")),
+];
+
 fn resource_spec(rng: &mut Rng) -> ResourceSpec {
-    let (resource_type, name, table): (i8, String, &[Alteration]) = match rng.below(14) {
+    let (resource_type, name, table): (i8, String, &[Alteration]) = match rng.below(15) {
         0..=4 => (
             2,
             match rng.below(12) {
@@ -352,6 +367,11 @@ fn resource_spec(rng: &mut Rng) -> ResourceSpec {
             32,
             pick(rng, &["grp", "grp", "g2", ""]).to_string(),
             &GROUP_ALTERATIONS,
+        ),
+        13 => (
+            8,
+            pick(rng, &["0", "0", "0", "1", "x"]).to_string(),
+            &BROKER_LOGGER_ALTERATIONS,
         ),
         12 => (
             16,

@@ -116,6 +116,9 @@ public class DifferentialController {
     kafka.server.ControllerApis apis;
     StepTime time;
     HintedPlacer placer;
+    /** This node's (0) logger manager, as ControllerApis holds it. */
+    final kafka.server.logger.RuntimeLoggerManager loggers = new kafka.server.logger.RuntimeLoggerManager(
+        0, org.slf4j.LoggerFactory.getLogger(DifferentialController.class));
     int seen;
     /** The token cache ControllerServer gives the controller, kept as its
      *  DelegationTokenPublisher keeps it: from the committed records (see newRecords). */
@@ -395,14 +398,35 @@ public class DifferentialController {
      *  authorized) and without BROKER_LOGGER resources (not generated): unknown resource
      *  types and duplicates answered first, then the controller's results in its map's
      *  order. */
+    /** ControllerApis.authorizeAlterResource with every permission granted: a type it has
+     *  no case for (BROKER_LOGGER in the legacy API) is refused before the controller. */
+    static ApiError alterableType(ConfigResource resource) {
+        switch (resource.type()) {
+            case BROKER: case CLIENT_METRICS: case TOPIC: case GROUP: return null;
+            default: return new ApiError(Errors.INVALID_REQUEST, "Unexpected resource type " + resource.type() + ".");
+        }
+    }
+
     ApiMessage incrementalAlterConfigs(ControllerRequestContext ctx, IncrementalAlterConfigsRequestData request) throws Exception {
         IncrementalAlterConfigsResponseData response = new IncrementalAlterConfigsResponseData();
         Set<ConfigResource> duplicates = new HashSet<>();
         Map<ConfigResource, Map<String, Map.Entry<AlterConfigOp.OpType, String>>> changes = new HashMap<>();
+        List<IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse> loggerResponses = new ArrayList<>();
         for (IncrementalAlterConfigsRequestData.AlterConfigsResource r : request.resources()) {
             ConfigResource resource = new ConfigResource(ConfigResource.Type.forId(r.resourceType()), r.resourceName());
             if (resource.type() == ConfigResource.Type.BROKER_LOGGER) {
-                throw new IllegalArgumentException("BROKER_LOGGER is not driven");
+                // ControllerApis: this node's RuntimeLoggerManager (authorized, as every check
+                // passes here), answered after the controller's results, in request order.
+                ApiError e;
+                try {
+                    loggers.applyChangesForResource(true, request.validateOnly(), r);
+                    e = ApiError.NONE;
+                } catch (Throwable t) {
+                    e = ApiError.fromThrowable(t);
+                }
+                loggerResponses.add(new IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse()
+                    .setResourceName(r.resourceName()).setResourceType(r.resourceType())
+                    .setErrorCode(e.error().code()).setErrorMessage(e.isFailure() ? e.messageWithFallback() : null));
             } else if (resource.type() == ConfigResource.Type.UNKNOWN) {
                 response.responses().add(new IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse()
                     .setErrorCode(Errors.UNSUPPORTED_VERSION.code())
@@ -422,10 +446,21 @@ public class DifferentialController {
                 }
             }
         }
+        for (Iterator<ConfigResource> it = changes.keySet().iterator(); it.hasNext(); ) {
+            ConfigResource resource = it.next();
+            ApiError e = alterableType(resource);
+            if (e != null) {
+                response.responses().add(new IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse()
+                    .setErrorCode(e.error().code()).setErrorMessage(e.message())
+                    .setResourceName(resource.name()).setResourceType(resource.type().id()));
+                it.remove();
+            }
+        }
         Map<ConfigResource, ApiError> results = await(controller.incrementalAlterConfigs(ctx, changes, request.validateOnly()));
         results.forEach((k, v) -> response.responses().add(new IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse()
             .setErrorCode(v.error().code()).setErrorMessage(v.message())
             .setResourceName(k.name()).setResourceType(k.type().id())));
+        response.responses().addAll(loggerResponses);
         return response;
     }
 
@@ -452,6 +487,16 @@ public class DifferentialController {
                         .setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Duplicate resource.")
                         .setResourceName(r.resourceName()).setResourceType(r.resourceType()));
                 }
+            }
+        }
+        for (Iterator<ConfigResource> it = changes.keySet().iterator(); it.hasNext(); ) {
+            ConfigResource resource = it.next();
+            ApiError e = alterableType(resource);
+            if (e != null) {
+                response.responses().add(new AlterConfigsResponseData.AlterConfigsResourceResponse()
+                    .setErrorCode(e.error().code()).setErrorMessage(e.message())
+                    .setResourceName(resource.name()).setResourceType(resource.type().id()));
+                it.remove();
             }
         }
         Map<ConfigResource, ApiError> results = await(controller.legacyAlterConfigs(ctx, changes, request.validateOnly()));
