@@ -589,6 +589,14 @@ fn random_sequences_match_kafkas_quorum_controller() {
                 requests += steps.iter().filter(|s| s.is_request()).count();
             }
         }
+        // A long run shows how far it got (stderr), so that one stopped early still says so.
+        let done = seed - base + 1;
+        if done.is_multiple_of(5_000) && done < seeds {
+            eprintln!(
+                "progress: {done} of {seeds} sequences, {requests} requests, {} divergences so far",
+                divergences.len()
+            );
+        }
     }
     let covered: Vec<String> = tally
         .iter()
