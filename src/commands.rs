@@ -455,30 +455,7 @@ pub fn dump(args: DumpArgs) -> Result<()> {
 mod tests {
     /// What the tracing events of `f` print at WARN and above.
     fn warnings(f: impl FnOnce()) -> String {
-        #[derive(Clone, Default)]
-        struct Buffer(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-        impl std::io::Write for Buffer {
-            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-                self.0
-                    .lock()
-                    .map_err(|_| std::io::Error::other("poisoned"))?
-                    .extend_from_slice(bytes);
-                Ok(bytes.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let buffer = Buffer::default();
-        let writer = buffer.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::WARN)
-            .with_ansi(false)
-            .with_writer(move || writer.clone())
-            .finish();
-        tracing::subscriber::with_default(subscriber, f);
-        let bytes = buffer.0.lock().map(|b| b.clone()).unwrap_or_default();
-        String::from_utf8_lossy(&bytes).into_owned()
+        ferrokraft::logging::captured(tracing::Level::WARN, f)
     }
 
     /// `ferrokraft start` without a file warns about an unknown `--override` key as a file's

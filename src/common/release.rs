@@ -279,6 +279,15 @@ impl Release {
         self >= Self::Kafka4_4
     }
 
+    /// Whether a partition's last known leader (LastKnownElr, with ELR on) follows
+    /// KAFKA-19522 (4.1.1 on, so every 4.1+ release presented): it is recorded only when a
+    /// change leaves the partition without a leader and none is recorded yet, cleared only
+    /// when the change names a leader, and elected only when it is an acceptable leader.
+    /// Kafka 4.0 records it whenever a change empties the ISR and elects it even when fenced.
+    pub fn guards_last_known_leader(self) -> bool {
+        self >= Self::Kafka4_1
+    }
+
     /// Whether the controller knows cordoned log directories (KIP-1066, Kafka 4.3): the
     /// `cordoned.log.dirs` broker config and the placer's refusals naming them.
     pub fn has_cordoned_log_dirs(self) -> bool {

@@ -184,6 +184,36 @@ pub fn apply(levels: &LogLevels) -> Result<(), ApplyError> {
         .map_err(|e| ApplyError::Filter(e.to_string()))
 }
 
+/// What the tracing events of `f` print at `level` and above, without colours: how the
+/// unit tests of the binary and the controller read the lines they log (the global
+/// subscriber of [`init`] is left alone).
+pub fn captured(level: tracing::Level, f: impl FnOnce()) -> String {
+    #[derive(Clone, Default)]
+    struct Buffer(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .lock()
+                .map_err(|_| std::io::Error::other("poisoned"))?
+                .extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let buffer = Buffer::default();
+    let writer = buffer.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    tracing::subscriber::with_default(subscriber, f);
+    let bytes = buffer.0.lock().map(|b| b.clone()).unwrap_or_default();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

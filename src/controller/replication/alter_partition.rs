@@ -156,6 +156,7 @@ pub fn alter_partition(
                         crate::controller::features::elr_enabled(image),
                         super::effective_min_isr(image, cfg, &topic.name),
                     )
+                    .guard_last_known_leader(cfg.release.guards_last_known_leader())
                     .bump_leader_epoch_on_isr_shrink(bump)
                     .target_isr(isr.iter().map(|(id, _)| *id).collect())
                     .target_recovery_state(p.leader_recovery_state)

@@ -206,6 +206,7 @@ fn preferred_or_unclean_change(
             elr_enabled(image),
             effective_min_isr(image, cfg, &topic.name),
         )
+        .guard_last_known_leader(cfg.release.guards_last_known_leader())
         .bump_leader_epoch_on_isr_shrink(leader_epoch_bump_on_isr_shrink(image))
         .build()
         .map(|r| partition_change(r, partition_record_version(image)))

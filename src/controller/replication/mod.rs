@@ -289,6 +289,7 @@ fn leader_and_isr_updates(
             let record = PartitionChangeBuilder::new(p, topic.id, *id, &accept)
                 .election(election)
                 .eligible_leader_replicas(elr, min_isr)
+                .guard_last_known_leader(cfg.release.guards_last_known_leader())
                 .unclean_shutdown_replicas(unclean_replicas)
                 .bump_leader_epoch_on_isr_shrink(bump)
                 .target_isr(target)

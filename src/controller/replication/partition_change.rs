@@ -54,6 +54,8 @@ pub struct PartitionChangeBuilder<'a> {
     elr_enabled: bool,
     /// The topic's effective min.insync.replicas (only read with ELR on).
     min_isr: usize,
+    /// The last known leader follows KAFKA-19522 ([`crate::common::release::Release::guards_last_known_leader`]).
+    guard_last_known_leader: bool,
     target_elr: Vec<i32>,
     /// Replicas that shut down uncleanly (KIP-966): they may have lost data, so they never
     /// become eligible.
@@ -93,6 +95,7 @@ impl<'a> PartitionChangeBuilder<'a> {
             bump_on_isr_shrink: false,
             elr_enabled: false,
             min_isr: 1,
+            guard_last_known_leader: true,
             target_elr: partition.elr().to_vec(),
             unclean_shutdown_replicas: Vec::new(),
             new_replica_dir: None,
@@ -164,6 +167,13 @@ impl<'a> PartitionChangeBuilder<'a> {
         self
     }
 
+    /// Whether the last known leader follows KAFKA-19522 (the presented release's
+    /// [`crate::common::release::Release::guards_last_known_leader`]; on unless told otherwise).
+    pub fn guard_last_known_leader(mut self, guard: bool) -> Self {
+        self.guard_last_known_leader = guard;
+        self
+    }
+
     /// Replicas that shut down uncleanly: left out of the ELR (Kafka's
     /// `setUncleanShutdownReplicas`).
     pub fn unclean_shutdown_replicas(mut self, replicas: Vec<i32>) -> Self {
@@ -229,12 +239,15 @@ impl<'a> PartitionChangeBuilder<'a> {
     }
 
     /// The last known leader election (Kafka's `canElectLastKnownLeader`, with the last known
-    /// leader kept in LastKnownElr): no ISR, no ELR, and exactly one last known member.
+    /// leader kept in LastKnownElr): no ISR, no ELR, and exactly one last known member, which
+    /// must be an acceptable leader under KAFKA-19522 (Kafka 4.0 elects it even when fenced).
     fn can_elect_last_known_leader(&self) -> bool {
         self.elr_enabled
             && self.target_elr.is_empty()
             && self.target_isr.is_empty()
             && self.partition.last_known_elr().len() == 1
+            && (!self.guard_last_known_leader
+                || (self.is_acceptable_leader)(self.partition.last_known_elr()[0]))
     }
 
     fn elect(&self) -> Elected {
@@ -407,12 +420,23 @@ impl<'a> PartitionChangeBuilder<'a> {
     }
 
     /// Kafka's `maybeUpdateLastKnownLeader`: with ELR on, LastKnownElr holds the leader a
-    /// partition had when its ISR first emptied, and is cleared once it has a leader again.
+    /// partition had when it lost it, and is cleared once it has a leader again. Under
+    /// KAFKA-19522 "lost" is a change to no leader while none is recorded and "again" a change
+    /// that names a leader; Kafka 4.0 records it whenever the ISR empties (even `[-1]` for a
+    /// partition already leaderless) and also clears it while a leader stays.
     fn update_last_known_leader(&self, record: &mut PartitionChangeRecord) {
         if !self.elr_enabled {
             return;
         }
         let known = &self.partition.last_known_elr();
+        if self.guard_last_known_leader {
+            if record.leader == NO_LEADER && known.is_empty() {
+                record.last_known_elr = Some(vec![self.partition.leader]);
+            } else if record.leader >= 0 && !known.is_empty() {
+                record.last_known_elr = Some(Vec::new());
+            }
+            return;
+        }
         let emptied = record.isr.as_ref().is_some_and(Vec::is_empty);
         if emptied && (known.len() != 1 || known[0] != self.partition.leader) {
             record.last_known_elr = Some(vec![self.partition.leader]);

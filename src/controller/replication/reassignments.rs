@@ -90,6 +90,7 @@ fn builder_for<'a>(
 ) -> PartitionChangeBuilder<'a> {
     PartitionChangeBuilder::new(part, topic_id, partition_id, acceptable)
         .eligible_leader_replicas(elr_enabled(image), effective_min_isr(image, cfg, topic))
+        .guard_last_known_leader(cfg.release.guards_last_known_leader())
         .bump_leader_epoch_on_isr_shrink(leader_epoch_bump_on_isr_shrink(image))
         .directories_of_new_replicas(directory_provider(image))
 }

@@ -51,6 +51,22 @@ fn change(
         .build()
 }
 
+/// As [`change`] with ELR on and min.insync.replicas 1, as Kafka 4.0 (`guard` false) or
+/// 4.1.1 and later (`guard` true, KAFKA-19522) keep the last known leader.
+fn change_as(
+    guard: bool,
+    p: &PartitionRegistration,
+    acceptable: &[i32],
+    target_isr: &[i32],
+) -> Option<PartitionChangeRecord> {
+    let ok = |r: i32| acceptable.contains(&r);
+    PartitionChangeBuilder::new(p, Uuid::nil(), 0, &ok)
+        .eligible_leader_replicas(true, 1)
+        .guard_last_known_leader(guard)
+        .target_isr(target_isr.to_vec())
+        .build()
+}
+
 #[test]
 fn last_in_sync_replica_leaving_moves_to_elr_and_empties_the_isr() {
     let p = partition(&[101], &[101], 101, &[], &[]);
@@ -106,6 +122,80 @@ fn reaching_min_isr_clears_the_elr() {
     let r = change(&p, &[100, 101], &[100, 101], true, 2).unwrap();
     assert_eq!(r.isr, Some(vec![100, 101]));
     assert_eq!(r.eligible_leader_replicas, Some(vec![]));
+}
+
+#[test]
+fn an_isr_emptied_without_a_leader_change_records_no_last_known_leader_from_4_1() {
+    // Leaderless already (its only in-sync replica fenced), the ISR now empties: an unclean
+    // shutdown keeps 101 out of the ELR. Found by the differential fuzz (D22, seed
+    // 2875614155): Kafka 4.1.2 writes no LastKnownElr, as the leader does not change.
+    let p = partition(&[101, 102], &[101], NO_LEADER, &[], &[]);
+    let ok = |_: i32| false;
+    let as_4_1 = PartitionChangeBuilder::new(&p, Uuid::nil(), 0, &ok)
+        .eligible_leader_replicas(true, 1)
+        .unclean_shutdown_replicas(vec![101])
+        .target_isr(vec![])
+        .build()
+        .unwrap();
+    assert_eq!(as_4_1.isr, Some(vec![]));
+    assert_eq!(as_4_1.leader, NO_LEADER_CHANGE);
+    assert_eq!(as_4_1.last_known_elr, None);
+    // Kafka 4.0 records the leader it had when the ISR emptied: none.
+    let as_4_0 = PartitionChangeBuilder::new(&p, Uuid::nil(), 0, &ok)
+        .eligible_leader_replicas(true, 1)
+        .guard_last_known_leader(false)
+        .unclean_shutdown_replicas(vec![101])
+        .target_isr(vec![])
+        .build()
+        .unwrap();
+    assert_eq!(as_4_0.last_known_elr, Some(vec![NO_LEADER]));
+}
+
+#[test]
+fn losing_the_leader_records_it_once_and_a_new_leader_clears_it() {
+    let led = partition(&[101, 102], &[101], 101, &[], &[]);
+    for guard in [true, false] {
+        let r = change_as(guard, &led, &[], &[]).unwrap();
+        assert_eq!(r.leader, NO_LEADER);
+        assert_eq!(r.last_known_elr, Some(vec![101]), "guard {guard}");
+    }
+    // Recorded already: 4.1 keeps it while the partition stays leaderless.
+    let lost = partition(&[101, 102], &[], NO_LEADER, &[], &[101]);
+    assert!(change_as(true, &lost, &[], &[]).is_none());
+    // Leader kept with a smaller ISR: 4.0 clears a stale record, 4.1 leaves it.
+    let stale = partition(&[101, 102], &[101, 102], 101, &[], &[102]);
+    assert_eq!(
+        change_as(true, &stale, &[101, 102], &[101])
+            .unwrap()
+            .last_known_elr,
+        None
+    );
+    assert_eq!(
+        change_as(false, &stale, &[101, 102], &[101])
+            .unwrap()
+            .last_known_elr,
+        Some(vec![])
+    );
+}
+
+#[test]
+fn a_fenced_last_known_leader_is_elected_only_by_4_0() {
+    // KAFKA-19522: from 4.1.1 the last known leader must be able to lead.
+    let p = partition(&[101, 102], &[], NO_LEADER, &[], &[101]);
+    assert!(change_as(true, &p, &[102], &[]).is_none());
+    let r = change_as(false, &p, &[102], &[]).unwrap();
+    assert_eq!(r.leader, 101);
+    assert_eq!(r.isr, Some(vec![101]));
+    // Acceptable: both elect it, as an unclean election.
+    for guard in [true, false] {
+        let r = change_as(guard, &p, &[101], &[]).unwrap();
+        assert_eq!(
+            (r.leader, r.isr.clone()),
+            (101, Some(vec![101])),
+            "guard {guard}"
+        );
+        assert_eq!(r.leader_recovery_state, 1, "guard {guard}");
+    }
 }
 
 #[test]
