@@ -613,21 +613,6 @@ const KAFKA_CONTROLLER_FAILOVER: &[AllowedError] = &[
         ],
     },
     AllowedError {
-        cause: "a Kafka leader stopped with SIGTERM resigns; the NoOpRecord its controller was \
-            writing then fails with the Raft layer's NotLeaderException, and the controller \
-            renounces (INFO); the next leader takes over",
-        contains: &[
-            "[QuorumController id=",
-            "event failed with NotLeaderException (treated as NotControllerException)",
-            "Renouncing leadership and reverting to the last committed offset",
-        ],
-    },
-    AllowedError {
-        cause: "the same resignation: the controller fails the writes it had queued (Kafka 4.0's \
-            DeferredEventQueue logs each at INFO)",
-        contains: &["failAll(NotControllerException): failing"],
-    },
-    AllowedError {
         cause: "a Kafka controller stopping (SIGTERM, scenario f) still answers a broker's \
             heartbeat with NOT_CONTROLLER after its request metrics were removed: Kafka's \
             RequestChannel hits a NullPointerException updating the error meter (a \

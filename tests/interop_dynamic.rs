@@ -12,7 +12,7 @@ mod support;
 
 use std::time::Duration;
 
-use support::cluster::{serial, AllowedError, Cluster, Impl, Quorum};
+use support::cluster::{serial, Cluster, Impl, Quorum};
 
 /// The high watermark through `via` moves past where it is now (the leader's idle NoOpRecords
 /// keep it moving): the quorum commits.
@@ -318,20 +318,5 @@ fn a_dynamic_kafka_quorum_is_replaced_by_ferrokraft_one_at_a_time_and_back() {
         }
     }
     c.assert_kafka_alive();
-    c.assert_kafka_errors_explained(&[
-        AllowedError {
-            cause: "a Kafka leader stopped with SIGTERM resigns; the NoOpRecord its controller \
-                was writing then fails with the Raft layer's NotLeaderException, and the \
-                controller renounces (INFO); the next leader takes over",
-            contains: &[
-                "[QuorumController id=",
-                "event failed with NotLeaderException (treated as NotControllerException)",
-                "Renouncing leadership and reverting to the last committed offset",
-            ],
-        },
-        AllowedError {
-            cause: "the same resignation: the controller fails the writes it had queued",
-            contains: &["failAll(NotControllerException): failing"],
-        },
-    ]);
+    c.assert_kafka_errors_explained(&[]);
 }

@@ -644,9 +644,9 @@ impl Driver {
             NodeOutput::WriteSnapshot {
                 id,
                 header,
-                records,
+                image,
                 reason,
-            } => self.start_snapshot(id, header, records, &reason),
+            } => self.start_snapshot(id, header, image, &reason),
             NodeOutput::SnapshotSkipped { why, error } => {
                 if error {
                     tracing::error!("{why}");

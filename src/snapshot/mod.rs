@@ -25,7 +25,7 @@ pub use dir::{
 };
 pub use encoder::{SnapshotEncoder, SnapshotHeaderInfo};
 pub use reader::RawSnapshot;
-pub use writer::{write_snapshot, RawSnapshotWriter, SnapshotWriter};
+pub use writer::{write_snapshot, RawSnapshotWriter, SnapshotRecordWriter, SnapshotWriter};
 
 use crate::records::RecordsError;
 

@@ -145,8 +145,77 @@ pub const RECORDS_PER_BATCH: usize = 1024;
 /// Bytes of record values per data batch at most (Kafka's `MAX_BATCH_SIZE_BYTES`, 8 MiB).
 pub const MAX_BATCH_BYTES: usize = 8 * 1024 * 1024;
 
-/// Writes a whole snapshot of `values` (metadata record values) in data batches of at most
-/// [`RECORDS_PER_BATCH`] records and [`MAX_BATCH_BYTES`] bytes, then freezes it.
+/// A snapshot written one record value at a time, in data batches of at most
+/// [`RECORDS_PER_BATCH`] records and [`MAX_BATCH_BYTES`] bytes: only the batch being filled
+/// is held, so a snapshot of any size costs one batch of memory.
+#[derive(Debug)]
+pub struct SnapshotRecordWriter {
+    writer: SnapshotWriter,
+    /// The pending batch's values, back to back.
+    bytes: Vec<u8>,
+    /// Where each pending value ends in `bytes`.
+    ends: Vec<usize>,
+    append_timestamp_ms: i64,
+}
+
+impl SnapshotRecordWriter {
+    /// Starts snapshot `id` in `dir` (header batch written).
+    pub fn create(
+        dir: &Path,
+        id: SnapshotId,
+        header: &SnapshotHeaderInfo,
+        append_timestamp_ms: i64,
+    ) -> Result<Self, SnapshotError> {
+        Ok(SnapshotRecordWriter {
+            writer: SnapshotWriter::create(dir, id, header, append_timestamp_ms)?,
+            bytes: Vec::new(),
+            ends: Vec::new(),
+            append_timestamp_ms,
+        })
+    }
+
+    /// Adds one record value, writing the pending batch first when `value` would not fit.
+    pub fn push(&mut self, value: &[u8]) -> Result<(), SnapshotError> {
+        if !self.ends.is_empty()
+            && (self.ends.len() == RECORDS_PER_BATCH
+                || self.bytes.len() + value.len() > MAX_BATCH_BYTES)
+        {
+            self.flush()?;
+        }
+        self.bytes.extend_from_slice(value);
+        self.ends.push(self.bytes.len());
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), SnapshotError> {
+        let mut start = 0;
+        let values: Vec<&[u8]> = self
+            .ends
+            .iter()
+            .map(|&end| {
+                let value = &self.bytes[start..end];
+                start = end;
+                value
+            })
+            .collect();
+        self.writer.append(&values, self.append_timestamp_ms)?;
+        self.bytes.clear();
+        self.ends.clear();
+        Ok(())
+    }
+
+    /// Writes the last batch and the footer, and freezes the file. Dropped unfinished, the
+    /// `.part` file is removed.
+    pub fn finish(mut self) -> Result<PathBuf, SnapshotError> {
+        if !self.ends.is_empty() {
+            self.flush()?;
+        }
+        self.writer.finish(self.append_timestamp_ms)
+    }
+}
+
+/// Writes a whole snapshot of `values` (metadata record values) with a
+/// [`SnapshotRecordWriter`], then freezes it.
 pub fn write_snapshot(
     dir: &Path,
     id: SnapshotId,
@@ -154,22 +223,9 @@ pub fn write_snapshot(
     values: &[Vec<u8>],
     append_timestamp_ms: i64,
 ) -> Result<PathBuf, SnapshotError> {
-    let mut writer = SnapshotWriter::create(dir, id, header, append_timestamp_ms)?;
-    let mut batch: Vec<&[u8]> = Vec::new();
-    let mut batch_bytes = 0;
+    let mut writer = SnapshotRecordWriter::create(dir, id, header, append_timestamp_ms)?;
     for value in values {
-        if !batch.is_empty()
-            && (batch.len() == RECORDS_PER_BATCH || batch_bytes + value.len() > MAX_BATCH_BYTES)
-        {
-            writer.append(&batch, append_timestamp_ms)?;
-            batch.clear();
-            batch_bytes = 0;
-        }
-        batch.push(value);
-        batch_bytes += value.len();
+        writer.push(value)?;
     }
-    if !batch.is_empty() {
-        writer.append(&batch, append_timestamp_ms)?;
-    }
-    writer.finish(append_timestamp_ms)
+    writer.finish()
 }

@@ -664,6 +664,26 @@ pub const ALLOWED_KAFKA_ERRORS: &[AllowedError] = &[
         cause: "a Kafka controller's event took over 2 s (controller.performance.always.log.threshold.ms): its EventPerformanceMonitor logs that at ERROR; a measure of the machine's load (two cores running every JVM of the tests), not a fault",
         contains: &["Exceptionally slow controller event"],
     },
+    AllowedError {
+        cause: "a Kafka leader resigns (stopped with SIGTERM, or a newer epoch seen): the NoOpRecord its controller was writing fails with the Raft layer's NotLeaderException and the controller renounces (INFO); the next leader takes over",
+        contains: &[
+            "[QuorumController id=",
+            "event failed with NotLeaderException (treated as NotControllerException)",
+            "Renouncing leadership and reverting to the last committed offset",
+        ],
+    },
+    AllowedError {
+        cause: "the same resignation: QuorumController.renounce fails every write still waiting for its commit (DeferredEventQueue.failAll logs each at INFO)",
+        contains: &["failAll(NotControllerException): failing"],
+    },
+    AllowedError {
+        cause: "the same resignation from 4.1 on: each write failAll failed (the periodic NoOpRecord most often) is then logged by QuorumController.handleEventException at INFO, with the empty leader renounce passes",
+        contains: &[
+            "[QuorumController id=",
+            ": event failed with NotControllerException in ",
+            "Exception message: No controller appears to be active.",
+        ],
+    },
 ];
 
 /// Error entries of `text` that no allow-list entry explains.
