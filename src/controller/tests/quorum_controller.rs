@@ -251,3 +251,91 @@ fn written_topics_are_shared_with_the_committed_image_once_committed() {
         assert!(t.partitions.values().all(|p| !p.isr().contains(&0)));
     }
 }
+
+/// A snapshot is loaded a part at a time (a part smaller than the batch it starts is read
+/// again, larger) into the image that loading the whole file gives, so a cold start holds
+/// one part of a 1.3 GiB snapshot, not all of it (#41).
+#[test]
+fn a_snapshot_loaded_in_parts_is_the_one_loaded_whole() {
+    use crate::controller::replay::load_snapshot;
+    let mut ctx = Ctx::active(27);
+    let (at, _) = snapshot_between_two_registrations(&mut ctx);
+    let id = OffsetAndEpoch {
+        offset: at,
+        epoch: ctx.epoch,
+    };
+    let bytes = ctx.log.read_snapshot(id, 0, usize::MAX).unwrap().bytes;
+    let mut whole = crate::metadata::image::MetadataImage::new();
+    whole.load_snapshot(&bytes, at, "snapshot");
+    assert!(whole.brokers.contains_key(&1));
+    for read_bytes in [0, 1, 100, 1000, bytes.len() - 1, bytes.len(), 16 << 20] {
+        let (image, size_bytes) = load_snapshot(&ctx.log, id, read_bytes).unwrap().unwrap();
+        assert_eq!(image, whole, "parts of {read_bytes} bytes");
+        assert_eq!(size_bytes, bytes.len() as u64);
+    }
+}
+
+/// A snapshot that can be opened but not read to its end fails the load (a committed read
+/// that failed is fatal), rather than leaving half an image; one that cannot be opened loads
+/// nothing.
+#[test]
+fn a_snapshot_unreadable_part_way_is_an_error() {
+    use crate::controller::replay::load_snapshot;
+    use crate::raft::{LogReadError, SnapshotChunk};
+    /// The snapshot's first `readable` bytes can be read, nothing after them.
+    struct CutShort<'a> {
+        log: &'a dyn LogReader,
+        readable: i64,
+    }
+    impl LogReader for CutShort<'_> {
+        fn log_start_offset(&self) -> i64 {
+            self.log.log_start_offset()
+        }
+        fn end_offset(&self) -> OffsetAndEpoch {
+            self.log.end_offset()
+        }
+        fn end_offset_for_epoch(&self, epoch: i32) -> OffsetAndEpoch {
+            self.log.end_offset_for_epoch(epoch)
+        }
+        fn read(&self, offset: i64, max_bytes: usize) -> Result<bytes::Bytes, LogReadError> {
+            self.log.read(offset, max_bytes)
+        }
+        fn latest_snapshot_id(&self) -> Option<OffsetAndEpoch> {
+            self.log.latest_snapshot_id()
+        }
+        fn earliest_snapshot_id(&self) -> Option<OffsetAndEpoch> {
+            self.log.earliest_snapshot_id()
+        }
+        fn read_snapshot(
+            &self,
+            id: OffsetAndEpoch,
+            position: i64,
+            max_bytes: usize,
+        ) -> Option<SnapshotChunk> {
+            // A read reaching past them fails, as a read of a bad disk block would.
+            if position.saturating_add(max_bytes as i64) > self.readable {
+                return None;
+            }
+            self.log.read_snapshot(id, position, max_bytes)
+        }
+    }
+    let mut ctx = Ctx::active(27);
+    let (at, _) = snapshot_between_two_registrations(&mut ctx);
+    let id = OffsetAndEpoch {
+        offset: at,
+        epoch: ctx.epoch,
+    };
+    let size = ctx.log.read_snapshot(id, 0, 0).unwrap().size;
+    let half = CutShort {
+        log: &ctx.log,
+        readable: size / 2,
+    };
+    let e = load_snapshot(&half, id, 64).unwrap_err();
+    assert_eq!(e.offset, at);
+    assert!(e.reason.contains("could not be read at position"), "{e}");
+    let none = CutShort {
+        log: &ctx.log,
+        readable: 0,
+    };
+    assert!(load_snapshot(&none, id, 64).unwrap().is_none());
+}

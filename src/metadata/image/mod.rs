@@ -379,7 +379,17 @@ impl MetadataImage {
     /// carry the snapshot's epoch.
     pub fn load_snapshot(&mut self, bytes: &[u8], end_offset: i64, source: &str) {
         *self = MetadataImage::new();
-        for (_, batch) in BatchFramer::new(bytes, 0, usize::MAX) {
+        self.load_snapshot_part(bytes, source);
+        self.next_offset = end_offset;
+    }
+
+    /// Replays the whole batches at the start of `bytes`, a part of a snapshot file read in
+    /// order into an image that started empty, and returns the bytes they take: a batch cut
+    /// at the end of `bytes` is left for the next part. The loader sets `next_offset` to the
+    /// snapshot's end offset once every part is in.
+    pub fn load_snapshot_part(&mut self, bytes: &[u8], source: &str) -> usize {
+        let mut framer = BatchFramer::new(bytes, 0, usize::MAX);
+        for (_, batch) in framer.by_ref() {
             if batch.is_control() {
                 for record in batch.records().flatten() {
                     if let Ok(ControlRecord::SnapshotHeader(h)) = record.control_record() {
@@ -390,7 +400,7 @@ impl MetadataImage {
             self.last_epoch = batch.partition_leader_epoch();
             self.replay_batch(&batch, source, &mut |_, _, _| {});
         }
-        self.next_offset = end_offset;
+        framer.valid_bytes()
     }
 
     fn replay_batch(
