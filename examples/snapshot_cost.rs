@@ -3,7 +3,7 @@
 //! streamed batch by batch (what the driver does) or collected first (what it did before).
 //!
 //! ```text
-//! cargo run --release --example snapshot_cost -- 10000000 stream   # or `collect`
+//! cargo run --release --example snapshot_cost -- 10000000 stream   # or `collect`, `encode`
 //! ```
 //!
 //! The image holds `N` partitions in topics of 10 (the controller benchmark's shape), RF 3
@@ -98,6 +98,14 @@ fn main() -> Result<(), Box<dyn Error>> {
     eprintln!("copy of the image (raft thread): {:?}", t.elapsed());
     let t = Instant::now();
     match mode.as_str() {
+        "encode" => {
+            let mut bytes = 0u64;
+            copy.write_snapshot_records(&mut |value| {
+                bytes += value.len() as u64;
+                Ok(())
+            })?;
+            eprintln!("{bytes} bytes of records encoded in {:?}", t.elapsed());
+        }
         "collect" => {
             let values = copy.snapshot_records()?;
             eprintln!("{} records collected in {:?}", values.len(), t.elapsed());
