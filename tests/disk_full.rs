@@ -12,9 +12,11 @@
 // Integration tests drive real processes: unwrapping and wall-clock deadlines are fine.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
+mod local;
+use local::free_port;
+
 use std::fs;
 use std::io::Read;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -175,14 +177,6 @@ fn file_log_append_past_a_file_size_limit_is_an_io_error_and_flushed_data_surviv
 }
 
 // ---- node level -------------------------------------------------------------------------
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 fn ferrokraft() -> &'static std::ffi::OsStr {
     env!("CARGO_BIN_EXE_ferrokraft").as_ref()

@@ -147,6 +147,7 @@ impl super::QuorumController {
             &self.registration_offsets,
             now_ms,
         );
+        active.fenced_leader_possible = !self.cfg.release.guards_last_known_leader();
         match activation_records(
             &self.committed,
             &self.bootstrap,

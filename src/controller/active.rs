@@ -61,6 +61,9 @@ pub(super) struct ActiveController {
     pub(super) unclean_again_soon: bool,
     /// The topics written, to share with the committed image once their records commit.
     pub(super) sharing: TopicSharing,
+    /// A partition may be led by a fenced broker: Kafka 4.0 elects a last known leader that
+    /// is fenced (fixed by KAFKA-19522 in 4.1.1), and a node presenting 4.0 does the same.
+    pub(super) fenced_leader_possible: bool,
 }
 
 impl ActiveController {
@@ -98,6 +101,7 @@ impl ActiveController {
             unclean_at_ms: None,
             unclean_again_soon: false,
             sharing: TopicSharing::default(),
+            fenced_leader_possible: false,
         }
     }
 

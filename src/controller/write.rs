@@ -153,8 +153,9 @@ impl ActiveController {
     }
 
     /// The invariants every write keeps (checked after each one in debug builds): no
-    /// partition is led by a fenced or unregistered broker, a leader is in its ISR, the ISR is
-    /// a non-empty subset of the replicas.
+    /// partition is led by an unregistered broker, nor by a fenced one (except by 4.0's rule,
+    /// [`ActiveController::fenced_leader_possible`]), a leader is in its ISR, the ISR is a
+    /// non-empty subset of the replicas.
     pub(super) fn check_invariants(&self) {
         if !cfg!(debug_assertions) {
             return;
@@ -177,7 +178,7 @@ impl ActiveController {
                 if p.leader >= 0 {
                     let broker = self.image.brokers.get(&p.leader);
                     assert!(
-                        broker.is_some_and(|b| !b.fenced),
+                        broker.is_some_and(|b| !b.fenced || self.fenced_leader_possible),
                         "partition led by a fenced or unknown broker: {}",
                         where_()
                     );

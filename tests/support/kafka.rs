@@ -14,7 +14,6 @@
 )]
 
 use std::fs::{self, File};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
@@ -542,11 +541,4 @@ impl Kafka {
     }
 }
 
-/// A free loopback port (bound then released).
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+pub use super::local::free_port;

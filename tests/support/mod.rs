@@ -6,6 +6,8 @@ pub mod combined;
 pub mod dynamic;
 pub mod kafka;
 pub mod kube_api;
+#[path = "../local/mod.rs"]
+pub mod local;
 pub mod metadata_shell;
 pub mod netns;
 pub mod tls;

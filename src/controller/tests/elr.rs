@@ -373,3 +373,59 @@ fn a_dropped_stale_entry_delays_the_next_fencing_by_10_ms() {
     ctx.advance(1);
     assert_eq!(fenced_since(&ctx, end), vec![(2, 1)]);
 }
+
+/// The presented release reaches the partition changes (KAFKA-19522 end to end): broker 1,
+/// the only replica of `t-0`, leads until its session expires (leaderless, in the ELR, the
+/// last known leader), then registers again without its previous epoch (an unclean
+/// shutdown, so it leaves the ELR) and stays fenced. Kafka 4.0's controller makes the fenced
+/// last known leader the leader again; 4.1.1 and later leave the partition leaderless.
+#[test]
+fn the_presented_release_decides_whether_a_fenced_last_known_leader_is_elected() {
+    use crate::codec::versions::Release;
+    use crate::common::release::mv;
+    let leader_after_unclean_return = |release: Release| {
+        let mut cfg = ControllerConfig::new(1, CLUSTER_ID);
+        cfg.rng_seed = 42;
+        cfg.release = release;
+        let bootstrap = [
+            ("metadata.version", mv::V4_0_IV3),
+            ("eligible.leader.replicas.version", 1),
+        ]
+        .iter()
+        .map(|(name, level)| {
+            Bytes::from(crate::records::feature_level::feature_level_record(
+                name, *level,
+            ))
+        })
+        .collect();
+        let mut ctx = Ctx::with_bootstrap(cfg, bootstrap);
+        ctx.register_unfenced(1, None);
+        assert_eq!(
+            ctx.create_topics(vec![topic("t", 1, 1)], false).topics[0].error_code,
+            0
+        );
+        assert_eq!(ctx.partition("t", 0).leader, 1);
+        ctx.advance(10_000);
+        assert!(ctx.image().brokers[&1].fenced, "session expired");
+        let p = ctx.partition("t", 0);
+        assert_eq!(
+            (p.leader, p.elr().to_vec(), p.last_known_elr().to_vec()),
+            (NO_LEADER, vec![1], vec![1]),
+            "{release:?}: {p:?}"
+        );
+        let again = registration(1, None)
+            .with_incarnation_id(Uuid::from_u128(77))
+            .with_previous_broker_epoch(-1);
+        assert_eq!(ctx.register(again).error_code, 0);
+        assert!(
+            ctx.image().brokers[&1].fenced,
+            "registered, not yet unfenced"
+        );
+        let p = ctx.partition("t", 0);
+        assert!(p.elr().is_empty(), "{release:?}: out of the ELR: {p:?}");
+        p.leader
+    };
+    assert_eq!(leader_after_unclean_return(Release::Kafka4_0), 1);
+    assert_eq!(leader_after_unclean_return(Release::default()), NO_LEADER);
+    assert_eq!(leader_after_unclean_return(Release::Kafka4_4), NO_LEADER);
+}
