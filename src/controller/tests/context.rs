@@ -157,6 +157,14 @@ pub fn bootstrap(mv: i16) -> Vec<Bytes> {
     vec![Bytes::from(feature_level_record("metadata.version", mv))]
 }
 
+/// Bootstrap records at metadata.version `mv` with eligible leader replicas on (KIP-966).
+pub fn elr_bootstrap(mv: i16) -> Vec<Bytes> {
+    vec![
+        Bytes::from(feature_level_record("metadata.version", mv)),
+        Bytes::from(feature_level_record("eligible.leader.replicas.version", 1)),
+    ]
+}
+
 impl Ctx {
     /// Node 1, leader of epoch 1 on an empty log bootstrapped at metadata.version `mv`,
     /// activated and committed.

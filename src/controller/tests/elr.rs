@@ -6,9 +6,7 @@
 
 use uuid::Uuid;
 
-use bytes::Bytes;
-
-use super::context::{registration, topic, topic_config, Ctx, CLUSTER_ID};
+use super::context::{elr_bootstrap, registration, topic, topic_config, Ctx, CLUSTER_ID};
 use crate::controller::replication::partition_change::{PartitionChangeBuilder, NO_LEADER};
 use crate::controller::ControllerConfig;
 use crate::metadata::image::{PartitionParts, PartitionRegistration, NO_LEADER_CHANGE};
@@ -212,19 +210,7 @@ fn elr_lists_replicas_in_java_hash_set_order() {
 fn broker_2_eligible_after_shutdown() -> (Ctx, i64) {
     let mut cfg = ControllerConfig::new(1, CLUSTER_ID);
     cfg.rng_seed = 42;
-    let features = [
-        ("metadata.version", 27),
-        ("eligible.leader.replicas.version", 1),
-    ];
-    let bootstrap = features
-        .iter()
-        .map(|(name, level)| {
-            Bytes::from(crate::records::feature_level::feature_level_record(
-                name, *level,
-            ))
-        })
-        .collect();
-    let mut ctx = Ctx::with_bootstrap(cfg, bootstrap);
+    let mut ctx = Ctx::with_bootstrap(cfg, elr_bootstrap(27));
     let epoch_1 = ctx.register_unfenced(1, None);
     let epoch = ctx.register_unfenced(2, None);
     let t = topic("t", 1, 2).with_configs(vec![topic_config("min.insync.replicas", Some("2"))]);
@@ -387,18 +373,7 @@ fn the_presented_release_decides_whether_a_fenced_last_known_leader_is_elected()
         let mut cfg = ControllerConfig::new(1, CLUSTER_ID);
         cfg.rng_seed = 42;
         cfg.release = release;
-        let bootstrap = [
-            ("metadata.version", mv::V4_0_IV3),
-            ("eligible.leader.replicas.version", 1),
-        ]
-        .iter()
-        .map(|(name, level)| {
-            Bytes::from(crate::records::feature_level::feature_level_record(
-                name, *level,
-            ))
-        })
-        .collect();
-        let mut ctx = Ctx::with_bootstrap(cfg, bootstrap);
+        let mut ctx = Ctx::with_bootstrap(cfg, elr_bootstrap(mv::V4_0_IV3));
         ctx.register_unfenced(1, None);
         assert_eq!(
             ctx.create_topics(vec![topic("t", 1, 1)], false).topics[0].error_code,

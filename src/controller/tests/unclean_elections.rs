@@ -4,11 +4,10 @@
 
 #![allow(clippy::unwrap_used)]
 
-use bytes::Bytes;
 use kafka_protocol::messages::create_topics_request::CreatableReplicaAssignment;
 use kafka_protocol::messages::BrokerId;
 
-use super::context::{topic, topic_config, Ctx, CLUSTER_ID};
+use super::context::{elr_bootstrap, topic, topic_config, Ctx, CLUSTER_ID};
 use super::elect_leaders::{
     changes_since, elect, foo_with_brokers_1_2_3_fenced, heartbeat, leader_and_isr, outcome,
     preferred_not_available, request, row, PREFERRED, UNCLEAN,
@@ -24,18 +23,7 @@ use crate::metadata::image::NO_LEADER_CHANGE;
 fn unclean_election_with_elr_clears_the_elr() {
     let mut cfg = ControllerConfig::new(1, CLUSTER_ID);
     cfg.rng_seed = 42;
-    let bootstrap = [
-        ("metadata.version", 27),
-        ("eligible.leader.replicas.version", 1),
-    ]
-    .iter()
-    .map(|(name, level)| {
-        Bytes::from(crate::records::feature_level::feature_level_record(
-            name, *level,
-        ))
-    })
-    .collect();
-    let mut ctx = Ctx::with_bootstrap(cfg, bootstrap);
+    let mut ctx = Ctx::with_bootstrap(cfg, elr_bootstrap(27));
     let epochs: Vec<i64> = (0..4).map(|id| ctx.register_unfenced(id, None)).collect();
     let t = topic("foo", -1, -1)
         .with_assignments(vec![CreatableReplicaAssignment::default()

@@ -133,7 +133,7 @@ mod tests {
     use super::*;
     use crate::metadata::image::write_tests::{image_of, rich_records};
     use crate::metadata::record::MetadataRecord as R;
-    use crate::metadata::records::{ConfigRecord, FeatureLevelRecord, UserScramCredentialRecord};
+    use crate::metadata::records::{ConfigRecord, FeatureLevelRecord};
 
     const ID: SnapshotId = SnapshotId {
         end_offset: 5000,
@@ -200,15 +200,11 @@ mod tests {
             ..Default::default()
         })];
         records.extend(configs());
-        records.push(R::UserScramCredential(UserScramCredentialRecord {
-            name: "alice".into(),
-            mechanism: 1,
-            salt: vec![1, 2],
-            stored_key: vec![3],
-            server_key: vec![4],
-            iterations: 4096,
-            ..Default::default()
-        }));
+        records.extend(
+            rich_records(27)
+                .into_iter()
+                .filter(|r| matches!(r, R::UserScramCredential(_))),
+        );
         let image = image_of(records);
         let dir = tempfile::tempdir().unwrap();
         let e = write_image(dir.path(), ID, &header(), &image, 42).unwrap_err();
