@@ -354,7 +354,12 @@ impl Quorum {
                         .arg("--workload-record-bytes")
                         .arg(bytes.to_string());
                 }
-                c.env("RUST_LOG", "info");
+                // INFO as an operator runs it, unless the run's own RUST_LOG says otherwise
+                // (how the cost of the log lines is measured).
+                c.env(
+                    "RUST_LOG",
+                    std::env::var("RUST_LOG").unwrap_or_else(|_| "info".to_string()),
+                );
                 c
             }
             Kind::KafkaController => {

@@ -24,7 +24,22 @@ pub struct UuidParseError {
 
 /// Kafka's string form: URL-safe base64 of the 16 bytes, no padding.
 pub fn uuid_to_kafka_string(id: &Uuid) -> String {
-    URL_SAFE_NO_PAD.encode(id.as_bytes())
+    KafkaUuid(id).to_string()
+}
+
+/// Kafka's string form, encoded as it is written: a log line formats ids without building
+/// a String for each.
+pub struct KafkaUuid<'a>(pub &'a Uuid);
+
+impl std::fmt::Display for KafkaUuid<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut text = [0u8; 22];
+        // 16 bytes are 22 characters unpadded, so the slice always holds them.
+        let n = URL_SAFE_NO_PAD
+            .encode_slice(self.0.as_bytes(), &mut text)
+            .map_err(|_| std::fmt::Error)?;
+        f.write_str(std::str::from_utf8(&text[..n]).map_err(|_| std::fmt::Error)?)
+    }
 }
 
 /// Parses Kafka's string form (22 characters; a padded 24-character form is accepted as
@@ -94,6 +109,7 @@ mod tests {
         // A directory id written by Kafka 4.1.2's formatter.
         let id = parse_kafka_uuid("fIFoBanoy2NV4I5F4JiG8w").unwrap();
         assert_eq!(uuid_to_kafka_string(&id), "fIFoBanoy2NV4I5F4JiG8w");
+        assert_eq!(format!("[{}]", KafkaUuid(&id)), "[fIFoBanoy2NV4I5F4JiG8w]");
         assert_eq!(id.as_bytes()[0], 0x7c);
         assert!(parse_kafka_uuid("short").is_err());
         assert!(parse_kafka_uuid("AAAAAAAAAAAAAAAAAAAAAAAAAAAA").is_err());

@@ -17,13 +17,15 @@
 use crate::common::release::MetadataVersion;
 use crate::common::release::Release;
 use crate::common::release::METADATA_VERSION_FEATURE;
-use crate::common::uuid::uuid_to_kafka_string;
+use crate::common::uuid::{uuid_to_kafka_string, KafkaUuid};
 use crate::controller::configs::topic_configs::topic_config;
 use crate::metadata::image::resource::{BROKER, TOPIC};
 use crate::metadata::image::{
     config_resource_type_name, scram_mechanism_name, MetadataImage, PartitionRegistration,
 };
-use crate::metadata::records::{ConfigRecord, MetadataRecord};
+use crate::metadata::records::{ConfigRecord, MetadataRecord, PartitionRecord};
+use std::fmt;
+use uuid::Uuid;
 
 /// Logs Kafka's INFO line for `record`, about to be replayed onto `image`.
 pub(super) fn replayed(image: &MetadataImage, record: &MetadataRecord) {
@@ -42,22 +44,19 @@ pub(super) fn replayed(image: &MetadataImage, record: &MetadataRecord) {
                 .topics
                 .get(&r.topic_id)
                 .is_some_and(|t| t.partitions.contains_key(&r.partition_id));
-            let description = format!(
-                "{name}-{} with topic ID {}",
-                r.partition_id,
-                uuid_to_kafka_string(&r.topic_id)
-            );
-            let registration = PartitionRegistration::from_record(r.clone())
-                .map_or_else(|e| format!("<invalid: {e}>"), |p| registration_text(&p));
+            // Written straight into the line: this runs once per partition created, and
+            // building the texts first cost more than the replay itself (#41).
+            let registration = RecordRegistration(r);
+            let (partition, id) = (r.partition_id, KafkaUuid(&r.topic_id));
             if existing {
                 tracing::info!(
-                    "Replayed PartitionRecord for existing partition {description} and \
-                     {registration}."
+                    "Replayed PartitionRecord for existing partition {name}-{partition} with \
+                     topic ID {id} and {registration}."
                 );
             } else {
                 tracing::info!(
-                    "Replayed PartitionRecord for new partition {description} and \
-                     {registration}."
+                    "Replayed PartitionRecord for new partition {name}-{partition} with topic \
+                     ID {id} and {registration}."
                 );
             }
         }
@@ -229,30 +228,134 @@ fn modifying(record: &MetadataRecord, broker_id: i32) {
 
 /// Kafka's `PartitionRegistration.toString`.
 pub(crate) fn registration_text(p: &PartitionRegistration) -> String {
-    let ids = |v: &[i32]| {
-        let items: Vec<String> = v.iter().map(i32::to_string).collect();
-        format!("[{}]", items.join(", "))
-    };
-    let dirs: Vec<String> = p.directories().iter().map(uuid_to_kafka_string).collect();
-    format!(
-        "PartitionRegistration(replicas={}, directories=[{}], isr={}, removingReplicas={}, \
-         addingReplicas={}, elr={}, lastKnownElr={}, leader={}, leaderRecoveryState={}, \
-         leaderEpoch={}, partitionEpoch={})",
-        ids(p.replicas()),
-        dirs.join(", "),
-        ids(p.isr()),
-        ids(p.removing_replicas()),
-        ids(p.adding_replicas()),
-        ids(p.elr()),
-        ids(p.last_known_elr()),
-        p.leader,
-        if p.leader_recovery_state == 1 {
-            "RECOVERING"
-        } else {
-            "RECOVERED"
+    let mut text = String::new();
+    // Writing to a String cannot fail.
+    let _ = write_registration(
+        &mut text,
+        &Lists {
+            replicas: p.replicas(),
+            directories: Directories::Listed(&p.directories()),
+            isr: p.isr(),
+            removing_replicas: p.removing_replicas(),
+            adding_replicas: p.adding_replicas(),
+            elr: p.elr(),
+            last_known_elr: p.last_known_elr(),
+            leader: p.leader,
+            leader_recovery_state: p.leader_recovery_state,
+            leader_epoch: p.leader_epoch,
+            partition_epoch: p.partition_epoch,
         },
-        p.leader_epoch,
-        p.partition_epoch
+    );
+    text
+}
+
+/// A PartitionRecord as Kafka's `PartitionRegistration.toString` prints the registration it
+/// makes, formatted as it is written; a record the registration refuses reads `<invalid: …>`.
+struct RecordRegistration<'a>(&'a PartitionRecord);
+
+impl fmt::Display for RecordRegistration<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = self.0;
+        let shaped = r.directories.is_empty() || r.directories.len() == r.replicas.len();
+        if !shaped || !matches!(r.leader_recovery_state, 0 | 1) {
+            // The registration's own error, built the slow way: never on a valid record.
+            return match PartitionRegistration::from_record(r.clone()) {
+                Ok(p) => f.write_str(&registration_text(&p)),
+                Err(e) => write!(f, "<invalid: {e}>"),
+            };
+        }
+        // As PartitionRegistration::from_record: no directory named reads as a migrating
+        // (nil) directory for every replica.
+        let directories = if r.directories.iter().all(Uuid::is_nil) {
+            Directories::Nil(r.replicas.len())
+        } else {
+            Directories::Listed(&r.directories)
+        };
+        write_registration(
+            f,
+            &Lists {
+                replicas: &r.replicas,
+                directories,
+                isr: &r.isr,
+                removing_replicas: &r.removing_replicas,
+                adding_replicas: &r.adding_replicas,
+                elr: r.eligible_leader_replicas.as_deref().unwrap_or_default(),
+                last_known_elr: r.last_known_elr.as_deref().unwrap_or_default(),
+                leader: r.leader,
+                leader_recovery_state: r.leader_recovery_state,
+                leader_epoch: r.leader_epoch,
+                partition_epoch: r.partition_epoch,
+            },
+        )
+    }
+}
+
+/// A registration's directories: the ones listed, or a nil one for each of `n` replicas.
+enum Directories<'a> {
+    Listed(&'a [Uuid]),
+    Nil(usize),
+}
+
+/// What `PartitionRegistration.toString` prints, by reference.
+struct Lists<'a> {
+    replicas: &'a [i32],
+    directories: Directories<'a>,
+    isr: &'a [i32],
+    removing_replicas: &'a [i32],
+    adding_replicas: &'a [i32],
+    elr: &'a [i32],
+    last_known_elr: &'a [i32],
+    leader: i32,
+    leader_recovery_state: i8,
+    leader_epoch: i32,
+    partition_epoch: i32,
+}
+
+/// Writes Kafka's `PartitionRegistration.toString` of `p`.
+fn write_registration(out: &mut impl fmt::Write, p: &Lists<'_>) -> fmt::Result {
+    let ids = |out: &mut dyn fmt::Write, v: &[i32]| -> fmt::Result {
+        out.write_char('[')?;
+        for (i, id) in v.iter().enumerate() {
+            if i > 0 {
+                out.write_str(", ")?;
+            }
+            write!(out, "{id}")?;
+        }
+        out.write_char(']')
+    };
+    out.write_str("PartitionRegistration(replicas=")?;
+    ids(out, p.replicas)?;
+    out.write_str(", directories=[")?;
+    let nil = Uuid::nil();
+    let (listed, count) = match p.directories {
+        Directories::Listed(d) => (d, d.len()),
+        Directories::Nil(n) => (&[][..], n),
+    };
+    for i in 0..count {
+        if i > 0 {
+            out.write_str(", ")?;
+        }
+        write!(out, "{}", KafkaUuid(listed.get(i).unwrap_or(&nil)))?;
+    }
+    out.write_str("], isr=")?;
+    ids(out, p.isr)?;
+    out.write_str(", removingReplicas=")?;
+    ids(out, p.removing_replicas)?;
+    out.write_str(", addingReplicas=")?;
+    ids(out, p.adding_replicas)?;
+    out.write_str(", elr=")?;
+    ids(out, p.elr)?;
+    out.write_str(", lastKnownElr=")?;
+    ids(out, p.last_known_elr)?;
+    let recovery = if p.leader_recovery_state == 1 {
+        "RECOVERING"
+    } else {
+        "RECOVERED"
+    };
+    write!(
+        out,
+        ", leader={}, leaderRecoveryState={recovery}, leaderEpoch={}, partitionEpoch={})",
+        p.leader, p.leader_epoch, p.partition_epoch
     )
 }
 
@@ -357,5 +460,75 @@ mod tests {
              elr=[], lastKnownElr=[], leader=1, leaderRecoveryState=RECOVERED, leaderEpoch=0, \
              partitionEpoch=0)"
         );
+    }
+
+    /// The line written for each replayed PartitionRecord formats the record as the
+    /// registration it makes prints, for every shape of record, and names what is wrong
+    /// with one the registration refuses.
+    #[test]
+    fn a_record_reads_as_the_registration_it_makes() {
+        let dir = uuid::Uuid::from_u128(0x7c81_6805_a9e8_cb63_55e0_8e45_e098_86f3);
+        let base = PartitionRecord {
+            partition_id: 3,
+            topic_id: uuid::Uuid::from_u128(7),
+            replicas: vec![1, 2, 3],
+            isr: vec![1, 3],
+            removing_replicas: vec![3],
+            adding_replicas: vec![2],
+            leader: 1,
+            leader_recovery_state: 1,
+            leader_epoch: 4,
+            partition_epoch: 9,
+            ..Default::default()
+        };
+        let shapes = [
+            base.clone(),
+            PartitionRecord {
+                directories: vec![dir, uuid::Uuid::nil(), dir],
+                eligible_leader_replicas: Some(vec![2]),
+                last_known_elr: Some(vec![]),
+                ..base.clone()
+            },
+            PartitionRecord {
+                directories: vec![uuid::Uuid::nil(); 3],
+                eligible_leader_replicas: Some(vec![]),
+                last_known_elr: Some(vec![5, 6]),
+                leader_recovery_state: 0,
+                ..base.clone()
+            },
+            PartitionRecord {
+                replicas: vec![],
+                isr: vec![],
+                removing_replicas: vec![],
+                adding_replicas: vec![],
+                leader: -1,
+                ..base.clone()
+            },
+        ];
+        for r in shapes {
+            let made = PartitionRegistration::from_record(r.clone()).unwrap();
+            assert_eq!(RecordRegistration(&r).to_string(), registration_text(&made));
+        }
+        assert!(RecordRegistration(&PartitionRecord {
+            directories: vec![dir],
+            ..base.clone()
+        })
+        .to_string()
+        .starts_with("<invalid: "));
+        assert!(RecordRegistration(&PartitionRecord {
+            leader_recovery_state: 2,
+            ..base
+        })
+        .to_string()
+        .starts_with("<invalid: "));
+        assert!(registration_text(
+            &PartitionRegistration::from_record(PartitionRecord {
+                replicas: vec![4],
+                directories: vec![dir],
+                ..Default::default()
+            })
+            .unwrap()
+        )
+        .contains("directories=[fIFoBanoy2NV4I5F4JiG8w]"));
     }
 }

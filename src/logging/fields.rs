@@ -1,7 +1,8 @@
 //! Event and span fields as tracing's default formatter writes them (`message` bare, others
 //! `name=value`), with its terminal-injection escaping of the message, but written a run at
-//! a time: the default escapes through one `write_char` per character, which made a third of
-//! the controller's replay time while it logged a line per replayed PartitionRecord (#41).
+//! a time and straight into the line: the default escapes through one `write_char` per
+//! character, which made a third of the controller's replay time while it logged a line per
+//! replayed PartitionRecord (#41), and a copy of each message cost another part.
 
 use std::fmt::{self, Write};
 
@@ -20,7 +21,6 @@ impl<'a> MakeVisitor<Writer<'a>> for KafkaFields {
         FieldsVisitor {
             writer: target,
             is_empty: true,
-            message: String::new(),
             result: Ok(()),
         }
     }
@@ -30,9 +30,17 @@ impl<'a> MakeVisitor<Writer<'a>> for KafkaFields {
 pub struct FieldsVisitor<'a> {
     writer: Writer<'a>,
     is_empty: bool,
-    /// The message, formatted once before it is escaped.
-    message: String,
     result: fmt::Result,
+}
+
+/// Escapes what is written through it into the writer beneath. A write is whole
+/// characters, and each escape is one character, so escaping each write escapes the whole.
+struct Escaping<'w, W: Write>(&'w mut W);
+
+impl<W: Write> Write for Escaping<'_, W> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        write_escaped(self.0, s)
+    }
 }
 
 /// What tracing-subscriber's escaping writes for `c`, if it is escaped: the C0 controls a
@@ -105,11 +113,8 @@ impl Visit for FieldsVisitor<'_> {
             return;
         }
         self.result = if name == "message" {
-            self.message.clear();
-            match write!(self.message, "{value:?}") {
-                Ok(()) => write_escaped(&mut self.writer, &self.message),
-                Err(e) => Err(e),
-            }
+            // Formatted straight into the line: no copy of the message is built first.
+            write!(Escaping(&mut self.writer), "{value:?}")
         } else {
             let name = name.strip_prefix("r#").unwrap_or(name);
             write!(self.writer, "{name}={value:?}")
@@ -138,6 +143,11 @@ mod tests {
         let mut out = String::new();
         write_escaped(&mut out, "a\x1b[31mb\x07c\u{85}d\x7f é\u{a0}\x0c\x08").unwrap();
         assert_eq!(out, "a\\x1b[31mb\\x07c\\u{85}d\\x7f é\u{a0}\\x0c\\x08");
+        let mut through = String::new();
+        for piece in ["a\x1b[31mb", "\x07c\u{85}", "d\x7f é\u{a0}", "\x0c\x08"] {
+            Escaping(&mut through).write_str(piece).unwrap();
+        }
+        assert_eq!(through, out);
         let mut plain = String::new();
         write_escaped(&mut plain, "Replayed PartitionRecord for new partition t-0").unwrap();
         assert_eq!(plain, "Replayed PartitionRecord for new partition t-0");

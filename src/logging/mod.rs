@@ -61,16 +61,27 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 
 /// Formats milliseconds since the epoch as `2025-01-01 12:00:00,123` (UTC).
 pub fn format_timestamp_ms(epoch_ms: i64) -> String {
-    let secs = epoch_ms.div_euclid(1000);
-    let ms = epoch_ms.rem_euclid(1000);
-    let (y, mo, d) = civil_from_days(secs.div_euclid(86_400));
-    let sod = secs.rem_euclid(86_400);
-    format!(
-        "{y:04}-{mo:02}-{d:02} {:02}:{:02}:{:02},{ms:03}",
-        sod / 3600,
-        (sod % 3600) / 60,
-        sod % 60
-    )
+    Timestamp(epoch_ms).to_string()
+}
+
+/// Milliseconds since the epoch, displayed as `2025-01-01 12:00:00,123` (UTC) where it is
+/// written.
+struct Timestamp(i64);
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secs = self.0.div_euclid(1000);
+        let ms = self.0.rem_euclid(1000);
+        let (y, mo, d) = civil_from_days(secs.div_euclid(86_400));
+        let sod = secs.rem_euclid(86_400);
+        write!(
+            f,
+            "{y:04}-{mo:02}-{d:02} {:02}:{:02}:{:02},{ms:03}",
+            sod / 3600,
+            (sod % 3600) / 60,
+            sod % 60
+        )
+    }
 }
 
 #[allow(clippy::disallowed_methods)] // log timestamps are wall-clock by definition
@@ -93,12 +104,7 @@ where
         event: &Event<'_>,
     ) -> fmt::Result {
         let meta = event.metadata();
-        write!(
-            writer,
-            "[{}] {} ",
-            format_timestamp_ms(now_ms()),
-            meta.level()
-        )?;
+        write!(writer, "[{}] {} ", Timestamp(now_ms()), meta.level())?;
         if let Some(scope) = ctx.event_scope() {
             for span in scope.from_root() {
                 let ext = span.extensions();
