@@ -107,6 +107,7 @@ pub const FERROKRAFT_LOGGERS: &[&str] = &[
     "ferrokraft::logging::fields",
     "ferrokraft::logging::levels",
     "ferrokraft::logging::loggers",
+    "ferrokraft::logging::sink",
     "ferrokraft::metadata",
     "ferrokraft::metadata::acl",
     "ferrokraft::metadata::authorizer",

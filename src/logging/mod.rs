@@ -1,6 +1,7 @@
 //! Log output in Kafka's pattern: `[2025-01-01 12:00:00,123] INFO message (target)`.
 //!
-//! Lines go to stderr (stdout is for command output). `RUST_LOG` filters, as usual with
+//! Lines go to stderr (stdout is for command output), written by a thread of their own
+//! ([`sink`]; [`flush`] before exiting). `RUST_LOG` filters, as usual with
 //! tracing; the default is `info`. Span fields (such as `node_id`) are printed in brackets before
 //! the message, like Kafka's `[RaftManager id=1]` log prefixes.
 //!
@@ -18,6 +19,9 @@
 mod fields;
 pub mod levels;
 pub mod loggers;
+mod sink;
+
+pub use sink::flush;
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -145,13 +149,14 @@ pub fn init(fallback: Option<String>) {
         .with(filter)
         .with(
             tracing_subscriber::fmt::layer()
-                .with_writer(std::io::stderr)
+                .with_writer(|| sink::LineWriter)
                 .with_ansi(false)
                 .fmt_fields(fields::KafkaFields)
                 .event_format(KafkaFormat),
         )
         .try_init();
     if installed.is_ok() {
+        sink::start();
         let _ = INSTALLED.set(Installed {
             handle,
             initial: LogLevels::parse(&directives),
