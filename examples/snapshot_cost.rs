@@ -11,7 +11,6 @@
 //! image is built and after the snapshot. Figures are recorded in docs/benchmarks.md.
 
 use std::error::Error;
-use std::path::Path;
 use std::time::Instant;
 
 use ferrokraft::metadata::image::MetadataImage;
@@ -19,7 +18,8 @@ use ferrokraft::metadata::record::MetadataRecord as R;
 use ferrokraft::metadata::records::{
     FeatureLevelRecord, PartitionRecord, RegisterBrokerRecord, TopicRecord,
 };
-use ferrokraft::snapshot::{SnapshotHeaderInfo, SnapshotId, SnapshotRecordWriter};
+use ferrokraft::server::driver::metadata::write_image;
+use ferrokraft::snapshot::{SnapshotHeaderInfo, SnapshotId};
 use uuid::Uuid;
 
 const BROKERS: i32 = 1000;
@@ -122,34 +122,17 @@ fn main() -> Result<(), Box<dyn Error>> {
                 kraft_version: None,
                 voters: None,
             };
-            let written = write(&dir, id, &header, &copy);
+            // The node's own writer: the records streamed into the file a batch at a time.
+            let written = write_image(&dir, id, &header, &copy, 0)
+                .and_then(|path| std::fs::metadata(path).map_err(|e| e.to_string()));
             std::fs::remove_dir_all(&dir)?;
-            eprintln!("{} bytes streamed to a file in {:?}", written?, t.elapsed());
+            eprintln!(
+                "{} bytes streamed to a file in {:?}",
+                written?.len(),
+                t.elapsed()
+            );
         }
     }
     eprintln!("after the snapshot: {}", peak_rss());
     Ok(())
-}
-
-fn write(
-    dir: &Path,
-    id: SnapshotId,
-    header: &SnapshotHeaderInfo,
-    image: &MetadataImage,
-) -> Result<u64, Box<dyn Error>> {
-    let mut writer = SnapshotRecordWriter::create(dir, id, header, 0)?;
-    let mut failed = None;
-    let encoded = image.write_snapshot_records(&mut |value| {
-        writer.push(&value).map_err(|e| {
-            let message = e.to_string();
-            failed = Some(e);
-            ferrokraft::metadata::image::ImageWriteError::Output(message)
-        })
-    });
-    if let Some(e) = failed {
-        return Err(e.into());
-    }
-    encoded?;
-    let path = writer.finish()?;
-    Ok(std::fs::metadata(path)?.len())
 }

@@ -19,8 +19,6 @@ fn main() -> ExitCode {
         Command::RandomUuid => commands::random_uuid(),
         Command::Dump(args) => commands::dump(args),
     };
-    // The lines logged so far come before anything printed here, and before the exit.
-    ferrokraft::logging::flush();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

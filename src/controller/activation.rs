@@ -146,8 +146,8 @@ impl super::QuorumController {
             &self.committed,
             &self.registration_offsets,
             now_ms,
+            !self.cfg.release.guards_last_known_leader(),
         );
-        active.fenced_leader_possible = !self.cfg.release.guards_last_known_leader();
         match activation_records(
             &self.committed,
             &self.bootstrap,

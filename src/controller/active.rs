@@ -68,11 +68,13 @@ pub(super) struct ActiveController {
 
 impl ActiveController {
     /// Claims `epoch` on top of `committed`: every registered broker gets a fresh session.
+    /// `fenced_leader_possible`: the presented release elects a fenced last known leader.
     pub(super) fn new(
         epoch: i32,
         committed: &MetadataImage,
         registration_offsets: &BTreeMap<i32, i64>,
         now_ms: u64,
+        fenced_leader_possible: bool,
     ) -> Self {
         // Kafka's `ClusterControlManager.activate` walks `brokerRegistrations`, so the
         // contacts enter its tracker map (whose order picks which of two brokers expiring
@@ -101,7 +103,7 @@ impl ActiveController {
             unclean_at_ms: None,
             unclean_again_soon: false,
             sharing: TopicSharing::default(),
-            fenced_leader_possible: false,
+            fenced_leader_possible,
         }
     }
 

@@ -105,6 +105,16 @@ impl QuorumController {
         log: &dyn LogReader,
         high_watermark: i64,
     ) -> Result<CatchUp, ControllerError> {
+        // Replay logs a line per record (Kafka's words); they are written together when the
+        // round ends, before anything it releases goes out.
+        crate::logging::batched(|| self.replay_round(log, high_watermark))
+    }
+
+    fn replay_round(
+        &mut self,
+        log: &dyn LogReader,
+        high_watermark: i64,
+    ) -> Result<CatchUp, ControllerError> {
         let mut done = CatchUp::default();
         let mut spent = 0u64;
         // The active controller never loads a snapshot (Kafka's LeaderNeverLoadSnapshot).

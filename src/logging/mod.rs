@@ -1,7 +1,7 @@
 //! Log output in Kafka's pattern: `[2025-01-01 12:00:00,123] INFO message (target)`.
 //!
-//! Lines go to stderr (stdout is for command output), written by a thread of their own
-//! ([`sink`]; [`flush`] before exiting). `RUST_LOG` filters, as usual with
+//! Lines go to stderr (stdout is for command output), one write each, or gathered inside
+//! [`batched`] (replay's line per record). `RUST_LOG` filters, as usual with
 //! tracing; the default is `info`. Span fields (such as `node_id`) are printed in brackets before
 //! the message, like Kafka's `[RaftManager id=1]` log prefixes.
 //!
@@ -21,7 +21,7 @@ pub mod levels;
 pub mod loggers;
 mod sink;
 
-pub use sink::flush;
+pub use sink::batched;
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -156,7 +156,7 @@ pub fn init(fallback: Option<String>) {
         )
         .try_init();
     if installed.is_ok() {
-        sink::start();
+        sink::write_batch_on_panic();
         let _ = INSTALLED.set(Installed {
             handle,
             initial: LogLevels::parse(&directives),

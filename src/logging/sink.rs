@@ -1,145 +1,116 @@
-//! Where the process's log lines go: stderr, written by a thread of its own.
+//! Where the process's log lines go: stderr, one `write(2)` per line, except inside
+//! [`batched`], where a thread's lines are gathered and written together when the scope ends.
 //!
 //! ```text
-//!   any thread: event ─format─▶ one line ─append (lock, memcpy)─▶ pending ──┐
-//!   log-writer thread: ◀─wake─ takes everything pending ─▶ one write(2) to stderr
-//!   exit, panic: flush() waits until what was logged before it is written
+//!   event ─format─▶ one line ─┬─ outside a batch ─▶ write(2) to stderr, before the event returns
+//!                             └─ inside batched(f) ─▶ this thread's buffer ─(f returns, 1 MiB
+//!                                  gathered, or a panic on the thread)─▶ one write(2)
 //! ```
 //!
-//! A line per replayed record is what Kafka's controller logs at INFO, a million lines for a
-//! million partitions created; written one `write(2)` each, the calls alone held the raft
-//! thread for a part of every CreateTopics (#41). Here the thread that logs only copies the
-//! line, and lines that arrive while the writer writes go out together in its next call.
-//! Nothing is dropped: past [`PENDING_LIMIT_BYTES`] a logging thread waits for the writer.
+//! Kafka's controller logs a line per replayed record at INFO: a million lines for a million
+//! partitions created, and a `write(2)` each held the raft thread for a part of every
+//! CreateTopics (#41). Replay batches its lines. A batch ends before its thread does
+//! anything the world can see (an answer sent, a file written), so a line logged before an
+//! action is still in the file by the time the action is seen; nothing is dropped.
 
+use std::cell::RefCell;
 use std::io::Write;
-use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 
-/// Bytes held for the writer before a logging thread waits for it to catch up.
-const PENDING_LIMIT_BYTES: usize = 8 << 20;
+/// Bytes a batch gathers before it writes them without waiting for its end.
+const BATCH_LIMIT_BYTES: usize = 1 << 20;
 
-/// How long the writer lets lines gather after the first, unless this many are waiting.
-const GATHER_WAIT: std::time::Duration = std::time::Duration::from_millis(1);
-const GATHER_BYTES: usize = 256 << 10;
-
-/// The lines not yet written, and whether the writer is writing some.
-#[derive(Default)]
-struct State {
-    pending: Vec<u8>,
-    writing: bool,
+/// This thread's batch: whether one is open, and its lines (the buffer's capacity is kept).
+struct Batch {
+    open: bool,
+    lines: Vec<u8>,
 }
 
-/// The shared buffer between the logging threads and the writer.
-#[derive(Default)]
-struct Shared {
-    state: Mutex<State>,
-    /// Signalled when lines arrive in an empty buffer.
-    arrived: Condvar,
-    /// Signalled when the writer finished a write.
-    written: Condvar,
+thread_local! {
+    static BATCH: RefCell<Batch> = const {
+        RefCell::new(Batch {
+            open: false,
+            lines: Vec::new(),
+        })
+    };
 }
 
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // A thread that panicked while holding the lock left whole lines behind: appends
-        // and swaps never leave a line half done.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn append(&self, line: &[u8]) {
-        let mut state = self.lock();
-        while state.pending.len() >= PENDING_LIMIT_BYTES {
-            state = self.written.wait(state).unwrap_or_else(|e| e.into_inner());
+/// Runs `f` with this thread's log lines gathered and written together when it returns (or
+/// unwinds). A batch inside a batch is part of the outer one.
+pub fn batched<T>(f: impl FnOnce() -> T) -> T {
+    let opened = BATCH.with(|b| match b.try_borrow_mut() {
+        Ok(mut b) if !b.open => {
+            b.open = true;
+            true
         }
-        let was_empty = state.pending.is_empty();
-        state.pending.extend_from_slice(line);
-        drop(state);
-        // A buffer that held lines already has the writer's attention.
-        if was_empty {
-            self.arrived.notify_one();
+        _ => false,
+    });
+    if !opened {
+        return f();
+    }
+    /// Closes the batch and writes its lines, on return and on unwinding alike.
+    struct Close;
+    impl Drop for Close {
+        fn drop(&mut self) {
+            write_batch(false);
         }
     }
+    let _close = Close;
+    f()
+}
 
-    /// The writer: takes everything pending, writes it in one call, forever.
-    fn run(&self, out: &mut dyn Write) {
-        let mut taken = Vec::new();
-        loop {
-            let mut state = self.lock();
-            while state.pending.is_empty() {
-                state = self.arrived.wait(state).unwrap_or_else(|e| e.into_inner());
+/// Writes this thread's gathered lines, and closes its batch unless `keep_open`.
+fn write_batch(keep_open: bool) {
+    BATCH.with(|b| {
+        if let Ok(mut b) = b.try_borrow_mut() {
+            if !b.lines.is_empty() {
+                emit(&b.lines);
+                b.lines.clear();
             }
-            if state.pending.len() < GATHER_BYTES {
-                // Let a burst gather: one write and one wake-up a millisecond at most,
-                // not one per line.
-                drop(state);
-                std::thread::sleep(GATHER_WAIT);
-                state = self.lock();
-            }
-            std::mem::swap(&mut state.pending, &mut taken);
-            state.writing = true;
-            drop(state);
-            // stderr failing leaves nowhere to say so, as for any logger writing to it.
-            let _ = out.write_all(&taken);
-            let _ = out.flush();
-            taken.clear();
-            self.lock().writing = false;
-            self.written.notify_all();
+            b.open &= keep_open;
         }
-    }
-
-    /// Waits until every line appended before the call is written.
-    fn flush(&self) {
-        let mut state = self.lock();
-        while !state.pending.is_empty() || state.writing {
-            state = self.written.wait(state).unwrap_or_else(|e| e.into_inner());
-        }
-    }
-}
-
-/// The writer thread's name.
-const WRITER_THREAD: &str = "log-writer";
-
-/// The writer's buffer; `None` when no writer thread could be started.
-static SINK: OnceLock<Option<&'static Shared>> = OnceLock::new();
-
-/// Starts the writer thread (once). Lines go straight to stderr if it cannot be started.
-pub(super) fn start() {
-    SINK.get_or_init(|| {
-        let shared: &'static Shared = Box::leak(Box::default());
-        std::thread::Builder::new()
-            .name(WRITER_THREAD.into())
-            .spawn(move || shared.run(&mut std::io::stderr()))
-            .ok()?;
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            flush();
-            previous(info);
-        }));
-        Some(shared)
     });
 }
 
-/// Waits until every line logged before the call is written to stderr: before the process
-/// exits or prints to stderr itself, and before a panic's message.
-pub fn flush() {
-    // The writer waiting for itself (a panic on its own thread) would never return.
-    if std::thread::current().name() == Some(WRITER_THREAD) {
-        return;
-    }
-    if let Some(Some(shared)) = SINK.get() {
-        shared.flush();
-    }
+/// Writes `bytes` to stderr. Failing, it leaves nowhere to say so, as for any logger
+/// writing there.
+#[cfg(not(test))]
+fn emit(bytes: &[u8]) {
+    let _ = std::io::stderr().write_all(bytes);
+}
+
+/// The unit tests read what would have gone to stderr.
+#[cfg(test)]
+fn emit(bytes: &[u8]) {
+    tests::EMITTED.with(|e| e.borrow_mut().extend_from_slice(bytes));
+}
+
+/// Installs a panic hook that writes the panicking thread's gathered lines before the
+/// panic's message, so the lines read in the order they were logged.
+pub(super) fn write_batch_on_panic() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        write_batch(true);
+        previous(info);
+    }));
 }
 
 /// The writer tracing's fmt layer gets for each event: its one `write_all` of the formatted
-/// line becomes an append.
+/// line goes to this thread's batch if one is open, else straight to stderr.
 pub(super) struct LineWriter;
 
 impl Write for LineWriter {
     fn write(&mut self, line: &[u8]) -> std::io::Result<usize> {
-        match SINK.get() {
-            Some(Some(shared)) => shared.append(line),
-            _ => std::io::stderr().write_all(line)?,
+        let gathered = BATCH.with(|b| match b.try_borrow_mut() {
+            Ok(mut b) if b.open => {
+                b.lines.extend_from_slice(line);
+                Some(b.lines.len())
+            }
+            _ => None,
+        });
+        match gathered {
+            None => emit(line),
+            Some(bytes) if bytes >= BATCH_LIMIT_BYTES => write_batch(true),
+            Some(_) => {}
         }
         Ok(line.len())
     }
@@ -153,79 +124,59 @@ impl Write for LineWriter {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
-    /// A writer that records each call, so the test sees lines batched into writes.
-    #[derive(Clone, Default)]
-    struct Calls(Arc<Mutex<Vec<Vec<u8>>>>);
-
-    impl Write for Calls {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().push(bytes.to_vec());
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
+    thread_local! {
+        pub(super) static EMITTED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     }
 
-    /// Lines from several threads all arrive, each whole and in its thread's order, and a
-    /// flush returns only once everything appended before it is written.
+    fn emitted() -> Vec<u8> {
+        EMITTED.with(|e| std::mem::take(&mut *e.borrow_mut()))
+    }
+
+    fn is_open() -> bool {
+        BATCH.with(|b| b.borrow().open)
+    }
+
+    /// Inside a batch lines are held until it ends, nested batches included; past the limit
+    /// they go out without waiting; outside one each goes out at once.
     #[test]
-    fn every_line_is_written_whole_in_order_and_flush_waits_for_them() {
-        let shared: &'static Shared = Box::leak(Box::default());
-        let calls = Calls::default();
-        let mut out = calls.clone();
-        std::thread::spawn(move || shared.run(&mut out));
-        let threads: Vec<_> = (0..4)
-            .map(|t| {
-                std::thread::spawn(move || {
-                    for i in 0..20_000 {
-                        shared.append(format!("thread {t} line {i}\n").as_bytes());
-                    }
-                })
+    fn a_batch_holds_its_lines_until_it_ends() {
+        LineWriter.write_all(b"outside\n").unwrap();
+        assert_eq!(emitted(), b"outside\n");
+        let during = batched(|| {
+            LineWriter.write_all(b"one\n").unwrap();
+            batched(|| LineWriter.write_all(b"two\n").unwrap());
+            // The inner batch is part of the outer one: still held.
+            assert!(emitted().is_empty());
+            let big = vec![b'x'; BATCH_LIMIT_BYTES];
+            LineWriter.write_all(&big).unwrap();
+            let at_limit = emitted();
+            assert_eq!(
+                at_limit.len(),
+                8 + BATCH_LIMIT_BYTES,
+                "a full batch goes out at once"
+            );
+            assert!(at_limit.starts_with(b"one\ntwo\nxxx"));
+            LineWriter.write_all(b"three\n").unwrap();
+            assert!(is_open());
+            emitted()
+        });
+        assert!(during.is_empty());
+        assert_eq!(emitted(), b"three\n");
+        assert!(!is_open());
+    }
+
+    /// A batch whose closure panics is closed, and its lines are written, not kept.
+    #[test]
+    fn a_panic_inside_a_batch_closes_it_and_writes_its_lines() {
+        let result = std::panic::catch_unwind(|| {
+            batched(|| {
+                LineWriter.write_all(b"before the panic\n").unwrap();
+                panic!("in the batch");
             })
-            .collect();
-        for t in threads {
-            t.join().unwrap();
-        }
-        shared.flush();
-        let writes = calls.0.lock().unwrap().clone();
-        let text = String::from_utf8(writes.concat()).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 80_000);
-        for t in 0..4 {
-            let mine: Vec<&str> = lines
-                .iter()
-                .copied()
-                .filter(|l| l.starts_with(&format!("thread {t} ")))
-                .collect();
-            let expected: Vec<String> = (0..20_000)
-                .map(|i| format!("thread {t} line {i}"))
-                .collect();
-            assert_eq!(mine, expected);
-        }
-        // Lines that came while the writer wrote went out together.
-        assert!(writes.len() < 80_000, "{} writes", writes.len());
-    }
-
-    /// A logging thread that finds the buffer full waits for the writer instead of dropping
-    /// lines or growing without bound.
-    #[test]
-    fn a_full_buffer_holds_the_logging_thread_until_the_writer_takes_it() {
-        let shared: &'static Shared = Box::leak(Box::default());
-        shared.append(&vec![b'x'; PENDING_LIMIT_BYTES]);
-        let blocked = std::thread::spawn(move || shared.append(b"after\n"));
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        assert!(!blocked.is_finished());
-        assert_eq!(shared.lock().pending.len(), PENDING_LIMIT_BYTES);
-        let calls = Calls::default();
-        let mut out = calls.clone();
-        std::thread::spawn(move || shared.run(&mut out));
-        blocked.join().unwrap();
-        shared.flush();
-        let written = calls.0.lock().unwrap().concat();
-        assert_eq!(written.len(), PENDING_LIMIT_BYTES + 6);
-        assert!(written.ends_with(b"after\n"));
+        });
+        assert!(result.is_err());
+        assert_eq!(emitted(), b"before the panic\n");
+        assert!(!is_open());
     }
 }

@@ -538,11 +538,8 @@ impl NodeMachine {
         // is found while the driver encodes the records.
         if image.metadata_version().is_none() {
             return Err((
-                format!(
-                    "KRaft snapshot file generation error for {}: {}",
-                    id.file_stem(),
-                    crate::metadata::image::ImageWriteError::NoMetadataVersion
-                ),
+                crate::metadata::image::ImageWriteError::NoMetadataVersion
+                    .generation_message(&id.file_stem()),
                 true,
             ));
         }

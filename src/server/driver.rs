@@ -38,7 +38,7 @@ use crate::server::workload::commit_stats::CommitStats;
 use crate::server::workload::{no_op_record, Pacer, Workload, MAX_PENDING_RECORDS};
 use crate::snapshot::SnapshotId;
 
-mod metadata;
+pub mod metadata;
 
 /// Events queued for the raft thread before producers see "busy".
 const EVENT_QUEUE_DEPTH: usize = 4096;

@@ -47,6 +47,15 @@ pub enum ImageWriteError {
     Output(String),
 }
 
+impl ImageWriteError {
+    /// Kafka's message for a snapshot that could not be generated from the image
+    /// (`SnapshotGenerator`'s "KRaft snapshot file generation error"), `snapshot` being the
+    /// file's stem.
+    pub fn generation_message(&self, snapshot: &str) -> String {
+        format!("KRaft snapshot file generation error for {snapshot}: {self}")
+    }
+}
+
 /// RegisterBrokerRecord version at metadata.version `level` (`registerBrokerRecordVersion`).
 pub fn register_broker_version(level: i16) -> u16 {
     if level >= mv::CORDONED_LOG_DIRS {

@@ -94,9 +94,10 @@ impl Driver {
     }
 }
 
-/// Encodes `image` into snapshot `id` in `dir` record by record; on failure, Kafka's message
-/// (the unfinished `.part` file is removed as the writer drops).
-fn write_image(
+/// Encodes `image` into snapshot `id` in `dir` record by record, holding one batch at a
+/// time, and returns the file's path; on failure, Kafka's message (the unfinished `.part`
+/// file is removed as the writer drops).
+pub fn write_image(
     dir: &Path,
     id: SnapshotId,
     header: &SnapshotHeaderInfo,
@@ -119,10 +120,7 @@ fn write_image(
     match encoded {
         Ok(()) => writer.finish().map_err(|e| written(&e)),
         Err(ImageWriteError::Output(e)) => Err(written(&e)),
-        Err(e) => Err(format!(
-            "KRaft snapshot file generation error for {}: {e}",
-            id.file_stem()
-        )),
+        Err(e) => Err(e.generation_message(&id.file_stem())),
     }
 }
 
