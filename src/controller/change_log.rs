@@ -40,24 +40,27 @@ pub(super) fn replayed(image: &MetadataImage, record: &MetadataRecord) {
         ),
         MetadataRecord::Partition(r) => {
             let name = topic_name(image, &r.topic_id);
-            let existing = image
+            let previous = image
                 .topics
                 .get(&r.topic_id)
-                .is_some_and(|t| t.partitions.contains_key(&r.partition_id));
+                .and_then(|t| t.partitions.get(&r.partition_id));
             // Written straight into the line: this runs once per partition created, and
             // building the texts first cost more than the replay itself (#41).
             let registration = RecordRegistration(r);
             let (partition, id) = (r.partition_id, KafkaUuid(&r.topic_id));
-            if existing {
-                tracing::info!(
-                    "Replayed PartitionRecord for existing partition {name}-{partition} with \
-                     topic ID {id} and {registration}."
-                );
-            } else {
-                tracing::info!(
+            match previous {
+                None => tracing::info!(
                     "Replayed PartitionRecord for new partition {name}-{partition} with topic \
                      ID {id} and {registration}."
-                );
+                ),
+                // Kafka logs an existing partition only when the record changes it.
+                Some(previous)
+                    if PartitionRegistration::from_record(r.clone())
+                        .is_ok_and(|p| p == **previous) => {}
+                Some(_) => tracing::info!(
+                    "Replayed PartitionRecord for existing partition {name}-{partition} with \
+                     topic ID {id} and {registration}."
+                ),
             }
         }
         MetadataRecord::PartitionChange(r)
@@ -530,5 +533,43 @@ mod tests {
             .unwrap()
         )
         .contains("directories=[fIFoBanoy2NV4I5F4JiG8w]"));
+    }
+
+    /// As Kafka's `ReplicationControlManager.replay(PartitionRecord)`: a new partition is
+    /// logged, a record that changes an existing one is logged as such, and one equal to the
+    /// partition it replaces is not logged at all.
+    #[test]
+    fn an_existing_partition_is_logged_only_when_the_record_changes_it() {
+        use crate::metadata::records::TopicRecord;
+        let topic_id = uuid::Uuid::from_u128(7);
+        let mut image = MetadataImage::new();
+        image
+            .replay(MetadataRecord::Topic(TopicRecord {
+                name: "t".into(),
+                topic_id,
+                ..Default::default()
+            }))
+            .unwrap();
+        let record = PartitionRecord {
+            partition_id: 0,
+            topic_id,
+            replicas: vec![1],
+            isr: vec![1],
+            leader: 1,
+            ..Default::default()
+        };
+        let mut replay = |r: &PartitionRecord| {
+            let r = MetadataRecord::Partition(r.clone());
+            let log = crate::logging::captured(tracing::Level::INFO, || replayed(&image, &r));
+            image.replay(r).unwrap();
+            log
+        };
+        assert!(replay(&record).contains("Replayed PartitionRecord for new partition t-0 "));
+        assert_eq!(replay(&record), "");
+        let changed = PartitionRecord {
+            leader_epoch: 1,
+            ..record
+        };
+        assert!(replay(&changed).contains("for existing partition t-0 with topic ID "));
     }
 }

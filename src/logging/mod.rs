@@ -63,11 +63,6 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
-/// Formats milliseconds since the epoch as `2025-01-01 12:00:00,123` (UTC).
-pub fn format_timestamp_ms(epoch_ms: i64) -> String {
-    Timestamp(epoch_ms).to_string()
-}
-
 /// Milliseconds since the epoch, displayed as `2025-01-01 12:00:00,123` (UTC) where it is
 /// written.
 struct Timestamp(i64);
@@ -231,13 +226,13 @@ mod tests {
 
     #[test]
     fn timestamps_use_kafka_layout() {
-        assert_eq!(format_timestamp_ms(0), "1970-01-01 00:00:00,000");
+        assert_eq!(Timestamp(0).to_string(), "1970-01-01 00:00:00,000");
         assert_eq!(
-            format_timestamp_ms(1_700_000_000_123),
+            Timestamp(1_700_000_000_123).to_string(),
             "2023-11-14 22:13:20,123"
         );
         assert_eq!(
-            format_timestamp_ms(951_782_400_000),
+            Timestamp(951_782_400_000).to_string(),
             "2000-02-29 00:00:00,000"
         );
     }
