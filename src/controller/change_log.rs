@@ -55,8 +55,7 @@ pub(super) fn replayed(image: &MetadataImage, record: &MetadataRecord) {
                 ),
                 // Kafka logs an existing partition only when the record changes it.
                 Some(previous)
-                    if PartitionRegistration::from_record(r.clone())
-                        .is_ok_and(|p| p == **previous) => {}
+                    if PartitionRegistration::from_record(r).is_ok_and(|p| p == **previous) => {}
                 Some(_) => tracing::info!(
                     "Replayed PartitionRecord for existing partition {name}-{partition} with \
                      topic ID {id} and {registration}."
@@ -262,7 +261,7 @@ impl fmt::Display for RecordRegistration<'_> {
         let shaped = r.directories.is_empty() || r.directories.len() == r.replicas.len();
         if !shaped || !matches!(r.leader_recovery_state, 0 | 1) {
             // The registration's own error, built the slow way: never on a valid record.
-            return match PartitionRegistration::from_record(r.clone()) {
+            return match PartitionRegistration::from_record(r) {
                 Ok(p) => f.write_str(&registration_text(&p)),
                 Err(e) => write!(f, "<invalid: {e}>"),
             };
@@ -509,7 +508,7 @@ mod tests {
             },
         ];
         for r in shapes {
-            let made = PartitionRegistration::from_record(r.clone()).unwrap();
+            let made = PartitionRegistration::from_record(&r).unwrap();
             assert_eq!(RecordRegistration(&r).to_string(), registration_text(&made));
         }
         assert!(RecordRegistration(&PartitionRecord {
@@ -525,7 +524,7 @@ mod tests {
         .to_string()
         .starts_with("<invalid: "));
         assert!(registration_text(
-            &PartitionRegistration::from_record(PartitionRecord {
+            &PartitionRegistration::from_record(&PartitionRecord {
                 replicas: vec![4],
                 directories: vec![dir],
                 ..Default::default()

@@ -1,8 +1,9 @@
 //! Event and span fields as tracing's default formatter writes them (`message` bare, others
-//! `name=value`), with its terminal-injection escaping of the message, but written a run at
-//! a time and straight into the line: the default escapes through one `write_char` per
-//! character, which made a third of the controller's replay time while it logged a line per
-//! replayed PartitionRecord (#41), and a copy of each message cost another part.
+//! `name=value`), with its terminal-injection escaping of the message. The message is
+//! formatted whole into a reused buffer and escaped in one scan into the line: the default
+//! escapes through one `write_char` per character, which made a third of the controller's
+//! replay time while it logged a line per replayed PartitionRecord (#41), and escaping each
+//! formatted piece on its way cost another part.
 
 use std::fmt::{self, Write};
 
@@ -60,10 +61,7 @@ pub fn write_escaped(out: &mut impl Write, s: &str) -> fmt::Result {
     let bytes = s.as_bytes();
     let mut start = 0;
     let mut i = 0;
-    while let Some(at) = bytes[i..]
-        .iter()
-        .position(|b| matches!(b, 0x07 | 0x08 | 0x0c | 0x1b | 0x7f | 0xc2))
-    {
+    while let Some(at) = first_candidate(&bytes[i..]) {
         i += at;
         // A char boundary: each candidate byte is ASCII or a lead byte.
         let c = s[i..].chars().next().unwrap_or_default();
@@ -75,6 +73,57 @@ pub fn write_escaped(out: &mut impl Write, s: &str) -> fmt::Result {
         i += c.len_utf8().max(1);
     }
     out.write_str(&s[start..])
+}
+
+/// Whether `b` can start an escaped character.
+fn is_candidate(b: u8) -> bool {
+    matches!(b, 0x07 | 0x08 | 0x0c | 0x1b | 0x7f | 0xc2)
+}
+
+/// The position of the first byte that can start an escaped character. Whole chunks are
+/// tested without stopping at each byte, which the compiler does many bytes at a time: a
+/// byte-by-byte search was the most of a log line's cost (#41), and nearly every message
+/// holds no such byte.
+fn first_candidate(bytes: &[u8]) -> Option<usize> {
+    const CHUNK: usize = 32;
+    let mut offset = 0;
+    for chunk in bytes.chunks(CHUNK) {
+        let any = chunk.iter().fold(false, |any, b| any | is_candidate(*b));
+        if any {
+            return chunk
+                .iter()
+                .position(|b| is_candidate(*b))
+                .map(|at| offset + at);
+        }
+        offset += chunk.len();
+    }
+    None
+}
+
+thread_local! {
+    /// A message formatted whole before it is escaped into the line (its capacity is kept).
+    static MESSAGE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Writes `value` escaped: formatted into this thread's message buffer and scanned once
+/// there, as escaping each piece as it was formatted (a message is dozens of pieces, each
+/// number and name one) cost more than the copy (#41). A message whose formatting logs
+/// (the buffer is in use) is escaped piece by piece instead.
+fn write_message(out: &mut impl Write, value: &dyn fmt::Debug) -> fmt::Result {
+    let whole = MESSAGE.try_with(|m| {
+        let mut m = m.try_borrow_mut().ok()?;
+        m.clear();
+        let written = write!(m, "{value:?}").and_then(|()| write_escaped(out, &m));
+        // A long message's buffer is not kept for every later one.
+        if m.capacity() > 64 << 10 {
+            *m = String::new();
+        }
+        Some(written)
+    });
+    match whole.ok().flatten() {
+        Some(written) => written,
+        None => write!(Escaping(out), "{value:?}"),
+    }
 }
 
 impl FieldsVisitor<'_> {
@@ -113,8 +162,7 @@ impl Visit for FieldsVisitor<'_> {
             return;
         }
         self.result = if name == "message" {
-            // Formatted straight into the line: no copy of the message is built first.
-            write!(Escaping(&mut self.writer), "{value:?}")
+            write_message(&mut self.writer, value)
         } else {
             let name = name.strip_prefix("r#").unwrap_or(name);
             write!(self.writer, "{name}={value:?}")
@@ -148,6 +196,21 @@ mod tests {
             Escaping(&mut through).write_str(piece).unwrap();
         }
         assert_eq!(through, out);
+        // A message whose formatting logs another finds the buffer in use, and both come
+        // out whole and escaped.
+        struct Nested;
+        impl fmt::Debug for Nested {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                let mut inner = String::new();
+                write_message(&mut inner, &format_args!("in\x07ner"))?;
+                write!(f, "out\x1b[{inner}]")
+            }
+        }
+        let mut nested = String::new();
+        write_message(&mut nested, &Nested).unwrap();
+        assert_eq!(nested, "out\\x1b[in\\x07ner]");
+        write_message(&mut nested, &format_args!(" then\x7f")).unwrap();
+        assert_eq!(nested, "out\\x1b[in\\x07ner] then\\x7f");
         let mut plain = String::new();
         write_escaped(&mut plain, "Replayed PartitionRecord for new partition t-0").unwrap();
         assert_eq!(plain, "Replayed PartitionRecord for new partition t-0");

@@ -67,19 +67,49 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 /// written.
 struct Timestamp(i64);
 
+/// The text of one second, `2025-01-01 12:00:00`: every line of that second starts with it.
+fn second_text(secs: i64) -> String {
+    let (y, mo, d) = civil_from_days(secs.div_euclid(86_400));
+    let sod = secs.rem_euclid(86_400);
+    format!(
+        "{y:04}-{mo:02}-{d:02} {:02}:{:02}:{:02}",
+        sod / 3600,
+        (sod % 3600) / 60,
+        sod % 60
+    )
+}
+
+thread_local! {
+    /// The last second this thread wrote a timestamp in, and its text: a thread logging a
+    /// line per replayed record (#41) writes thousands of lines a second, and the calendar
+    /// arithmetic and padded formatting of each took a part of replay's time.
+    static LAST_SECOND: std::cell::RefCell<(i64, String)> =
+        const { std::cell::RefCell::new((i64::MIN, String::new())) };
+}
+
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let secs = self.0.div_euclid(1000);
-        let ms = self.0.rem_euclid(1000);
-        let (y, mo, d) = civil_from_days(secs.div_euclid(86_400));
-        let sod = secs.rem_euclid(86_400);
-        write!(
-            f,
-            "{y:04}-{mo:02}-{d:02} {:02}:{:02}:{:02},{ms:03}",
-            sod / 3600,
-            (sod % 3600) / 60,
-            sod % 60
-        )
+        let ms = self.0.rem_euclid(1000) as u32;
+        let millis = [
+            b',',
+            b'0' + (ms / 100) as u8,
+            b'0' + (ms / 10 % 10) as u8,
+            b'0' + (ms % 10) as u8,
+        ];
+        let millis = std::str::from_utf8(&millis).map_err(|_| fmt::Error)?;
+        let cached = LAST_SECOND.try_with(|last| {
+            let mut last = last.try_borrow_mut().ok()?;
+            if last.0 != secs {
+                *last = (secs, second_text(secs));
+            }
+            Some(f.write_str(&last.1))
+        });
+        match cached.ok().flatten() {
+            Some(written) => written?,
+            None => f.write_str(&second_text(secs))?,
+        }
+        f.write_str(millis)
     }
 }
 
@@ -103,7 +133,9 @@ where
         event: &Event<'_>,
     ) -> fmt::Result {
         let meta = event.metadata();
-        write!(writer, "[{}] {} ", Timestamp(now_ms()), meta.level())?;
+        write!(writer, "[{}] ", Timestamp(now_ms()))?;
+        writer.write_str(meta.level().as_str())?;
+        writer.write_char(' ')?;
         if let Some(scope) = ctx.event_scope() {
             for span in scope.from_root() {
                 let ext = span.extensions();
@@ -115,7 +147,9 @@ where
             }
         }
         ctx.field_format().format_fields(writer.by_ref(), event)?;
-        writeln!(writer, " ({})", meta.target())
+        writer.write_str(" (")?;
+        writer.write_str(meta.target())?;
+        writer.write_str(")\n")
     }
 }
 
@@ -234,6 +268,19 @@ mod tests {
         assert_eq!(
             Timestamp(951_782_400_000).to_string(),
             "2000-02-29 00:00:00,000"
+        );
+        // A thread keeps its last second's text: the same second again, then the next.
+        assert_eq!(
+            Timestamp(1_700_000_000_999).to_string(),
+            "2023-11-14 22:13:20,999"
+        );
+        assert_eq!(
+            Timestamp(1_700_000_001_007).to_string(),
+            "2023-11-14 22:13:21,007"
+        );
+        assert_eq!(
+            Timestamp(1_699_999_999_050).to_string(),
+            "2023-11-14 22:13:19,050"
         );
     }
 }

@@ -20,39 +20,41 @@ struct Table {
 
 static TABLE: RwLock<Option<Table>> = RwLock::new(None);
 
-/// The index of each of `dirs`, given one on first sight; an index is a 32-bit word stored as
-/// an `i32` beside broker ids (`as` keeps its bits both ways).
-pub(super) fn intern(dirs: &[Uuid]) -> Vec<i32> {
+/// Writes the index of each of `dirs` into `words` (as long), giving one on first sight; an
+/// index is a 32-bit word stored as an `i32` beside broker ids (`as` keeps its bits both
+/// ways).
+pub(super) fn intern_into(dirs: &[Uuid], words: &mut [i32]) {
+    debug_assert_eq!(dirs.len(), words.len());
     if dirs.is_empty() {
-        return Vec::new();
+        return;
     }
     {
         let table = TABLE.read().unwrap_or_else(PoisonError::into_inner);
         if let Some(t) = table.as_ref() {
-            let known: Option<Vec<i32>> = dirs
-                .iter()
-                .map(|d| t.index.get(d).map(|i| *i as i32))
-                .collect();
-            if let Some(known) = known {
-                return known;
+            let mut known = 0;
+            for (d, w) in dirs.iter().zip(words.iter_mut()) {
+                let Some(i) = t.index.get(d) else { break };
+                *w = *i as i32;
+                known += 1;
+            }
+            if known == dirs.len() {
+                return;
             }
         }
     }
     let mut table = TABLE.write().unwrap_or_else(PoisonError::into_inner);
     let t = table.get_or_insert_with(Table::default);
-    dirs.iter()
-        .map(|d| {
-            let next = t.ids.len() as u32;
-            let i = *t.index.entry(*d).or_insert(next);
-            if i == next {
-                t.ids.push(*d);
-            }
-            i as i32
-        })
-        .collect()
+    for (d, w) in dirs.iter().zip(words.iter_mut()) {
+        let next = t.ids.len() as u32;
+        let i = *t.index.entry(*d).or_insert(next);
+        if i == next {
+            t.ids.push(*d);
+        }
+        *w = i as i32;
+    }
 }
 
-/// The Uuids of indexes [`intern`] gave.
+/// The Uuids of indexes [`intern_into`] gave.
 pub(super) fn resolve(words: &[i32]) -> Vec<Uuid> {
     if words.is_empty() {
         return Vec::new();
@@ -63,14 +65,14 @@ pub(super) fn resolve(words: &[i32]) -> Vec<Uuid> {
         .iter()
         .map(|w| {
             let id = ids.get(*w as u32 as usize).copied();
-            // Only intern makes words, so every one names an entry.
+            // Only intern_into makes words, so every one names an entry.
             debug_assert!(id.is_some(), "directory index {w} was never given");
             id.unwrap_or_default()
         })
         .collect()
 }
 
-/// The Uuid of one index [`intern`] gave (a leader check asks for one replica's).
+/// The Uuid of one index [`intern_into`] gave (a leader check asks for one replica's).
 pub(super) fn resolve_one(word: i32) -> Option<Uuid> {
     let table = TABLE.read().unwrap_or_else(PoisonError::into_inner);
     let id = table.as_ref()?.ids.get(word as u32 as usize).copied();
@@ -86,10 +88,13 @@ mod tests {
     fn an_id_keeps_its_index_and_resolves_back() {
         let a = Uuid::from_u128(0xfeed_0001);
         let b = Uuid::from_u128(0xfeed_0002);
-        let first = intern(&[a, b, a]);
+        let mut first = [0; 3];
+        intern_into(&[a, b, a], &mut first);
         assert_eq!(first[0], first[2]);
         assert_ne!(first[0], first[1]);
-        assert_eq!(intern(&[b]), vec![first[1]]);
+        let mut again = [0; 1];
+        intern_into(&[b], &mut again);
+        assert_eq!(again, [first[1]]);
         assert_eq!(resolve(&first), vec![a, b, a]);
         assert_eq!(resolve_one(first[1]), Some(b));
     }

@@ -171,44 +171,73 @@ impl PartitionRegistration {
     pub fn from_parts(parts: PartitionParts) -> Self {
         let migrating = parts.directories.len() == parts.replicas.len()
             && parts.directories.iter().all(Uuid::is_nil);
-        let dirs: Vec<i32> = if migrating {
-            Vec::new()
-        } else {
-            directory_ids::intern(&parts.directories)
-        };
-        let lists: [&[i32]; LISTS] = [
-            &parts.replicas,
-            &parts.isr,
-            &parts.removing_replicas,
-            &parts.adding_replicas,
-            &parts.elr,
-            &parts.last_known_elr,
-            &dirs,
-        ];
+        Self::pack(
+            Scalars {
+                leader: parts.leader,
+                leader_epoch: parts.leader_epoch,
+                partition_epoch: parts.partition_epoch,
+                leader_recovery_state: parts.leader_recovery_state,
+            },
+            [
+                &parts.replicas,
+                &parts.isr,
+                &parts.removing_replicas,
+                &parts.adding_replicas,
+                &parts.elr,
+                &parts.last_known_elr,
+            ],
+            if migrating { &[] } else { &parts.directories },
+            migrating,
+        )
+    }
+
+    /// Packs the six id lists (in the order of the constants above) and the directories
+    /// (none when `migrating`) straight into the words: the registration of each partition
+    /// replayed is built here, and an intermediate list per registration made a part of
+    /// CreateTopics' time in the allocator (#41).
+    fn pack(
+        scalars: Scalars,
+        ids: [&[i32]; LISTS - 1],
+        directories: &[Uuid],
+        migrating: bool,
+    ) -> Self {
+        let limit = usize::from(u16::MAX);
         let mut lengths = [0u16; LISTS];
-        let mut words = Vec::with_capacity(lists.iter().map(|l| l.len()).sum());
-        for (which, list) in lists.iter().enumerate() {
-            debug_assert!(
-                list.len() <= usize::from(u16::MAX),
-                "a list of {}",
-                list.len()
-            );
-            let kept = &list[..list.len().min(usize::from(u16::MAX))];
-            lengths[which] = kept.len() as u16;
-            words.extend_from_slice(kept);
+        for (which, list) in ids.iter().enumerate() {
+            debug_assert!(list.len() <= limit, "a list of {}", list.len());
+            lengths[which] = list.len().min(limit) as u16;
         }
-        let words = if words.len() <= INLINE_WORDS {
+        debug_assert!(
+            directories.len() <= limit,
+            "{} directories",
+            directories.len()
+        );
+        let directories = &directories[..directories.len().min(limit)];
+        lengths[DIRECTORIES] = directories.len() as u16;
+        let total: usize = lengths.iter().map(|n| usize::from(*n)).sum();
+        let fill = |words: &mut [i32]| {
+            let mut at = 0;
+            for (which, list) in ids.iter().enumerate() {
+                let n = usize::from(lengths[which]);
+                words[at..at + n].copy_from_slice(&list[..n]);
+                at += n;
+            }
+            directory_ids::intern_into(directories, &mut words[at..]);
+        };
+        let words = if total <= INLINE_WORDS {
             let mut inline = [0; INLINE_WORDS];
-            inline[..words.len()].copy_from_slice(&words);
+            fill(&mut inline[..total]);
             Words::Inline(inline)
         } else {
-            Words::Heap(words.into_boxed_slice())
+            let mut heap = vec![0; total].into_boxed_slice();
+            fill(&mut heap);
+            Words::Heap(heap)
         };
         Self {
-            leader: parts.leader,
-            leader_epoch: parts.leader_epoch,
-            partition_epoch: parts.partition_epoch,
-            leader_recovery_state: parts.leader_recovery_state,
+            leader: scalars.leader,
+            leader_epoch: scalars.leader_epoch,
+            partition_epoch: scalars.partition_epoch,
+            leader_recovery_state: scalars.leader_recovery_state,
             migrating,
             lengths,
             words,
@@ -254,18 +283,16 @@ impl fmt::Debug for PartitionRegistration {
     }
 }
 
+/// The fields of a registration that are not lists.
+struct Scalars {
+    leader: i32,
+    leader_epoch: i32,
+    partition_epoch: i32,
+    leader_recovery_state: i8,
+}
+
 /// PartitionChangeRecord.leader_recovery_state: unchanged.
 const NO_RECOVERY_STATE_CHANGE: i8 = -1;
-
-/// Kafka keeps "migrating" (the all-zero id) for every replica when no directory is known: a
-/// missing or empty list, or one holding only that id, becomes one per replica.
-fn default_to_migrating(dirs: Vec<Uuid>, replicas: usize) -> Vec<Uuid> {
-    if dirs.iter().all(Uuid::is_nil) {
-        vec![Uuid::nil(); replicas]
-    } else {
-        dirs
-    }
-}
 
 fn leader_recovery_state(value: i8, record: &'static str) -> Result<i8, ReplayError> {
     match value {
@@ -290,8 +317,10 @@ impl PartitionRegistration {
         !self.adding_replicas().is_empty() || !self.removing_replicas().is_empty()
     }
 
-    /// The state a PartitionRecord sets (whole, replacing any earlier state).
-    pub fn from_record(r: PartitionRecord) -> Result<Self, ReplayError> {
+    /// The state a PartitionRecord sets (whole, replacing any earlier state). Kafka keeps
+    /// "migrating" (the all-zero id) for every replica when no directory is known: a
+    /// missing or empty list, or one holding only that id, becomes one per replica.
+    pub fn from_record(r: &PartitionRecord) -> Result<Self, ReplayError> {
         if !r.directories.is_empty() && r.directories.len() != r.replicas.len() {
             return Err(ReplayError::ReplicaDirectories {
                 topic_id: r.topic_id,
@@ -300,23 +329,29 @@ impl PartitionRegistration {
                 directories: r.directories.len(),
             });
         }
-        Ok(Self::from_parts(PartitionParts {
-            directories: default_to_migrating(r.directories, r.replicas.len()),
-            replicas: r.replicas,
-            isr: r.isr,
-            removing_replicas: r.removing_replicas,
-            adding_replicas: r.adding_replicas,
-            leader: r.leader,
-            leader_recovery_state: leader_recovery_state(
-                r.leader_recovery_state,
-                "PartitionRecord",
-            )?,
-            leader_epoch: r.leader_epoch,
-            partition_epoch: r.partition_epoch,
-            // Null (the feature off) and empty are the same to the image.
-            elr: r.eligible_leader_replicas.unwrap_or_default(),
-            last_known_elr: r.last_known_elr.unwrap_or_default(),
-        }))
+        let migrating = r.directories.iter().all(Uuid::is_nil);
+        Ok(Self::pack(
+            Scalars {
+                leader: r.leader,
+                leader_epoch: r.leader_epoch,
+                partition_epoch: r.partition_epoch,
+                leader_recovery_state: leader_recovery_state(
+                    r.leader_recovery_state,
+                    "PartitionRecord",
+                )?,
+            },
+            [
+                &r.replicas,
+                &r.isr,
+                &r.removing_replicas,
+                &r.adding_replicas,
+                // Null (the feature off) and empty are the same to the image.
+                r.eligible_leader_replicas.as_deref().unwrap_or_default(),
+                r.last_known_elr.as_deref().unwrap_or_default(),
+            ],
+            if migrating { &[] } else { &r.directories },
+            migrating,
+        ))
     }
 
     /// This state after a PartitionChangeRecord: null fields stay, a leader other than -2

@@ -265,7 +265,7 @@ impl MetadataImage {
                 .ok_or(ReplayError::UnknownTopic(r.topic_id))?,
         );
         let id = r.partition_id;
-        let registration = PartitionRegistration::from_record(r)?;
+        let registration = PartitionRegistration::from_record(&r)?;
         self.partition_stats.add(&registration);
         topic.isr_members.add(registration.isr());
         let is = registration.is_reassigning();
