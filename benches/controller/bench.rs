@@ -59,6 +59,10 @@ pub struct Params {
     pub topics_per_request: usize,
     /// CreateTopics requests in flight.
     pub in_flight: usize,
+    /// `controller.quorum.append.linger.ms` of both controllers in the size phases; `None`
+    /// keeps Kafka's default (25 ms), which bounds CreateTopics: requests in flight × their
+    /// partitions ÷ (linger + service time) (#41).
+    pub linger_ms: Option<u64>,
     /// Fake brokers of each heartbeat measurement.
     pub heartbeat_brokers: Vec<usize>,
     /// How long each heartbeat measurement runs.
@@ -99,6 +103,7 @@ impl Params {
             partitions_per_topic: 10,
             topics_per_request: 100,
             in_flight: 4,
+            linger_ms: None,
             heartbeat_brokers: vec![1_000, 10_000],
             heartbeat_secs: 600,
             metrics_cost: false,
@@ -122,6 +127,7 @@ impl Params {
             partitions_per_topic: 3,
             topics_per_request: 5,
             in_flight: 2,
+            linger_ms: None,
             heartbeat_brokers: vec![20],
             heartbeat_secs: 3,
             metrics_cost: true,

@@ -13,7 +13,13 @@
 //!                                   [--kafka-heap 4G] [--out FILE] [--only-ferrokraft]
 //!                                   [--metrics-cost] [--metrics-cost-pairs 2]
 //!                                   [--scrape-secs 1] [--pin-controller CPU]
+//!                                   [--in-flight 4] [--linger-ms MS]
 //! ```
+//!
+//! `--in-flight` is the CreateTopics requests kept in flight (default 4, of 100 topics of 10
+//! partitions each); `--linger-ms` sets `controller.quorum.append.linger.ms` on both
+//! controllers (default: Kafka's 25 ms). Together they bound the CreateTopics rate of any
+//! controller: in flight × 1,000 partitions ÷ (linger + the time to serve them) (#41).
 //!
 //! `--metrics-cost` adds, at each heartbeat size, `--metrics-cost-pairs` pairs of ferrokraft
 //! controllers with the metrics listener off and on, each pair measured side by side
@@ -66,6 +72,8 @@ fn main() -> std::process::ExitCode {
     let mut scrape_secs = None;
     let mut metrics_cost_pairs = None;
     let mut pin_controller = None;
+    let mut in_flight = None;
+    let mut linger_ms = None;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--smoke" => smoke = true,
@@ -82,6 +90,8 @@ fn main() -> std::process::ExitCode {
             "--metrics-cost" => metrics_cost = true,
             "--metrics-cost-pairs" => metrics_cost_pairs = args.next().and_then(|v| v.parse().ok()),
             "--pin-controller" => pin_controller = args.next().and_then(|v| v.parse().ok()),
+            "--in-flight" => in_flight = args.next().and_then(|v| v.parse().ok()),
+            "--linger-ms" => linger_ms = args.next().and_then(|v| v.parse().ok()),
             "--scrape-secs" => scrape_secs = args.next().and_then(|v| v.parse().ok()),
             // cargo bench passes --bench; filters are meaningless here.
             _ => {}
@@ -101,6 +111,8 @@ fn main() -> std::process::ExitCode {
     p.scrape_secs = scrape_secs.unwrap_or(p.scrape_secs).max(1);
     p.metrics_cost_pairs = metrics_cost_pairs.unwrap_or(p.metrics_cost_pairs).max(1);
     p.pin_controller = pin_controller;
+    p.in_flight = in_flight.unwrap_or(p.in_flight).max(1);
+    p.linger_ms = linger_ms.or(p.linger_ms);
     if let Some(cpu) = p.pin_controller {
         if let Err(e) = bench::procs::pin_all_but(std::process::id(), cpu) {
             eprintln!("{e}");

@@ -293,7 +293,11 @@ pub fn against_with<T>(
     props: &[(&str, String)],
     steps: impl AsyncFnOnce(&Controller, &Timeline) -> Result<T, String>,
 ) -> Result<T, String> {
-    let ctrl = Controller::start_with(env, dir, name, kind, &p.kafka_heap, props)?;
+    let mut props = props.to_vec();
+    if let Some(linger) = p.linger_ms {
+        props.push(("controller.quorum.append.linger.ms", linger.to_string()));
+    }
+    let ctrl = Controller::start_with(env, dir, name, kind, &p.kafka_heap, &props)?;
     rt.block_on(async {
         let timeline = Timeline::start(ctrl.port());
         let out = steps(&ctrl, &timeline).await;

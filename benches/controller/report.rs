@@ -59,9 +59,14 @@ pub fn markdown(r: &Results, p: &Params, kafka_version: &str) -> String {
         "# Controller benchmark: ferrokraft and Apache Kafka {kafka_version}\n\n\
          Single-voter controllers; fake brokers (3 per 10k partitions, up to 300) register and \
          heartbeat every 2 s; topics of {} partitions, RF 3, {} topics a request, {} requests \
-         in flight. Kafka heap {}. Every time is read from the committed log (the high \
-         watermark passing the last record needed). Ratio: ferrokraft / Kafka.\n",
-        p.partitions_per_topic, p.topics_per_request, p.in_flight, p.kafka_heap
+         in flight, append linger {}. Kafka heap {}. Every time is read from the committed \
+         log (the high watermark passing the last record needed). Ratio: ferrokraft / Kafka.\n",
+        p.partitions_per_topic,
+        p.topics_per_request,
+        p.in_flight,
+        p.linger_ms
+            .map_or("25 ms (Kafka's default)".to_string(), |l| format!("{l} ms")),
+        p.kafka_heap
     );
     let _ = writeln!(
         out,
