@@ -17,7 +17,9 @@ use uuid::Uuid;
 
 use super::placement::{Placer, UsableBroker};
 use crate::controller::config::ControllerConfig;
-use crate::controller::configs::topic_configs::{effective_topic_configs, validate_topic_configs};
+use crate::controller::configs::topic_configs::{
+    broker_effective_topic_configs, source, topic_value, validate_topic_configs,
+};
 use crate::controller::errors::{self, ApiError};
 use crate::controller::features::partition_record_version;
 use crate::controller::result::{ControllerResult, RecordOut};
@@ -120,17 +122,41 @@ pub fn create_topics(
             duplicates.insert(t.name.0.to_string());
         }
     }
-    let mut records = Vec::new();
-    let mut results = Vec::new();
+    // Sized for the whole request (a TopicRecord and its PartitionRecords a topic; configs
+    // add a few more): grown record by record, the list was copied over and over (#41).
+    let mut records = Vec::with_capacity(usize::try_from(total).unwrap_or(0) + req.topics.len());
+    let mut results = Vec::with_capacity(req.topics.len());
     let mut planned: Vec<(String, Uuid)> = Vec::new();
     let mut record_count = 0usize;
     let placer = Placer::new(brokers);
+    // The broker-level values every topic's answer starts from (the image does not change
+    // while the request is served).
+    let broker_configs: Vec<CreatableTopicConfigs> = broker_effective_topic_configs(
+        image,
+        cfg.release,
+        cfg.node_id,
+        cfg.static_properties.map(),
+    )
+    .into_iter()
+    .map(|(name, value, source)| {
+        CreatableTopicConfigs::default()
+            .with_name(StrBytes::from_static_str(name))
+            .with_value(Some(StrBytes::from_string(value)))
+            .with_read_only(false)
+            .with_config_source(source)
+            .with_is_sensitive(false)
+    })
+    .collect();
+    let shared = PerRequest {
+        placer: &placer,
+        broker_configs: &broker_configs,
+    };
     for t in &req.topics {
         let name = t.name.0.to_string();
         if duplicates.contains(&name) || name == METADATA_TOPIC {
             continue;
         }
-        match create_topic(image, cfg, &placer, rng, t, &planned, quota) {
+        match create_topic(image, cfg, &shared, rng, t, &planned, quota) {
             Ok((result, topic_records, id)) => {
                 record_count += topic_records.len();
                 if !req.validate_only {
@@ -182,10 +208,17 @@ pub fn create_topics(
     ControllerResult::of(records, response)
 }
 
+/// What every topic of one request shares: placement over the usable brokers, and the
+/// broker-level config values each topic's answer starts from.
+struct PerRequest<'a> {
+    placer: &'a Placer<'a>,
+    broker_configs: &'a [CreatableTopicConfigs],
+}
+
 fn create_topic(
     image: &MetadataImage,
     cfg: &ControllerConfig,
-    placer: &Placer,
+    shared: &PerRequest<'_>,
     rng: &mut Rng,
     t: &CreatableTopic,
     planned: &[(String, Uuid)],
@@ -253,7 +286,7 @@ fn create_topic(
         crate::common::java::Built::Default,
         |(k, _)| k.as_str(),
     );
-    let assignments = assign(image, cfg, placer, rng, t)?;
+    let assignments = assign(image, cfg, shared.placer, rng, t)?;
     // The controller mutation quota, once the topic is known to be valid (Kafka's order;
     // validate_only spends it too).
     quota.apply(u32::try_from(assignments.len()).unwrap_or(u32::MAX))?;
@@ -263,14 +296,15 @@ fn create_topic(
     while image.topics.contains_key(&topic_id) || planned.iter().any(|(_, id)| *id == topic_id) {
         topic_id = rng.uuid();
     }
-    let mut records = vec![RecordOut::new(
+    let mut records = Vec::with_capacity(2 + configs.len() + assignments.len());
+    records.push(RecordOut::new(
         MetadataRecord::Topic(TopicRecord {
             name: name.clone(),
             topic_id,
             ..Default::default()
         }),
         0,
-    )];
+    ));
     for (k, v) in &configs {
         records.push(RecordOut::new(
             MetadataRecord::Config(ConfigRecord {
@@ -308,23 +342,18 @@ fn create_topic(
         ));
     }
     let replication_factor = assignments.first().map_or(0, |(r, _)| r.len() as i16);
-    let effective = effective_topic_configs(
-        image,
-        cfg.release,
-        cfg.node_id,
-        cfg.static_properties.map(),
-        &configs,
-    )
-    .into_iter()
-    .map(|(name, value, source)| {
-        CreatableTopicConfigs::default()
-            .with_name(StrBytes::from_static_str(name))
-            .with_value(Some(StrBytes::from_string(value)))
-            .with_read_only(false)
-            .with_config_source(source)
-            .with_is_sensitive(false)
-    })
-    .collect();
+    // Kafka's resolveEffectiveTopicConfig: the topic's own values over the broker's.
+    let effective = shared
+        .broker_configs
+        .iter()
+        .map(|c| match topic_value(&configs, c.name.as_str()) {
+            Some(v) => c
+                .clone()
+                .with_value(Some(StrBytes::from_string(v.to_string())))
+                .with_config_source(source::TOPIC_CONFIG),
+            None => c.clone(),
+        })
+        .collect();
     // Kafka's schema defaults ErrorMessage to null; the generated default here is "".
     let result = CreatableTopicResult::default()
         .with_error_message(None)

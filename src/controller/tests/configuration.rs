@@ -793,3 +793,39 @@ fn created_topic_configs_come_from_broker_synonyms() {
     assert_eq!(of("segment.ms"), Some(("7200000".to_string(), 4)));
     assert_eq!(of("segment.bytes"), Some(("1073741824".to_string(), 5)));
 }
+
+/// The broker-level values are worked out once a request and each topic's own values laid
+/// over them (#41): a topic's value is its own, and never reaches the next topic's answer.
+#[test]
+fn each_created_topic_answers_its_own_configs() {
+    let mut ctx = Ctx::active(27);
+    ctx.register_unfenced(0, None);
+    let own = topic("own", 1, 1).with_configs(vec![topic_config("retention.ms", Some("5"))]);
+    let plain = topic("plain", 1, 1);
+    let r = ctx.create_topics(vec![own, plain], false);
+    let retention = |i: usize| {
+        let configs = r.topics[i].configs.clone().unwrap_or_default();
+        configs
+            .iter()
+            .find(|c| c.name.as_str() == "retention.ms")
+            .map(|c| {
+                (
+                    c.value.as_deref().unwrap_or("").to_string(),
+                    c.config_source,
+                )
+            })
+    };
+    assert_eq!(
+        (r.topics[0].error_code, r.topics[1].error_code),
+        (0, 0),
+        "{r:?}"
+    );
+    assert_eq!(r.topics[0].name.0.as_str(), "own");
+    assert_eq!(retention(0), Some(("5".to_string(), 1)));
+    assert_eq!(r.topics[1].name.0.as_str(), "plain");
+    assert_eq!(retention(1), Some(("604800000".to_string(), 5)));
+    assert_eq!(
+        r.topics[0].configs.as_ref().map(Vec::len),
+        r.topics[1].configs.as_ref().map(Vec::len)
+    );
+}
