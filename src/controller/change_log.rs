@@ -321,7 +321,7 @@ fn write_registration(out: &mut impl fmt::Write, p: &Lists<'_>) -> fmt::Result {
             if i > 0 {
                 out.write_str(", ")?;
             }
-            write!(out, "{id}")?;
+            out.write_str(itoa::Buffer::new().format(*id))?;
         }
         out.write_char(']')
     };
@@ -354,11 +354,16 @@ fn write_registration(out: &mut impl fmt::Write, p: &Lists<'_>) -> fmt::Result {
     } else {
         "RECOVERED"
     };
-    write!(
-        out,
-        ", leader={}, leaderRecoveryState={recovery}, leaderEpoch={}, partitionEpoch={})",
-        p.leader, p.leader_epoch, p.partition_epoch
-    )
+    let mut number = itoa::Buffer::new();
+    out.write_str(", leader=")?;
+    out.write_str(number.format(p.leader))?;
+    out.write_str(", leaderRecoveryState=")?;
+    out.write_str(recovery)?;
+    out.write_str(", leaderEpoch=")?;
+    out.write_str(number.format(p.leader_epoch))?;
+    out.write_str(", partitionEpoch=")?;
+    out.write_str(number.format(p.partition_epoch))?;
+    out.write_char(')')
 }
 
 /// Kafka's `ConfigResource.toString`.
