@@ -11,6 +11,9 @@
 use std::fmt;
 use std::time::Instant;
 
+use ferrokraft::common::uuid::KafkaUuid;
+use uuid::Uuid;
+
 /// Lines written, in batches of [`BATCH`].
 const LINES: u32 = 1_000_000;
 const BATCH: u32 = 1_000;
@@ -34,11 +37,16 @@ impl fmt::Display for Shaped {
         f.write_str("PartitionRegistration(replicas=")?;
         list(f)?;
         f.write_str(", directories=[")?;
-        for i in 0..ids.len() {
+        for (i, id) in ids.iter().enumerate() {
             if i > 0 {
                 f.write_str(", ")?;
             }
-            f.write_str("AAAAAAAAAAAAAAAAAAAAAA")?;
+            // A broker's directory: each broker has one, the same id in every line.
+            write!(
+                f,
+                "{}",
+                KafkaUuid(&Uuid::from_u128(u128::from(*id) << 64 | 7))
+            )?;
         }
         f.write_str("], isr=")?;
         list(f)?;
@@ -59,9 +67,11 @@ fn main() {
         ferrokraft::logging::batched(|| {
             for p in 0..BATCH {
                 let registration = Shaped(round * BATCH + p);
+                let topic_id = Uuid::from_u128(u128::from(round) * 0x9e37_79b9_7f4a_7c15);
+                let topic_id = KafkaUuid(&topic_id);
                 tracing::info!(
                     "Replayed PartitionRecord for new partition bench-{round}-{p} with topic ID \
-                     9tWbSxaqTMe5ZqpaMzkBRA and {registration}."
+                     {topic_id} and {registration}."
                 );
             }
         });

@@ -242,8 +242,8 @@ fn create_partitions_of(
             image,
             topic_id,
             existing + i as i32,
-            replicas,
-            &isr,
+            replicas.clone(),
+            isr,
         ));
     }
     Ok(())

@@ -332,7 +332,9 @@ fn create_topic(
             0,
         ));
     }
-    for (partition_id, (replicas, isr)) in assignments.iter().enumerate() {
+    let replication_factor = assignments.first().map_or(0, |(r, _)| r.len() as i16);
+    let partitions = assignments.len();
+    for (partition_id, (replicas, isr)) in assignments.into_iter().enumerate() {
         records.push(new_partition_record(
             image,
             topic_id,
@@ -341,7 +343,6 @@ fn create_topic(
             isr,
         ));
     }
-    let replication_factor = assignments.first().map_or(0, |(r, _)| r.len() as i16);
     // Kafka's resolveEffectiveTopicConfig: the topic's own values over the broker's.
     let effective = shared
         .broker_configs
@@ -359,7 +360,7 @@ fn create_topic(
         .with_error_message(None)
         .with_name(t.name.clone())
         .with_topic_id(topic_id)
-        .with_num_partitions(assignments.len() as i32)
+        .with_num_partitions(partitions as i32)
         .with_replication_factor(replication_factor)
         .with_configs(Some(effective));
     Ok((result, records, topic_id))
@@ -410,8 +411,8 @@ pub(super) fn new_partition_record(
     image: &MetadataImage,
     topic_id: Uuid,
     partition_id: i32,
-    replicas: &[i32],
-    isr: &[i32],
+    replicas: Vec<i32>,
+    isr: Vec<i32>,
 ) -> RecordOut {
     let level = image.metadata_version().unwrap_or(1);
     let directories = if level >= mv::DIRECTORY_ASSIGNMENT {
@@ -423,11 +424,11 @@ pub(super) fn new_partition_record(
         MetadataRecord::Partition(PartitionRecord {
             partition_id,
             topic_id,
-            replicas: replicas.to_vec(),
-            isr: isr.to_vec(),
+            leader: isr.first().copied().unwrap_or(-1),
+            replicas,
+            isr,
             removing_replicas: Vec::new(),
             adding_replicas: Vec::new(),
-            leader: isr.first().copied().unwrap_or(-1),
             leader_recovery_state: 0,
             leader_epoch: 0,
             partition_epoch: 0,
