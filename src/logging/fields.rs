@@ -82,7 +82,7 @@ fn is_candidate(b: u8) -> bool {
 
 /// The position of the first byte that can start an escaped character. Whole chunks are
 /// tested without stopping at each byte, which the compiler does many bytes at a time: a
-/// byte-by-byte search was the most of a log line's cost (#41), and nearly every message
+/// byte-by-byte search was most of a log line's cost (#41), and nearly every message
 /// holds no such byte.
 fn first_candidate(bytes: &[u8]) -> Option<usize> {
     const CHUNK: usize = 32;
@@ -211,6 +211,18 @@ mod tests {
         assert_eq!(nested, "out\\x1b[in\\x07ner]");
         write_message(&mut nested, &format_args!(" then\x7f")).unwrap();
         assert_eq!(nested, "out\\x1b[in\\x07ner] then\\x7f");
+        // Found in any chunk and at either edge of one (the scan goes 32 bytes at a time).
+        for at in [0, 1, 31, 32, 33, 63, 64, 65, 100] {
+            let s = format!("{}\x1b{}\u{85}", "a".repeat(at), "b".repeat(40));
+            let mut out = String::new();
+            write_escaped(&mut out, &s).unwrap();
+            assert_eq!(
+                out,
+                format!("{}\\x1b{}\\u{{85}}", "a".repeat(at), "b".repeat(40)),
+                "{at}"
+            );
+            assert_eq!(first_candidate(s.as_bytes()), Some(at));
+        }
         let mut plain = String::new();
         write_escaped(&mut plain, "Replayed PartitionRecord for new partition t-0").unwrap();
         assert_eq!(plain, "Replayed PartitionRecord for new partition t-0");

@@ -526,25 +526,6 @@ fn converted(value: &str, factor: i64) -> String {
 /// `BROKER` resource type id.
 const BROKER_RESOURCE: i8 = 4;
 
-/// The effective value and source of every topic config for a topic created with `set`
-/// (Kafka's `KafkaConfigSchema.resolveEffectiveTopicConfig`): the topic's own value
-/// ([`topic_value`]), else what [`broker_effective_topic_configs`] gives; sorted by name.
-pub fn effective_topic_configs(
-    image: &MetadataImage,
-    release: Release,
-    node_id: i32,
-    static_config: &BTreeMap<String, String>,
-    set: &[(String, String)],
-) -> Vec<(&'static str, String, i8)> {
-    broker_effective_topic_configs(image, release, node_id, static_config)
-        .into_iter()
-        .map(|(name, value, src)| match topic_value(set, name) {
-            Some(v) => (name, v.to_string(), source::TOPIC_CONFIG),
-            None => (name, value, src),
-        })
-        .collect()
-}
-
 /// The value `set` gives config `name` (the last one, as a map built from it keeps).
 pub fn topic_value<'a>(set: &'a [(String, String)], name: &str) -> Option<&'a str> {
     set.iter()
@@ -553,11 +534,13 @@ pub fn topic_value<'a>(set: &'a [(String, String)], name: &str) -> Option<&'a st
         .map(|(_, v)| v.as_str())
 }
 
-/// The effective value and source of every topic config for a topic that sets none: the
-/// first of its broker synonyms ([`broker_synonyms`]) set dynamically for this node, else
-/// for the cluster, else in this node's static configuration (converted to the topic's
-/// unit), else the default; sorted by name. The same for every topic of a request, so
-/// CreateTopics works it out once a request, not once a topic (#41).
+/// The effective value and source of every topic config (Kafka's
+/// `KafkaConfigSchema.resolveEffectiveTopicConfig`) below the topic's own value, which comes
+/// first ([`topic_value`], laid over these by CreateTopics): the first of its broker synonyms
+/// ([`broker_synonyms`]) set dynamically for this node, else for the cluster, else in this
+/// node's static configuration (converted to the topic's unit), else the default; sorted by
+/// name. The same for every topic of a request, so CreateTopics works it out once a request,
+/// not once a topic (#41).
 pub fn broker_effective_topic_configs(
     image: &MetadataImage,
     release: Release,
