@@ -260,27 +260,17 @@ mod tests {
 
     #[test]
     fn timestamps_use_kafka_layout() {
-        assert_eq!(Timestamp(0).to_string(), "1970-01-01 00:00:00,000");
-        assert_eq!(
-            Timestamp(1_700_000_000_123).to_string(),
-            "2023-11-14 22:13:20,123"
-        );
-        assert_eq!(
-            Timestamp(951_782_400_000).to_string(),
-            "2000-02-29 00:00:00,000"
-        );
-        // A thread keeps its last second's text: the same second again, then the next.
-        assert_eq!(
-            Timestamp(1_700_000_000_999).to_string(),
-            "2023-11-14 22:13:20,999"
-        );
-        assert_eq!(
-            Timestamp(1_700_000_001_007).to_string(),
-            "2023-11-14 22:13:21,007"
-        );
-        assert_eq!(
-            Timestamp(1_699_999_999_050).to_string(),
-            "2023-11-14 22:13:19,050"
-        );
+        // In this order a thread's kept second is reused (…,123 then …,999), left for the
+        // next second, for an earlier one, and for another day.
+        for (ms, text) in [
+            (0, "1970-01-01 00:00:00,000"),
+            (1_700_000_000_123, "2023-11-14 22:13:20,123"),
+            (1_700_000_000_999, "2023-11-14 22:13:20,999"),
+            (1_700_000_001_007, "2023-11-14 22:13:21,007"),
+            (1_699_999_999_050, "2023-11-14 22:13:19,050"),
+            (951_782_400_000, "2000-02-29 00:00:00,000"),
+        ] {
+            assert_eq!(Timestamp(ms).to_string(), text, "{ms}");
+        }
     }
 }
