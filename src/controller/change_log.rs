@@ -48,30 +48,58 @@ pub(super) fn replayed(image: &MetadataImage, record: &MetadataRecord) {
             // building the texts first cost more than the replay itself (#41).
             let registration = RecordRegistration(r);
             let (partition, id) = (r.partition_id, KafkaUuid(&r.topic_id));
-            match previous {
-                None => tracing::info!(
+            let Some(previous) = previous else {
+                tracing::info!(
                     "Replayed PartitionRecord for new partition {name}-{partition} with topic \
                      ID {id} and {registration}."
-                ),
-                // Kafka logs an existing partition only when the record changes it.
-                Some(previous)
-                    if PartitionRegistration::from_record(r).is_ok_and(|p| p == **previous) => {}
-                Some(_) => tracing::info!(
-                    "Replayed PartitionRecord for existing partition {name}-{partition} with \
-                     topic ID {id} and {registration}."
-                ),
+                );
+                return;
+            };
+            // Kafka logs an existing partition only when the record changes it, and then
+            // the change itself (maybeLogPartitionChange).
+            let next = PartitionRegistration::from_record(r);
+            if next.as_ref().is_ok_and(|p| p == &**previous) {
+                return;
+            }
+            tracing::info!(
+                "Replayed PartitionRecord for existing partition {name}-{partition} with topic \
+                 ID {id} and {registration}."
+            );
+            if let Ok(next) = next {
+                log_partition_change(name, partition, &r.topic_id, previous, &next);
             }
         }
-        MetadataRecord::PartitionChange(r)
-            if r.replicas.is_some()
-                || r.adding_replicas.is_some()
-                || r.removing_replicas.is_some() =>
-        {
+        MetadataRecord::PartitionChange(r) => {
             let name = topic_name(image, &r.topic_id);
-            tracing::info!(
-                "Replayed partition assignment change {} for topic {name}",
-                record.to_kafka_string()
-            );
+            let previous = image
+                .topics
+                .get(&r.topic_id)
+                .and_then(|t| t.partitions.get(&r.partition_id));
+            // The change's own line is needed at INFO only after an unclean election (the
+            // new state RECOVERING); the merged registration is built only then, or at DEBUG.
+            if let Some(previous) = previous {
+                let recovering = match r.leader_recovery_state {
+                    NO_RECOVERY_STATE_CHANGE => previous.leader_recovery_state == RECOVERING,
+                    state => state == RECOVERING,
+                };
+                if recovering || tracing::enabled!(tracing::Level::DEBUG) {
+                    if let Ok(next) = previous.merge(r.clone()) {
+                        log_partition_change(name, r.partition_id, &r.topic_id, previous, &next);
+                    }
+                }
+            }
+            // Kafka 4.1: at INFO when the record touches a reassignment, else at DEBUG.
+            if r.adding_replicas.is_some() || r.removing_replicas.is_some() {
+                tracing::info!(
+                    "Replayed partition assignment change {} for topic {name}",
+                    record.to_kafka_string()
+                );
+            } else if tracing::enabled!(tracing::Level::DEBUG) {
+                tracing::debug!(
+                    "Replayed partition change {} for topic {name}",
+                    record.to_kafka_string()
+                );
+            }
         }
         MetadataRecord::RemoveTopic(r) => {
             let name = topic_name(image, &r.topic_id);
@@ -219,6 +247,120 @@ fn topic_name<'a>(image: &'a MetadataImage, id: &uuid::Uuid) -> &'a str {
         .map_or("<unknown topic>", |t| t.name.as_str())
 }
 
+/// LeaderRecoveryState RECOVERING: the leader was elected uncleanly.
+const RECOVERING: i8 = 1;
+/// PartitionChangeRecord.leader_recovery_state: unchanged.
+const NO_RECOVERY_STATE_CHANGE: i8 = -1;
+
+/// Kafka's `PartitionRegistration.maybeLogPartitionChange`: a change whose new state is
+/// RECOVERING (an unclean election) at INFO, any other at DEBUG, as `diff` words it.
+fn log_partition_change(
+    name: &str,
+    partition: i32,
+    topic_id: &Uuid,
+    previous: &PartitionRegistration,
+    next: &PartitionRegistration,
+) {
+    let id = KafkaUuid(topic_id);
+    if next.leader_recovery_state == RECOVERING {
+        tracing::info!(
+            "UNCLEAN partition change for {name}-{partition} with topic ID {id}: {}",
+            PartitionDiff(previous, next)
+        );
+    } else if tracing::enabled!(tracing::Level::DEBUG) {
+        tracing::debug!(
+            "partition change for {name}-{partition} with topic ID {id}: {}",
+            PartitionDiff(previous, next)
+        );
+    }
+}
+
+/// Kafka's `PartitionRegistration.diff(prev)`: each field that changed, `name: old -> new`,
+/// in Kafka's order.
+struct PartitionDiff<'a>(&'a PartitionRegistration, &'a PartitionRegistration);
+
+impl fmt::Display for PartitionDiff<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (prev, next) = (self.0, self.1);
+        let mut first = true;
+        let mut field = |f: &mut fmt::Formatter<'_>, name: &str| {
+            let prefix = if first { "" } else { ", " };
+            first = false;
+            write!(f, "{prefix}{name}: ")
+        };
+        let lists = [
+            ("replicas", prev.replicas(), next.replicas()),
+            ("isr", prev.isr(), next.isr()),
+            (
+                "removingReplicas",
+                prev.removing_replicas(),
+                next.removing_replicas(),
+            ),
+            (
+                "addingReplicas",
+                prev.adding_replicas(),
+                next.adding_replicas(),
+            ),
+        ];
+        let (before, after) = (prev.directories(), next.directories());
+        for (i, (name, old, new)) in lists.iter().enumerate() {
+            if old != new {
+                field(f, name)?;
+                write_ids(f, old)?;
+                f.write_str(" -> ")?;
+                write_ids(f, new)?;
+            }
+            // Kafka's order: replicas, directories, isr, …
+            if i == 0 && before != after {
+                field(f, "directories")?;
+                write_directories(f, &before, before.len())?;
+                f.write_str(" -> ")?;
+                write_directories(f, &after, after.len())?;
+            }
+        }
+        let scalars = [
+            ("leader", prev.leader, next.leader),
+            (
+                "leaderRecoveryState",
+                i32::from(prev.leader_recovery_state),
+                i32::from(next.leader_recovery_state),
+            ),
+            ("leaderEpoch", prev.leader_epoch, next.leader_epoch),
+        ];
+        for (name, old, new) in scalars {
+            if old != new {
+                field(f, name)?;
+                if name == "leaderRecoveryState" {
+                    write!(
+                        f,
+                        "{} -> {}",
+                        recovery_state_name(prev.leader_recovery_state),
+                        recovery_state_name(next.leader_recovery_state)
+                    )?;
+                } else {
+                    write!(f, "{old} -> {new}")?;
+                }
+            }
+        }
+        for (name, old, new) in [
+            ("elr", prev.elr(), next.elr()),
+            ("lastKnownElr", prev.last_known_elr(), next.last_known_elr()),
+        ] {
+            if old != new {
+                field(f, name)?;
+                write_ids(f, old)?;
+                f.write_str(" -> ")?;
+                write_ids(f, new)?;
+            }
+        }
+        if prev.partition_epoch != next.partition_epoch {
+            field(f, "partitionEpoch")?;
+            write!(f, "{} -> {}", prev.partition_epoch, next.partition_epoch)?;
+        }
+        Ok(())
+    }
+}
+
 /// ClusterControlManager's line for a change to an existing registration.
 fn modifying(record: &MetadataRecord, broker_id: i32) {
     let text = record.to_kafka_string();
@@ -315,31 +457,15 @@ struct Lists<'a> {
 
 /// Writes Kafka's `PartitionRegistration.toString` of `p`.
 fn write_registration(out: &mut impl fmt::Write, p: &Lists<'_>) -> fmt::Result {
-    let ids = |out: &mut dyn fmt::Write, v: &[i32]| -> fmt::Result {
-        out.write_char('[')?;
-        for (i, id) in v.iter().enumerate() {
-            if i > 0 {
-                out.write_str(", ")?;
-            }
-            out.write_str(itoa::Buffer::new().format(*id))?;
-        }
-        out.write_char(']')
-    };
+    let ids = write_ids;
     out.write_str("PartitionRegistration(replicas=")?;
     ids(out, p.replicas)?;
-    out.write_str(", directories=[")?;
-    let nil = Uuid::nil();
-    let (listed, count) = match p.directories {
-        Directories::Listed(d) => (d, d.len()),
-        Directories::Nil(n) => (&[][..], n),
-    };
-    for i in 0..count {
-        if i > 0 {
-            out.write_str(", ")?;
-        }
-        write!(out, "{}", KafkaUuid(listed.get(i).unwrap_or(&nil)))?;
+    out.write_str(", directories=")?;
+    match p.directories {
+        Directories::Listed(d) => write_directories(out, d, d.len())?,
+        Directories::Nil(n) => write_directories(out, &[], n)?,
     }
-    out.write_str("], isr=")?;
+    out.write_str(", isr=")?;
     ids(out, p.isr)?;
     out.write_str(", removingReplicas=")?;
     ids(out, p.removing_replicas)?;
@@ -349,11 +475,7 @@ fn write_registration(out: &mut impl fmt::Write, p: &Lists<'_>) -> fmt::Result {
     ids(out, p.elr)?;
     out.write_str(", lastKnownElr=")?;
     ids(out, p.last_known_elr)?;
-    let recovery = if p.leader_recovery_state == 1 {
-        "RECOVERING"
-    } else {
-        "RECOVERED"
-    };
+    let recovery = recovery_state_name(p.leader_recovery_state);
     let mut number = itoa::Buffer::new();
     out.write_str(", leader=")?;
     out.write_str(number.format(p.leader))?;
@@ -364,6 +486,41 @@ fn write_registration(out: &mut impl fmt::Write, p: &Lists<'_>) -> fmt::Result {
     out.write_str(", partitionEpoch=")?;
     out.write_str(number.format(p.partition_epoch))?;
     out.write_char(')')
+}
+
+/// Java's `Arrays.toString` of broker ids: `[1, 2, 3]`.
+fn write_ids(out: &mut dyn fmt::Write, ids: &[i32]) -> fmt::Result {
+    out.write_char('[')?;
+    for (i, id) in ids.iter().enumerate() {
+        if i > 0 {
+            out.write_str(", ")?;
+        }
+        out.write_str(itoa::Buffer::new().format(*id))?;
+    }
+    out.write_char(']')
+}
+
+/// `count` directory ids as Java's `Arrays.toString` prints Kafka Uuids; past the end of
+/// `listed`, the nil ("migrating") id.
+fn write_directories(out: &mut dyn fmt::Write, listed: &[Uuid], count: usize) -> fmt::Result {
+    let nil = Uuid::nil();
+    out.write_char('[')?;
+    for i in 0..count {
+        if i > 0 {
+            out.write_str(", ")?;
+        }
+        write!(out, "{}", KafkaUuid(listed.get(i).unwrap_or(&nil)))?;
+    }
+    out.write_char(']')
+}
+
+/// Kafka's `LeaderRecoveryState` name.
+fn recovery_state_name(state: i8) -> &'static str {
+    if state == RECOVERING {
+        "RECOVERING"
+    } else {
+        "RECOVERED"
+    }
 }
 
 /// Kafka's `ConfigResource.toString`.
@@ -411,169 +568,5 @@ fn broker_key_is_password(name: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::metadata::image::PartitionParts;
-
-    fn config(resource_type: i8, name: &str) -> ConfigRecord {
-        ConfigRecord {
-            resource_type,
-            resource_name: String::new(),
-            name: name.to_string(),
-            value: Some("v".to_string()),
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn secrets_and_unknown_keys_are_hidden_as_kafka_hides_them() {
-        assert!(!is_sensitive(&config(TOPIC, "retention.ms")));
-        assert!(is_sensitive(&config(TOPIC, "no.such.key")));
-        assert!(!is_sensitive(&config(BROKER, "log.retention.ms")));
-        assert!(is_sensitive(&config(BROKER, "ssl.keystore.password")));
-        assert!(is_sensitive(&config(
-            BROKER,
-            "listener.name.internal.ssl.key.password"
-        )));
-        assert!(is_sensitive(&config(
-            BROKER,
-            "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config"
-        )));
-        assert!(is_sensitive(&config(
-            crate::metadata::image::resource::GROUP,
-            "consumer.session.timeout.ms"
-        )));
-    }
-
-    #[test]
-    fn registrations_read_as_kafka_prints_them() {
-        let p = PartitionRegistration::from_parts(PartitionParts {
-            replicas: vec![1, 2],
-            directories: vec![uuid::Uuid::nil(); 2],
-            isr: vec![1, 2],
-            removing_replicas: vec![],
-            adding_replicas: vec![],
-            leader: 1,
-            leader_recovery_state: 0,
-            leader_epoch: 0,
-            partition_epoch: 0,
-            elr: vec![],
-            last_known_elr: vec![],
-        });
-        assert_eq!(
-            registration_text(&p),
-            "PartitionRegistration(replicas=[1, 2], directories=[AAAAAAAAAAAAAAAAAAAAAA, \
-             AAAAAAAAAAAAAAAAAAAAAA], isr=[1, 2], removingReplicas=[], addingReplicas=[], \
-             elr=[], lastKnownElr=[], leader=1, leaderRecoveryState=RECOVERED, leaderEpoch=0, \
-             partitionEpoch=0)"
-        );
-    }
-
-    /// The line written for each replayed PartitionRecord formats the record as the
-    /// registration it makes prints, for every shape of record, and names what is wrong
-    /// with one the registration refuses.
-    #[test]
-    fn a_record_reads_as_the_registration_it_makes() {
-        let dir = uuid::Uuid::from_u128(0x7c81_6805_a9e8_cb63_55e0_8e45_e098_86f3);
-        let base = PartitionRecord {
-            partition_id: 3,
-            topic_id: uuid::Uuid::from_u128(7),
-            replicas: vec![1, 2, 3],
-            isr: vec![1, 3],
-            removing_replicas: vec![3],
-            adding_replicas: vec![2],
-            leader: 1,
-            leader_recovery_state: 1,
-            leader_epoch: 4,
-            partition_epoch: 9,
-            ..Default::default()
-        };
-        let shapes = [
-            base.clone(),
-            PartitionRecord {
-                directories: vec![dir, uuid::Uuid::nil(), dir],
-                eligible_leader_replicas: Some(vec![2]),
-                last_known_elr: Some(vec![]),
-                ..base.clone()
-            },
-            PartitionRecord {
-                directories: vec![uuid::Uuid::nil(); 3],
-                eligible_leader_replicas: Some(vec![]),
-                last_known_elr: Some(vec![5, 6]),
-                leader_recovery_state: 0,
-                ..base.clone()
-            },
-            PartitionRecord {
-                replicas: vec![],
-                isr: vec![],
-                removing_replicas: vec![],
-                adding_replicas: vec![],
-                leader: -1,
-                ..base.clone()
-            },
-        ];
-        for r in shapes {
-            let made = PartitionRegistration::from_record(&r).unwrap();
-            assert_eq!(RecordRegistration(&r).to_string(), registration_text(&made));
-        }
-        assert!(RecordRegistration(&PartitionRecord {
-            directories: vec![dir],
-            ..base.clone()
-        })
-        .to_string()
-        .starts_with("<invalid: "));
-        assert!(RecordRegistration(&PartitionRecord {
-            leader_recovery_state: 2,
-            ..base
-        })
-        .to_string()
-        .starts_with("<invalid: "));
-        assert!(registration_text(
-            &PartitionRegistration::from_record(&PartitionRecord {
-                replicas: vec![4],
-                directories: vec![dir],
-                ..Default::default()
-            })
-            .unwrap()
-        )
-        .contains("directories=[fIFoBanoy2NV4I5F4JiG8w]"));
-    }
-
-    /// As Kafka's `ReplicationControlManager.replay(PartitionRecord)`: a new partition is
-    /// logged, a record that changes an existing one is logged as such, and one equal to the
-    /// partition it replaces is not logged at all.
-    #[test]
-    fn an_existing_partition_is_logged_only_when_the_record_changes_it() {
-        use crate::metadata::records::TopicRecord;
-        let topic_id = uuid::Uuid::from_u128(7);
-        let mut image = MetadataImage::new();
-        image
-            .replay(MetadataRecord::Topic(TopicRecord {
-                name: "t".into(),
-                topic_id,
-                ..Default::default()
-            }))
-            .unwrap();
-        let record = PartitionRecord {
-            partition_id: 0,
-            topic_id,
-            replicas: vec![1],
-            isr: vec![1],
-            leader: 1,
-            ..Default::default()
-        };
-        let mut replay = |r: &PartitionRecord| {
-            let r = MetadataRecord::Partition(r.clone());
-            let log = crate::logging::captured(tracing::Level::INFO, || replayed(&image, &r));
-            image.replay(r).unwrap();
-            log
-        };
-        assert!(replay(&record).contains("Replayed PartitionRecord for new partition t-0 "));
-        assert_eq!(replay(&record), "");
-        let changed = PartitionRecord {
-            leader_epoch: 1,
-            ..record
-        };
-        assert!(replay(&changed).contains("for existing partition t-0 with topic ID "));
-    }
-}
+#[path = "change_log_tests.rs"]
+mod tests;
